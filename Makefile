@@ -1,0 +1,54 @@
+# Two commands on a fresh clone: `make site` and `make test`.
+# Everything they need is installed here, into .venv, from PyPI (and Debian's
+# chromium for the browser tests).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+CHROMIUM := /usr/bin/chromium
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: site test serve bench bench-slow clean clean-cache install install-test chromium
+
+site: $(VENV)/.installed
+	$(BIN)/mkdocs build --strict --site-dir site
+
+serve: $(VENV)/.installed
+	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
+
+test: $(VENV)/.installed-test chromium
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf site bench/out .pytest_cache
+
+clean-cache: $(VENV)/.installed
+	$(BIN)/ainotes cache clear
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+# Debian's chromium for Playwright; never a browser download.
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@test -x $(CHROMIUM) || { echo "chromium is missing at $(CHROMIUM)" >&2; exit 1; }
