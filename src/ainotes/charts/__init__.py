@@ -1,0 +1,1 @@
+"""Charts: core results turned into Vega-Lite specs and SVG."""

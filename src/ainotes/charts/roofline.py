@@ -1,0 +1,432 @@
+"""The roofline explorer: one log-log Vega-Lite chart built with altair.
+
+Every number in the chart's data comes from the core (:mod:`ainotes.roofline`,
+:mod:`ainotes.kernels`): each ceiling is drawn from its three exact vertices
+(on log-log axes the roofline is two straight segments, so nothing is sampled),
+the ridge points and the kernels' bounds are computed in Python. The only
+arithmetic left to the browser is the intensity readout, which re-evaluates
+the same formula,
+
+    attainable = min(peak, bandwidth × intensity),   memory-bound iff intensity < peak ÷ bandwidth,
+
+from the ``peak``, ``bandwidth`` and ``ridge`` fields of the data as the reader
+moves the slider (the tests check it against the core).
+
+Interaction is Vega-Lite params only, so the same spec serves the static SVG,
+the page and the standalone file:
+
+* ``sparsity`` (checkbox): draw the 2:4 structured-sparse ceilings instead of
+  the dense ones; the data holds both. A preset without a supported sparse path
+  has "sparse" rows equal to its dense rows, so its line stays put.
+* ``preset`` (select): ``"*"`` for all presets, else one preset id.
+* ``log_intensity`` (range): log10 of the readout's intensity in FLOP/byte;
+  sliders have no log scale, so the slider moves over the exponent.
+
+Size: the static render uses a fixed size (:data:`STATIC_WIDTH_PX` ×
+:data:`STATIC_HEIGHT_PX`, with ``autosize: fit``, so those are the outer
+dimensions). A page replaces both by ``"container"`` (see
+:func:`ainotes.render.responsive`), and the same chart then fills its box.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import altair as alt
+
+from ainotes import roofline, units
+from ainotes.errors import InputError
+from ainotes.hardware import Preset
+from ainotes.kernels import Kernel
+
+STATIC_WIDTH_PX = 720
+STATIC_HEIGHT_PX = 540
+DEFAULT_TITLE = "Roofline: FP16/BF16 tensor cores, FP32 accumulate"
+
+# Readout slider resolution, in decades of intensity.
+SLIDER_STEP_DECADES = 0.01
+# Where the intensity axis starts at the latest: element-wise kernels sit near 0.1 FLOP/byte.
+DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE = 0.1
+# The flat ceilings run on for at least this factor past the farthest (sparse) ridge point.
+RIDGE_HEADROOM = 10.0
+# Kernel markers keep this factor away from the axis ends.
+KERNEL_MARGIN = 1.5
+
+ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
+READOUT_LINE_PX = 16
+READOUT_GAP_PX = 10
+
+Theme = Literal["light", "dark"]
+
+# Okabe & Ito's colour-blind-safe palette. Dark mode swaps in the lighter member
+# of each pair (blue → sky blue, vermillion → orange, orange → yellow) so every
+# line keeps at least 4:1 contrast against its background.
+_THEMES: dict[str, dict[str, Any]] = {
+    "light": {
+        "background": "#ffffff",
+        "text": "#1f2329",
+        "muted": "#5c6370",
+        "grid": "#e3e5e8",
+        "domain": "#9aa0a8",
+        "marker_stroke": "#ffffff",
+        "palette": ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"],
+    },
+    "dark": {
+        # Material's slate scheme: --md-default-bg-color hsl(232 15% 14%), text hsl(232 75% 95% / .82).
+        "background": "#1e2129",
+        "text": "#e2e4e9",
+        "muted": "#a3a9b7",
+        "grid": "#323744",
+        "domain": "#6b7180",
+        "marker_stroke": "#1e2129",
+        "palette": ["#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#D55E00"],
+    },
+}
+_FONT = "Roboto, -apple-system, 'Segoe UI', Helvetica, Arial, 'Liberation Sans', sans-serif"
+
+_SI_FLOP_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def flops_per_s_expr(value: str) -> str:
+    """A Vega expression that writes FLOP/s the way :func:`ainotes.units.flops_per_s` does:
+    four significant digits, trailing zeros dropped, an SI prefix (``"989.4 TFLOP/s"``)."""
+    text = f"format({value}, '.4~r') + ' FLOP/s'"
+    for scale, prefix in reversed(_SI_FLOP_PREFIXES):
+        text = f"{value} >= {scale:g} ? format({value} / {scale:g}, '.4~r') + ' {prefix}FLOP/s' : {text}"
+    return f"({text})"
+
+
+def intensity_expr(value: str) -> str:
+    """A Vega expression for an intensity in FLOP/byte, rounded as :func:`ainotes.units.intensity` does."""
+    return f"({value} >= 100 ? format({value}, ',.0f') : format({value}, '.3~r')) + ' FLOP/B'"
+
+
+def intensity_label(intensity_flop_per_byte: float) -> str:
+    """``"295 FLOP/B"``: the chart's short form of :func:`ainotes.units.intensity`."""
+    return units.intensity(intensity_flop_per_byte).removesuffix(" FLOP/byte") + " FLOP/B"
+
+
+def _decade_floor(value: float) -> float:
+    return 10.0 ** math.floor(math.log10(value))
+
+
+def _decade_ceil(value: float) -> float:
+    return 10.0 ** math.ceil(math.log10(value))
+
+
+def _decades(low: float, high: float) -> list[float]:
+    first, last = round(math.log10(low)), round(math.log10(high))
+    return [10.0**exponent for exponent in range(first, last + 1)]
+
+
+def _display_names(presets: Sequence[Preset]) -> list[str]:
+    """Legend names; a name two presets share gets its preset id appended, so colours stay distinct."""
+    names = [p.name for p in presets]
+    return [f"{p.name} ({p.id})" if names.count(p.name) > 1 else p.name for p in presets]
+
+
+def _ceiling_rows(
+    presets: Sequence[Preset], names: Sequence[str], intensity_min: float, intensity_max: float
+) -> list[dict[str, Any]]:
+    """Three vertex rows per preset and mode (dense, sparse), straight from the core.
+
+    The middle vertex (``vertex == 1``) also carries the figures the ridge marker,
+    its tooltip and the readout need.
+    """
+    rows: list[dict[str, Any]] = []
+    for order, (preset, name) in enumerate(zip(presets, names)):
+        dense_peak = roofline.ceiling(preset, False).peak_flops_per_s
+        for sparse in (False, True):
+            line = roofline.ceiling(preset, sparse)
+            for vertex, (intensity, flops) in enumerate(line.vertices(intensity_min, intensity_max)):
+                row: dict[str, Any] = {
+                    "preset": preset.id, "name": name, "order": order, "sparse": sparse,
+                    "vertex": vertex, "intensity": intensity, "flops": flops,
+                }
+                # Dense rows of a preset whose sparse path doubles the ceiling: drawn faintly for reference.
+                if not sparse and roofline.ceiling(preset, True).peak_flops_per_s != dense_peak:
+                    row["doubles"] = True
+                if vertex == 1:
+                    row |= {
+                        "peak": line.peak_flops_per_s,
+                        "bandwidth": line.memory_bandwidth_bytes_per_s,
+                        "ridge": line.ridge_flop_per_byte,
+                        "ridge_label": intensity_label(line.ridge_flop_per_byte),
+                        "peak_label": units.flops_per_s(line.peak_flops_per_s),
+                        "bandwidth_label": units.bytes_per_s(line.memory_bandwidth_bytes_per_s),
+                    }
+                rows.append(row)
+    return rows
+
+
+def _bound_text(kernel: Kernel, line: roofline.Ceiling) -> str:
+    intensity = kernel.intensity_flop_per_byte
+    bound = roofline.bound_at(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
+    attainable = roofline.attainable_flops_per_s(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
+    return f"{bound}-bound, at most {units.flops_per_s(attainable)}"
+
+
+def _kernel_rows(kernels: Sequence[Kernel], presets: Sequence[Preset], label_at_top_below: float) -> list[dict[str, Any]]:
+    """One row per kernel and mode; ``bound_<i>`` states, for preset i, the bound and the ceiling there."""
+    rows: list[dict[str, Any]] = []
+    for kernel in kernels:
+        intensity = kernel.intensity_flop_per_byte
+        for sparse in (False, True):
+            row: dict[str, Any] = {
+                "kernel": kernel.label, "spec": kernel.spec, "sparse": sparse, "intensity": intensity,
+                "intensity_label": intensity_label(intensity),
+                "flops_label": units.si(kernel.flops, "FLOP"),
+                "bytes_label": units.si(kernel.bytes_moved, "B"),
+                "top": intensity < label_at_top_below,
+            }
+            for index, preset in enumerate(presets):
+                row[f"bound_{index}"] = _bound_text(kernel, roofline.ceiling(preset, sparse))
+            rows.append(row)
+    return rows
+
+
+def _initial_log_intensity(presets: Sequence[Preset], low: float, high: float) -> float:
+    """Open the readout between the lowest and highest dense ridge points (their geometric mean),
+    where the presets disagree about what bounds a kernel."""
+    ridges = [roofline.ceiling(p, False).ridge_flop_per_byte for p in presets]
+    middle = math.sqrt(min(ridges) * max(ridges))
+    exponent = round(math.log10(middle), 2)
+    return min(max(exponent, math.log10(low)), math.log10(high))
+
+
+def _config(theme: Theme) -> dict[str, Any]:
+    colours = _THEMES[theme]
+    axis = {
+        "labelColor": colours["muted"], "titleColor": colours["text"], "gridColor": colours["grid"],
+        "domainColor": colours["domain"], "tickColor": colours["domain"], "labelFont": _FONT,
+        "titleFont": _FONT, "labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal",
+    }
+    return {
+        "background": colours["background"],
+        "font": _FONT,
+        "view": {"stroke": colours["grid"]},
+        "axis": axis,
+        "legend": {
+            "labelColor": colours["text"], "titleColor": colours["text"], "labelFont": _FONT,
+            "labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 320,
+        },
+        "title": {"color": colours["text"], "font": _FONT, "fontSize": 16, "fontWeight": 600,
+                  "anchor": "start", "offset": 12},
+        "text": {"color": colours["text"], "font": _FONT, "fontSize": 12},
+    }
+
+
+def roofline_spec(
+    presets: Iterable[Preset],
+    *,
+    kernels: Iterable[Kernel] = (),
+    sparsity: bool = False,
+    title: str | None = None,
+    theme: Theme = "light",
+    readout_intensity_flop_per_byte: float | None = None,
+) -> dict[str, Any]:
+    """The roofline explorer as a Vega-Lite dict.
+
+    ``presets`` are drawn in the order given, coloured by name. ``sparsity`` is
+    the checkbox's initial state. ``kernels`` become labelled vertical markers
+    whose tooltip states, per preset, memory- or compute-bound and the ceiling
+    there. ``readout_intensity_flop_per_byte`` sets where the readout opens
+    (default: between the presets' ridge points). ``theme`` is ``"light"``
+    (Material's default scheme) or ``"dark"`` (its slate scheme).
+    """
+    presets = tuple(presets)
+    kernels = tuple(kernels)
+    if not presets:
+        raise InputError("roofline chart: at least one preset is needed")
+    if theme not in _THEMES:
+        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {theme!r}")
+    colours = _THEMES[theme]
+    names = _display_names(presets)
+
+    # Axis ranges: whole decades that hold every ridge (dense and sparse, so toggling
+    # never rescales), every kernel, and element-wise intensities at the low end.
+    sparse_lines = [roofline.ceiling(p, True) for p in presets]
+    dense_lines = [roofline.ceiling(p, False) for p in presets]
+    kernel_intensities = [k.intensity_flop_per_byte for k in kernels]
+    x_min = _decade_floor(min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE] + [i / KERNEL_MARGIN for i in kernel_intensities]))
+    x_max = _decade_ceil(max([RIDGE_HEADROOM * c.ridge_flop_per_byte for c in sparse_lines]
+                             + [i * KERNEL_MARGIN for i in kernel_intensities]))
+    y_min = _decade_floor(min(c.memory_bandwidth_bytes_per_s for c in dense_lines) * x_min)
+    y_max = _decade_ceil(max(c.peak_flops_per_s for c in sparse_lines) * KERNEL_MARGIN)
+
+    if readout_intensity_flop_per_byte is None:
+        initial_log_intensity = _initial_log_intensity(presets, x_min, x_max)
+    else:
+        initial_log_intensity = math.log10(readout_intensity_flop_per_byte)
+        if not math.log10(x_min) <= initial_log_intensity <= math.log10(x_max):
+            raise InputError(
+                f"roofline chart: the readout intensity must lie on the axis, {x_min:g} to {x_max:g} FLOP/byte: "
+                f"{readout_intensity_flop_per_byte!r}"
+            )
+
+    sparsity_param = alt.param(
+        name="sparsity", value=bool(sparsity),
+        bind=alt.binding_checkbox(name="2:4 structured sparsity (where supported) "),
+    )
+    preset_param = alt.param(
+        name="preset", value=ALL_PRESETS,
+        bind=alt.binding_select(options=[ALL_PRESETS, *(p.id for p in presets)], labels=["All", *names],
+                                name="Preset "),
+    )
+    intensity_param = alt.param(
+        name="log_intensity", value=initial_log_intensity,
+        bind=alt.binding_range(min=math.log10(x_min), max=math.log10(x_max), step=SLIDER_STEP_DECADES,
+                               name="Readout: log10 intensity (FLOP/byte) "),
+    )
+    shown = f"({preset_param.name} == '{ALL_PRESETS}' || datum.preset == {preset_param.name})"
+    this_mode = f"datum.sparse == {sparsity_param.name}"
+    at = f"pow(10, {intensity_param.name})"
+
+    x_scale = alt.Scale(type="log", domain=[x_min, x_max], nice=False)
+    y_scale = alt.Scale(type="log", domain=[y_min, y_max], nice=False)
+    x = alt.X("intensity:Q", scale=x_scale, title="Arithmetic intensity (FLOP/byte)",
+              axis=alt.Axis(values=_decades(x_min, x_max), labelExpr="format(datum.value, ',~g')"))
+    y = alt.Y("flops:Q", scale=y_scale, title="Attainable FLOP/s",
+              axis=alt.Axis(values=_decades(y_min, y_max), labelExpr=flops_per_s_expr("datum.value")))
+    colour = alt.Color(
+        "name:N", title=None,
+        scale=alt.Scale(domain=names, range=colours["palette"]),
+        legend=alt.Legend(orient="bottom", direction="horizontal", columns=alt.ExprRef("width < 520 ? 1 : 2"),
+                          symbolType="stroke"),
+        sort=names,
+    )
+    name_tip = alt.Tooltip("name:N", title="GPU")
+
+    datasets: dict[str, list[dict[str, Any]]] = {
+        "ceilings": _ceiling_rows(presets, names, x_min, x_max),
+        "one_row": [{}],
+    }
+    base = alt.Chart(alt.NamedData(name="ceilings"))
+    ridge_rows = base.transform_filter(f"datum.vertex == 1 && {this_mode} && {shown}")
+
+    layers: list[alt.Chart] = [
+        # Dense reference under a doubled sparse ceiling: faint and dashed.
+        base.transform_filter(f"{sparsity_param.name} && datum.doubles && {shown}")
+        .mark_line(strokeDash=[4, 4], opacity=0.45, strokeWidth=1.5)
+        .encode(x=x, y=y, color=colour, detail="preset:N", order="vertex:Q", tooltip=[name_tip]),
+        base.transform_filter(f"{this_mode} && {shown}")
+        .mark_line(strokeWidth=2.5)
+        .encode(x=x, y=y, color=colour, detail="preset:N", order="vertex:Q", tooltip=[name_tip]),
+    ]
+
+    if kernels:
+        label_at_top_below = math.sqrt(x_min * x_max)
+        datasets["kernels"] = _kernel_rows(kernels, presets, label_at_top_below)
+        kernel_base = alt.Chart(alt.NamedData(name="kernels")).transform_filter(this_mode)
+        kernel_tips = [
+            alt.Tooltip("kernel:N", title="Kernel"), alt.Tooltip("spec:N", title="Spec"),
+            alt.Tooltip("intensity_label:N", title="Intensity"), alt.Tooltip("flops_label:N", title="Work"),
+            alt.Tooltip("bytes_label:N", title="Minimum traffic"),
+            *(alt.Tooltip(f"bound_{i}:N", title=name) for i, name in enumerate(names)),
+        ]
+        kernel_x = alt.X("intensity:Q", scale=x_scale)
+        layers += [
+            kernel_base.mark_rule(strokeDash=[2, 3], strokeWidth=1.5, color=colours["muted"])
+            .encode(x=kernel_x, tooltip=kernel_tips),
+            # Vertical labels sit in an empty corner of the plot: from the top edge down for
+            # low intensities (above the sloped lines), from the bottom edge up for high ones.
+            kernel_base.transform_filter("datum.top")
+            .mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11,
+                       color=colours["muted"])
+            .encode(x=kernel_x, y=alt.datum(y_max, type="quantitative", scale=y_scale), text="kernel:N",
+                    tooltip=kernel_tips),
+            kernel_base.transform_filter("!datum.top")
+            .mark_text(angle=270, align="left", baseline="bottom", dx=4, dy=-3, fontSize=11,
+                       color=colours["muted"])
+            .encode(x=kernel_x, y=alt.datum(y_min, type="quantitative", scale=y_scale), text="kernel:N",
+                    tooltip=kernel_tips),
+        ]
+
+    ridge_tips = [
+        name_tip,
+        alt.Tooltip("ridge_label:N", title="Ridge point"),
+        alt.Tooltip("peak_label:N", title="Peak (FP16/BF16 tensor)"),
+        alt.Tooltip("bandwidth_label:N", title="Memory bandwidth"),
+    ]
+    layers += [
+        ridge_rows.mark_point(filled=True, size=70, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1.5)
+        .encode(x=alt.X("ridge:Q", scale=x_scale), y=alt.Y("peak:Q", scale=y_scale), color=colour,
+                tooltip=ridge_tips),
+        ridge_rows.mark_text(align="left", baseline="top", dx=5, dy=6, fontSize=12, color=colours["text"])
+        .encode(x=alt.X("ridge:Q", scale=x_scale), y=alt.Y("peak:Q", scale=y_scale), text="ridge_label:N",
+                tooltip=ridge_tips),
+    ]
+
+    # The readout: a rule at the slider's intensity, a dot on each visible ceiling there, and
+    # above the plot one line per visible preset (attainable FLOP/s, memory- or compute-bound).
+    readout_top_px = -(len(presets) + 1) * READOUT_LINE_PX - READOUT_GAP_PX
+    readout = (
+        ridge_rows.transform_calculate(
+            at_intensity=at,
+            attainable=f"min(datum.peak, datum.bandwidth * {at})",
+            bound=f"{at} < datum.ridge ? 'memory-bound' : 'compute-bound'",
+        )
+        .transform_calculate(readout=f"datum.name + ': ' + {flops_per_s_expr('datum.attainable')} + ', ' + datum.bound")
+        .transform_window(line="row_number()", sort=[alt.SortField("order")])
+        .transform_calculate(line_y=f"{readout_top_px} + datum.line * {READOUT_LINE_PX}")
+    )
+    readout_tips = [name_tip, alt.Tooltip("readout:N", title="At the slider")]
+    one_row = alt.Chart(alt.NamedData(name="one_row"))
+    layers += [
+        one_row.mark_rule(color=colours["muted"], strokeWidth=1).encode(
+            x=alt.X(datum=alt.ExprRef(at), type="quantitative", scale=x_scale)
+        ),
+        readout.mark_point(filled=True, size=45, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1)
+        .encode(x=alt.X("at_intensity:Q", scale=x_scale), y=alt.Y("attainable:Q", scale=y_scale), color=colour,
+                tooltip=readout_tips),
+        one_row.mark_text(align="left", baseline="middle", fontWeight=600, color=colours["text"],
+                          text=alt.ExprRef(f"'At ' + {intensity_expr(at)} + ' (readout):'"))
+        .encode(x=alt.value(0), y=alt.value(readout_top_px)),
+        readout.mark_point(shape="square", filled=True, size=60, opacity=1)
+        .encode(x=alt.value(6), y=alt.Y("line_y:Q", scale=None, axis=None), color=colour),
+        readout.mark_text(align="left", baseline="middle", color=colours["text"], limit=alt.ExprRef("width - 16"))
+        .encode(x=alt.value(16), y=alt.Y("line_y:Q", scale=None, axis=None), text="readout:N",
+                tooltip=readout_tips),
+    ]
+
+    chart = (
+        alt.layer(*layers)
+        .add_params(sparsity_param, preset_param, intensity_param)
+        .properties(
+            title=alt.Title(title if title is not None else DEFAULT_TITLE),
+            width=STATIC_WIDTH_PX,
+            height=STATIC_HEIGHT_PX,
+            autosize=alt.AutoSizeParams(type="fit", contains="padding"),
+            padding=8,
+            datasets=datasets,
+        )
+        .configure(**_config(theme))
+    )
+    return chart.to_dict()
+
+
+def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
+    """A short HTML caption: what the chart assumes, and what the sparsity toggle does and does not mean."""
+    presets = tuple(presets)
+    without_sparse_path = [p.name for p in presets if roofline.ceiling(p, True).peak_flops_per_s
+                           == roofline.ceiling(p, False).peak_flops_per_s]
+    parts = [
+        "Each line is one GPU's ceiling, min(peak, bandwidth × intensity), on log-log axes. "
+        "Peak is the dense FP16/BF16 tensor-core rate with FP32 accumulation; bandwidth is the "
+        "peak device-memory figure; the dot where the two lines meet is the ridge point, peak ÷ bandwidth.",
+        "The sparsity box switches to the vendor's 2:4 structured-sparse rate: the flat ceiling doubles and the "
+        "ridge moves to twice the intensity, while bandwidth and the sloped line stay as they are. It applies only "
+        "to weights pruned to that pattern on a path that supports it, not to any model with many zeros.",
+    ]
+    if without_sparse_path:
+        listed = ", ".join(html.escape(name) for name in without_sparse_path)
+        parts.append(f"No supported sparse path in the preset, so the line does not move: {listed}.")
+    if sparsity:
+        parts.append("The chart opens with the sparse rate switched on.")
+    parts.append(
+        "A simplification for intuition, not a benchmark: real kernels, and work off the tensor cores, land below the lines."
+    )
+    return " ".join(parts)

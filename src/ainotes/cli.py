@@ -1,0 +1,494 @@
+"""The ``ainotes`` command: presets, validation, MFU, rooflines and collectives, to the terminal or to files.
+
+A thin adapter over the core (``hardware``, ``kernels``, ``utilization``,
+``collectives``) and the chart pipeline (``charts``, ``render``). Every user
+mistake ends as one line on stderr, ``ainotes <command>: <what and where>``,
+exit status 2, no traceback; output files are written atomically (temporary
+file, then ``os.replace``) and only once everything has succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ainotes.errors import InputError
+from ainotes.hardware import Preset, default_presets_dir, load_presets, preset_by_id, validate_paths
+
+EXIT_USER_ERROR = 2
+
+COLLECTIVE_SUFFIXES = (".svg", ".json", ".html")
+ROOFLINE_SUFFIXES = (".svg", ".png", ".json", ".html")
+
+KERNEL_HELP = """\
+kernel SPEC syntax (--kernel, repeatable):
+  [LABEL=]KIND:SHAPE[:DTYPE]      DTYPE: fp32, tf32, bf16 (default), fp16, fp8
+  gemm:MxNxK                      (M×K)·(K×N) matrix product
+  add:N                           element-wise add of N elements
+  softmax:RxC                     row-wise softmax of an R×C matrix
+  layernorm:RxC                   layer norm over C columns of R rows
+  attention:BxHxSxD               fused attention (scores stay on chip)
+  attention-naive:BxHxSxD         unfused attention (S×S scores written to memory)
+Dimensions are whole numbers from 1 to 2**31; 'x' or '×' separates them.
+Each kernel is plotted at its ideal intensity: every operand read once and
+every output written once.
+
+examples:
+  ainotes roofline -o roofline.svg
+  ainotes roofline --preset h100 a100 --sparsity -o r.html
+  ainotes roofline --kernel gemm:8192x8192x8192 'QKV=gemm:4096x12288x4096:fp16' -o r.png
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors: ``ainotes mfu: argument --gpus: ...``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        message = " ".join(message.split())
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+# --- argument types: each refuses bad values with the rule and the value -------------
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def _whole_number(text: str, minimum: int) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    return _whole_number(text, 1)
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
+
+
+def _one_line(text: str) -> str:
+    if not text.strip() or "\n" in text or "\r" in text:
+        raise argparse.ArgumentTypeError(f"must be one non-empty line: {text!r}")
+    return text.strip()
+
+
+# --- parser --------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ainotes`` argument parser with its subcommands."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--presets-dir", metavar="DIR", default=argparse.SUPPRESS,
+        help="folder of preset YAML files (default: $AINOTES_PRESETS_DIR, else ./presets)",
+    )
+
+    parser = _Parser(
+        prog="ainotes",
+        description="Figures and charts for AI-systems notes: GPU presets, MFU, rooflines, collectives.",
+        parents=[common],
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+
+    presets = commands.add_parser("presets", parents=[common], help="list the GPU presets and their figures",
+                                  description="List the GPU presets: per-GPU dense and sparse FP16/BF16 tensor "
+                                  "rates, memory bandwidth and ridge points.")
+    presets.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    presets.set_defaults(handler=_cmd_presets)
+
+    validate = commands.add_parser("validate", parents=[common], help="check preset files",
+                                   description="Check preset files and folders (default: the presets folder). "
+                                   "Prints one OK line per valid preset and one line per error; exit status 2 "
+                                   "if any file has an error.")
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="preset files or folders")
+    validate.set_defaults(handler=_cmd_validate)
+
+    mfu = commands.add_parser(
+        "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
+        description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
+        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
+        "recomputed FLOPs (--recompute).",
+    )
+    mfu.add_argument("--params", type=_positive_number, required=True, metavar="N",
+                     help="parameter count, e.g. 540e9")
+    mfu.add_argument("--tokens-per-second", type=_positive_number, required=True, metavar="T",
+                     help="the whole job's training throughput in tokens/s")
+    mfu.add_argument("--gpus", type=_count, required=True, metavar="G", help="how many devices share it")
+    peak = mfu.add_mutually_exclusive_group(required=True)
+    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense FP16/BF16 rate")
+    peak.add_argument("--peak-tflops", type=_positive_number, metavar="P",
+                      help="peak per device in 10^12 FLOP/s")
+    mfu.add_argument("--layers", type=_count, metavar="L", help="transformer layers (attention term)")
+    mfu.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
+    mfu.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")
+    mfu.add_argument("--seq-len", type=_count, metavar="S", help="sequence length (attention term)")
+    mfu.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
+                     help="activation recomputation, counted by HFU (default: none)")
+    mfu.add_argument("--json", action="store_true", help="print JSON")
+    mfu.set_defaults(handler=_cmd_mfu)
+
+    roofline = commands.add_parser(
+        "roofline", parents=[common], help="draw a roofline chart to a file",
+        description="Draw rooflines (attainable FLOP/s against arithmetic intensity) for GPU presets, with "
+        "kernels placed at their intensity. The format follows the -o suffix: .svg, .png, .json (Vega-Lite) "
+        "or .html (one self-contained page).",
+        epilog=KERNEL_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    roofline.add_argument("--preset", nargs="+", action="extend", default=[], metavar="ID",
+                          help="presets to draw (default: all)")
+    roofline.add_argument("--sparsity", action="store_true",
+                          help="use the 2:4 structured-sparse rate where the GPU supports it")
+    roofline.add_argument("--kernel", nargs="+", action="extend", default=[], metavar="SPEC",
+                          help="kernels to place on the chart (syntax below)")
+    roofline.add_argument("--title", type=_one_line, help="chart title")
+    roofline.add_argument("-o", "--output", required=True, metavar="FILE",
+                          help="output file: .svg, .png, .json or .html")
+    roofline.set_defaults(handler=_cmd_roofline)
+
+    collective = commands.add_parser(
+        "collective", parents=[common], help="a collective operation's states and frames",
+        description="Simulate a collective on a few ranks: print its states and frames as JSON, or write an "
+        "animated .svg, a .json of the frames or a self-contained .html stepper.",
+    )
+    collective.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, "
+                            "broadcast, scatter or all-to-all")
+    collective.add_argument("--ranks", type=_integer, default=4, metavar="N", help="number of ranks (default 4)")
+    collective.add_argument("--root", type=_integer, metavar="R", help="root rank for reduce, broadcast, scatter")
+    output = collective.add_mutually_exclusive_group(required=True)
+    output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
+    output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
+    collective.set_defaults(handler=_cmd_collective)
+
+    cache = commands.add_parser("cache", parents=[common], help="the chart render cache",
+                                description="Show or clear the content-hash cache of rendered charts.")
+    cache.add_argument("action", choices=("info", "clear"), metavar="ACTION", help="info or clear")
+    cache.set_defaults(handler=_cmd_cache)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0, or 2 for a user mistake)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed as one line
+        return exc.code if isinstance(exc.code, int) else EXIT_USER_ERROR
+    try:
+        return args.handler(args)
+    except InputError as exc:
+        message = " ".join(str(exc).splitlines())
+        print(f"ainotes {args.command}: {message}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`ainotes presets | head`): stop quietly, as other tools do.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+
+
+# --- commands --------------------------------------------------------------------------
+
+
+def _presets_dir(args: argparse.Namespace) -> Path:
+    given = getattr(args, "presets_dir", None)
+    return Path(given) if given is not None else default_presets_dir()
+
+
+def _load(args: argparse.Namespace) -> tuple[Preset, ...]:
+    return load_presets(_presets_dir(args))
+
+
+def _preset_record(preset: Preset) -> dict[str, Any]:
+    sparse = preset.structured_sparsity
+    return {
+        "id": preset.id,
+        "name": preset.name,
+        "variant": preset.variant,
+        "dense_fp16_tflops": preset.dense_fp16_tflops,
+        "sparse_fp16_tflops": preset.peak_flops_per_s(True) / 1e12 if sparse else None,
+        "memory_bandwidth_tbps": preset.memory_bandwidth_tbps,
+        "dense_ridge_flop_per_byte": preset.ridge_flop_per_byte(False),
+        "sparse_ridge_flop_per_byte": preset.ridge_flop_per_byte(True) if sparse else None,
+        "structured_sparsity": sparse,
+        "derivation": preset.derivation,
+        "sources": [{"title": s.title, "url": s.url} for s in preset.sources],
+        "path": preset.path,
+    }
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    presets = _load(args)
+    if args.json:
+        print(json.dumps({"presets": [_preset_record(p) for p in presets]}, indent=2, ensure_ascii=False))
+        return 0
+    header = ["id", "name", "dense TFLOP/s", "sparse TFLOP/s", "TB/s", "ridge FLOP/B", "sparse ridge FLOP/B"]
+    rows = []
+    for p in presets:
+        record = _preset_record(p)
+        rows.append([
+            p.id,
+            p.name,
+            f"{p.dense_fp16_tflops:.6g}",
+            f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
+            f"{p.memory_bandwidth_tbps:.6g}",
+            f"{record['dense_ridge_flop_per_byte']:.1f}",
+            f"{record['sparse_ridge_flop_per_byte']:.1f}" if p.structured_sparsity else "-",
+        ])
+    print(_table(header, rows, right={2, 3, 4, 5, 6}))
+    notes = [f"{p.id}: {p.derivation}" for p in presets if p.derivation]
+    if notes:
+        print()
+        print("per-GPU figures derived from system totals:")
+        for note in notes:
+            print(f"  {note}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    paths = args.paths or [_presets_dir(args)]
+    checks = validate_paths(paths)
+    for check in checks:
+        if check.preset is not None:
+            print(f"OK {check.path}: {check.preset.id} ({check.preset.name})")
+        else:
+            print(f"ainotes validate: {check.error}", file=sys.stderr)
+    failed = sum(1 for c in checks if not c.ok)
+    print(f"{len(checks) - failed} OK, {failed} with errors")
+    return EXIT_USER_ERROR if failed else 0
+
+
+_ATTENTION_FLAGS = (("layers", "--layers"), ("heads", "--heads"), ("head_dim", "--head-dim"), ("seq_len", "--seq-len"))
+
+
+def _cmd_mfu(args: argparse.Namespace) -> int:
+    from ainotes.utilization import utilization
+
+    given = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is not None]
+    if given and len(given) != len(_ATTENTION_FLAGS):
+        missing = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is None]
+        raise InputError(
+            f"{', '.join(f for _, f in _ATTENTION_FLAGS)} go together: {', '.join(given)} given, "
+            f"{', '.join(missing)} missing"
+        )
+    if args.preset is not None:
+        preset = _preset_flag(_load(args), args.preset)
+        peak_flops = preset.peak_flops_per_s(False)
+        peak_source = f"--preset {preset.id}: {preset.name}, dense FP16/BF16"
+    else:
+        peak_flops = args.peak_tflops * 1e12
+        peak_source = "--peak-tflops"
+    result = utilization(
+        args.params,
+        tokens_per_second=args.tokens_per_second,
+        gpus=args.gpus,
+        peak_flops_per_s_per_gpu=peak_flops,
+        layers=args.layers,
+        heads=args.heads,
+        head_dim=args.head_dim,
+        seq_len=args.seq_len,
+        recompute=args.recompute,
+    )
+    if args.json:
+        record = {
+            "params": result.params,
+            "tokens_per_second": result.tokens_per_second,
+            "gpus": result.gpus,
+            "peak_flops_per_s_per_gpu": result.peak_flops_per_s_per_gpu,
+            "peak_source": peak_source,
+            "attention": (
+                {name: getattr(args, name) for name, _ in _ATTENTION_FLAGS} if given else None
+            ),
+            "recompute": result.recompute,
+            "model_flops_per_token": result.model_flops_per_token,
+            "hardware_flops_per_token": result.hardware_flops_per_token,
+            "mfu": result.mfu,
+            "hfu": result.hfu,
+            "counts": result.counts,
+        }
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+    else:
+        print(f"MFU: {result.mfu * 100:.1f} %")
+        print(f"HFU: {result.hfu * 100:.1f} %  (recompute: {result.recompute})")
+        print(f"model FLOPs per token:    {result.model_flops_per_token:.4e}")
+        print(f"hardware FLOPs per token: {result.hardware_flops_per_token:.4e}")
+        devices = "device" if result.gpus == 1 else "devices"
+        print(f"throughput: {result.tokens_per_second:g} tokens/s over {result.gpus} {devices} "
+              f"of {result.peak_flops_per_s_per_gpu / 1e12:g} TFLOP/s peak ({peak_source})")
+        print(result.counts)
+    if result.hfu > 1:
+        print("ainotes mfu: warning: utilization above 100 % cannot happen; check the units of "
+              "--params, --tokens-per-second and the peak", file=sys.stderr)
+    return 0
+
+
+def _preset_flag(presets: Sequence[Preset], preset_id: str) -> Preset:
+    try:
+        return preset_by_id(presets, preset_id)
+    except InputError as exc:
+        raise InputError(f"--preset: {exc}") from None
+
+
+def _check_output(path_text: str, suffixes: tuple[str, ...]) -> Path:
+    path = Path(path_text)
+    suffix = path.suffix.lower()
+    if suffix not in suffixes:
+        raise InputError(f"-o {path_text}: the file name must end in {', '.join(suffixes)}; got {suffix or 'no suffix'!r}")
+    if path.is_dir():
+        raise InputError(f"-o {path_text}: is a folder, not a file")
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError(f"-o {path_text}: folder {str(parent)!r} does not exist")
+    return path
+
+
+def _write_atomic(path: Path, content: str | bytes) -> None:
+    """Write to a temporary file next to ``path``, then rename it over ``path``."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError as exc:
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
+        raise InputError(f"-o {path}: cannot write the file: {exc.strerror or exc}") from None
+
+
+def _parse_kernel_flag(text: str) -> Any:
+    from ainotes.kernels import parse_kernel_spec
+
+    label, separator, spec = text.rpartition("=")
+    try:
+        return parse_kernel_spec(spec, label=label if separator else None)
+    except InputError as exc:
+        raise InputError(f"--kernel: {exc}") from None
+
+
+def _cmd_roofline(args: argparse.Namespace) -> int:
+    output = _check_output(args.output, ROOFLINE_SUFFIXES)
+    presets = _load(args)
+    if args.preset:
+        chosen: list[Preset] = []
+        for preset_id in args.preset:
+            preset = _preset_flag(presets, preset_id)
+            if preset not in chosen:
+                chosen.append(preset)
+        presets = tuple(chosen)
+    kernels = tuple(_parse_kernel_flag(text) for text in args.kernel)
+
+    from ainotes import render
+    from ainotes.charts.roofline import roofline_spec
+
+    spec = roofline_spec(presets, kernels=kernels, sparsity=args.sparsity, title=args.title)
+    suffix = output.suffix.lower()
+    content: str | bytes
+    if suffix == ".svg":
+        content = render.svg(spec)
+    elif suffix == ".png":
+        content = render.png(spec)
+    elif suffix == ".json":
+        content = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+    else:
+        content = render.standalone_html(spec, title=args.title or "Roofline")
+    _write_atomic(output, content)
+    print(f"wrote {output}")
+    return 0
+
+
+def _cmd_collective(args: argparse.Namespace) -> int:
+    from ainotes import collectives
+
+    output = _check_output(args.output, COLLECTIVE_SUFFIXES) if args.output else None
+    if args.op not in collectives.OPS:
+        raise InputError(f"unknown operation {args.op!r}; known operations: {', '.join(collectives.OPS)}")
+    if not collectives.MIN_RANKS <= args.ranks <= collectives.MAX_RANKS:
+        raise InputError(
+            f"--ranks must be from {collectives.MIN_RANKS} to {collectives.MAX_RANKS}: {args.ranks}"
+        )
+    if args.root is not None and not 0 <= args.root < args.ranks:
+        raise InputError(f"--root must be a rank from 0 to {args.ranks - 1}: {args.root}")
+    run = collectives.simulate(args.op, args.ranks, args.root if args.root is not None else 0)
+    if args.root is not None and run.root is None:
+        raise InputError(f"--root does not apply to {args.op}, which has no root rank")
+    if output is None:
+        print(json.dumps(collectives.run_to_json(run), ensure_ascii=False))
+        return 0
+
+    from ainotes.charts import collective as collective_charts
+
+    writers: dict[str, Callable[[Any], Any]] = {
+        ".svg": collective_charts.animated_svg,
+        ".json": lambda r: json.dumps(collective_charts.frames_json(r), indent=2, ensure_ascii=False) + "\n",
+        ".html": collective_charts.standalone_html,
+    }
+    _write_atomic(output, writers[output.suffix.lower()](run))
+    print(f"wrote {output}")
+    return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from ainotes import render
+
+    folder = Path(render.cache_dir())
+    if args.action == "clear":
+        removed = render.clear_cache()
+        detail = f": {removed} files removed" if isinstance(removed, int) else ""
+        print(f"cleared the render cache at {folder}{detail}")
+        return 0
+    files = [p for p in folder.rglob("*") if p.is_file()] if folder.is_dir() else []
+    size_bytes = sum(p.stat().st_size for p in files)
+    print(f"render cache: {folder}")
+    print(f"{len(files)} files, {size_bytes / 1e6:.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,461 @@
+"""Find and validate what an author writes in a page: chart fences, inline figures, math.
+
+Pure text processing, no rendering and no MkDocs. Every problem raises
+:class:`~ainotes.errors.InputError` whose message starts with ``page:line``.
+
+Fences (the contract's ``roofline``, ``collective``, ``presets-table``, plus
+``mfu-table``) are found with the CommonMark rules for fenced code: a fence is
+closed by a line of the same character at least as long as the opener. A fence
+that sits inside another, longer fence is content of that fence and is left
+alone, which is how a page shows a fence as an example.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS
+from ainotes.errors import InputError
+from ainotes.kernels import Kernel, parse_kernel_spec
+
+FENCE_KINDS = ("roofline", "collective", "presets-table", "mfu-table", "kernels-table", "preset-check")
+
+# What one fence may ask for; documented in the README ("Limits").
+MAX_KERNELS_PER_CHART = 12
+MAX_PRESETS_PER_CHART = 16
+MAX_TITLE_CHARS = 120
+MAX_JOBS_PER_TABLE = 20
+MAX_FENCE_BODY_CHARS = 20_000
+
+_OPENER = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$")
+_CHART_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One of our fences: its kind, YAML body and the 1-based lines it spans."""
+
+    kind: str
+    body: str
+    start_line: int
+    end_line: int
+    indent: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of page text outside any fence, starting at ``start_line`` (1-based)."""
+
+    text: str
+    start_line: int
+
+
+def split_fences(markdown: str) -> list[Segment | Fence]:
+    """Split a page into text segments and our fences, in order.
+
+    Fences of other kinds (code samples, and our kinds nested inside longer
+    fences) stay inside the text segments untouched.
+    """
+    lines = markdown.splitlines(keepends=True)
+    parts: list[Segment | Fence] = []
+    text_start = 0
+    i = 0
+    while i < len(lines):
+        match = _OPENER.match(lines[i].rstrip("\r\n"))
+        if not match or (match["fence"][0] == "`" and "`" in match["info"]):
+            i += 1
+            continue
+        fence = match["fence"]
+        closer = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        end = i + 1
+        while end < len(lines) and not closer.match(lines[end].rstrip("\r\n")):
+            end += 1
+        info = match["info"].split()
+        kind = info[0] if info else ""
+        if kind in FENCE_KINDS:
+            if text_start < i:
+                parts.append(Segment("".join(lines[text_start:i]), text_start + 1))
+            indent = match["indent"]
+            body = "".join(_dedent(line, indent) for line in lines[i + 1 : end])
+            parts.append(Fence(kind, body, i + 1, min(end, len(lines) - 1) + 1, indent))
+            text_start = end + 1
+        i = end + 1
+    if text_start < len(lines):
+        parts.append(Segment("".join(lines[text_start:]), text_start + 1))
+    return parts
+
+
+def _dedent(line: str, indent: str) -> str:
+    return line[len(indent) :] if line.startswith(indent) else line.lstrip(" \t")
+
+
+# --------------------------------------------------------------------------
+# Fence bodies
+
+
+@dataclass(frozen=True)
+class RooflineRequest:
+    preset_ids: tuple[str, ...]
+    sparsity: bool
+    kernels: tuple[Kernel, ...]
+    title: str | None
+    chart_id: str | None
+
+
+@dataclass(frozen=True)
+class CollectiveRequest:
+    op: str
+    ranks: int
+    root: int
+    chart_id: str | None
+
+
+@dataclass(frozen=True)
+class PresetsTableRequest:
+    preset_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MfuJob:
+    name: str
+    params: float
+    tokens_per_second: float
+    gpus: int
+    peak_tflops: float | None
+    preset_id: str | None
+    layers: int | None
+    heads: int | None
+    head_dim: int | None
+    seq_len: int | None
+    recompute: str
+
+
+@dataclass(frozen=True)
+class MfuTableRequest:
+    jobs: tuple[MfuJob, ...]
+
+
+def _load_body(fence: Fence, where: str) -> dict[str, Any]:
+    if len(fence.body) > MAX_FENCE_BODY_CHARS:
+        raise InputError(
+            f"{where}:{fence.start_line}: {fence.kind} fence body must be at most "
+            f"{MAX_FENCE_BODY_CHARS} characters: {len(fence.body)}"
+        )
+    try:
+        data = yaml.safe_load(fence.body) if fence.body.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = fence.start_line + 1 + (mark.line if mark is not None else 0)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{where}:{line}: {fence.kind} fence body is not valid YAML: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError(
+            f"{where}:{fence.start_line}: {fence.kind} fence body must be a YAML mapping of keys, "
+            f"not {_type_name(data)}"
+        )
+    return data
+
+
+def _key_line(fence: Fence, key: str) -> int:
+    """Best-effort line of ``key:`` inside the fence body, for messages."""
+    pattern = re.compile(rf"^\s*-?\s*{re.escape(key)}\s*:")
+    for offset, line in enumerate(fence.body.splitlines()):
+        if pattern.match(line):
+            return fence.start_line + 1 + offset
+    return fence.start_line
+
+
+class _Reader:
+    """Reads typed keys out of a fence body, raising page:line errors."""
+
+    def __init__(self, fence: Fence, where: str, data: Mapping[str, Any], allowed: tuple[str, ...]):
+        self.fence, self.where, self.data = fence, where, data
+        for key in data:
+            if key not in allowed:
+                self.fail(str(key), f"unknown key {str(key)!r} in {fence.kind} fence (allowed: {', '.join(allowed)})")
+
+    def fail(self, key: str, message: str) -> None:
+        raise InputError(f"{self.where}:{_key_line(self.fence, key)}: {message}")
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            self.fail(key, f"{key!r} must be true or false: {value!r}")
+        return value
+
+    def integer(self, key: str, default: int, low: int, high: int) -> int:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"{key!r} must be a whole number: {value!r}")
+        if not low <= value <= high:
+            self.fail(key, f"{key!r} must be between {low} and {high}: {value}")
+        return value
+
+    def number(self, key: str, *, required: bool = False, integral: bool = False) -> float | None:
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                self.fail(key, f"{key!r} is required")
+            return None
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                self.fail(key, f"{key!r} must be a number: {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(key, f"{key!r} must be a number: {value!r}")
+        if not math.isfinite(value) or value <= 0:
+            self.fail(key, f"{key!r} must be a finite number > 0: {value!r}")
+        if integral and value != int(value):
+            self.fail(key, f"{key!r} must be a whole number: {value!r}")
+        return value
+
+    def text(self, key: str, max_chars: int = MAX_TITLE_CHARS) -> str | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.fail(key, f"{key!r} must be text: {value!r}")
+        if len(value) > max_chars:
+            self.fail(key, f"{key!r} must be at most {max_chars} characters: {len(value)}")
+        if "\n" in value.strip():
+            self.fail(key, f"{key!r} must be one line")
+        return value.strip()
+
+    def chart_id(self) -> str | None:
+        value = self.data.get("id")
+        if value is None:
+            return None
+        if not isinstance(value, str) or not _CHART_ID.match(value) or len(value) > 64:
+            self.fail("id", f"'id' must be lowercase letters, digits and hyphens (at most 64): {value!r}")
+        return value
+
+    def preset_ids(self, known: tuple[str, ...]) -> tuple[str, ...]:
+        value = self.data.get("presets")
+        if value is None or value == "all":
+            return known
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            self.fail("presets", f"'presets' must be a list of preset ids or 'all': {value!r}")
+        if len(value) > MAX_PRESETS_PER_CHART:
+            self.fail("presets", f"'presets' may name at most {MAX_PRESETS_PER_CHART}: {len(value)}")
+        ids = []
+        for item in value:
+            if item not in known:
+                self.fail("presets", f"unknown preset {item!r} (known: {', '.join(known)})")
+            if item not in ids:
+                ids.append(item)
+        return tuple(ids)
+
+
+def parse_roofline(fence: Fence, where: str, known_presets: tuple[str, ...]) -> RooflineRequest:
+    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id."""
+    data = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id"))
+    kernels = _kernels(reader, data.get("kernels"))
+    return RooflineRequest(
+        preset_ids=reader.preset_ids(known_presets),
+        sparsity=reader.boolean("sparsity", False),
+        kernels=kernels,
+        title=reader.text("title"),
+        chart_id=reader.chart_id(),
+    )
+
+
+def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
+    """A fence's ``kernels`` list: specs, or mappings of ``spec`` and ``label``."""
+    raw_kernels = raw_kernels or []
+    if not isinstance(raw_kernels, list):
+        reader.fail("kernels", f"'kernels' must be a list of kernel specs: {raw_kernels!r}")
+    if len(raw_kernels) > MAX_KERNELS_PER_CHART:
+        reader.fail("kernels", f"'kernels' may list at most {MAX_KERNELS_PER_CHART}: {len(raw_kernels)}")
+    kernels: list[Kernel] = []
+    for item in raw_kernels:
+        spec, label = item, None
+        if isinstance(item, dict):
+            unknown = set(item) - {"spec", "label"}
+            if unknown or "spec" not in item:
+                reader.fail("kernels", f"a kernel must be a spec or a mapping of 'spec' and 'label': {item!r}")
+            spec, label = item["spec"], item.get("label")
+            if label is not None and (not isinstance(label, str) or len(label) > MAX_TITLE_CHARS):
+                reader.fail("kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {label!r}")
+        if not isinstance(spec, str):
+            reader.fail("kernels", f"a kernel spec must be text like 'gemm:8192x8192x8192:bf16': {spec!r}")
+        try:
+            kernels.append(parse_kernel_spec(spec, label))
+        except InputError as exc:
+            reader.fail("kernels", str(exc))
+    return tuple(kernels)
+
+
+def parse_collective(fence: Fence, where: str) -> CollectiveRequest:
+    """``collective`` fence: op, ranks (default 4), root (default 0), id."""
+    data = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("op", "ranks", "root", "id"))
+    op = data.get("op")
+    if op not in OPS:
+        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {op!r}")
+    ranks = reader.integer("ranks", 4, MIN_RANKS, MAX_RANKS)
+    root = reader.integer("root", 0, 0, ranks - 1)
+    return CollectiveRequest(op=op, ranks=ranks, root=root, chart_id=reader.chart_id())
+
+
+def parse_presets_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> PresetsTableRequest:
+    """``presets-table`` fence: optional ``presets`` list; default all."""
+    data = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("presets",))
+    return PresetsTableRequest(reader.preset_ids(known_presets))
+
+
+_JOB_KEYS = (
+    "name", "params", "tokens_per_second", "gpus", "peak_tflops", "preset",
+    "layers", "heads", "head_dim", "seq_len", "recompute",
+)
+
+
+def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> MfuTableRequest:
+    """``mfu-table`` fence: ``jobs``, a list of training jobs to compute MFU and HFU for."""
+    data = _load_body(fence, where)
+    outer = _Reader(fence, where, data, ("jobs",))
+    raw_jobs = data.get("jobs")
+    if not isinstance(raw_jobs, list) or not raw_jobs:
+        outer.fail("jobs", "'jobs' must be a non-empty list of jobs")
+    if len(raw_jobs) > MAX_JOBS_PER_TABLE:
+        outer.fail("jobs", f"'jobs' may list at most {MAX_JOBS_PER_TABLE}: {len(raw_jobs)}")
+    jobs = []
+    for raw in raw_jobs:
+        if not isinstance(raw, dict):
+            outer.fail("jobs", f"each job must be a mapping of {', '.join(_JOB_KEYS)}: {raw!r}")
+        job = _Reader(fence, where, raw, _JOB_KEYS)
+        name = job.text("name")
+        if not name:
+            job.fail("name", "'name' is required for each job")
+        preset = raw.get("preset")
+        peak = job.number("peak_tflops")
+        if (preset is None) == (peak is None):
+            job.fail("preset", f"job {name!r} needs exactly one of 'preset' and 'peak_tflops'")
+        if preset is not None and preset not in known_presets:
+            job.fail("preset", f"unknown preset {preset!r} (known: {', '.join(known_presets)})")
+        attention = [job.number(k, integral=True) for k in ("layers", "heads", "head_dim", "seq_len")]
+        if any(a is not None for a in attention) and not all(a is not None for a in attention):
+            job.fail("layers", f"job {name!r}: give all of layers, heads, head_dim, seq_len or none")
+        recompute = raw.get("recompute", "none")
+        if recompute not in ("none", "selective", "full"):
+            job.fail("recompute", f"'recompute' must be none, selective or full: {recompute!r}")
+        layers, heads, head_dim, seq_len = (int(a) if a is not None else None for a in attention)
+        jobs.append(
+            MfuJob(
+                name=name,
+                params=job.number("params", required=True),
+                tokens_per_second=job.number("tokens_per_second", required=True),
+                gpus=int(job.number("gpus", required=True, integral=True)),
+                peak_tflops=peak,
+                preset_id=preset,
+                layers=layers, heads=heads, head_dim=head_dim, seq_len=seq_len,
+                recompute=recompute,
+            )
+        )
+    return MfuTableRequest(tuple(jobs))
+
+
+@dataclass(frozen=True)
+class KernelsTableRequest:
+    kernels: tuple[Kernel, ...]
+    preset_ids: tuple[str, ...]
+
+
+def parse_kernels_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> KernelsTableRequest:
+    """``kernels-table`` fence: ``kernels`` (specs) and optional ``presets`` to show bounds on."""
+    data = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("kernels", "presets"))
+    kernels = _kernels(reader, data.get("kernels"))
+    if not kernels:
+        reader.fail("kernels", "'kernels' must list at least one kernel spec")
+    return KernelsTableRequest(kernels, reader.preset_ids(known_presets))
+
+
+def check_preset_example(fence: Fence, where: str) -> str:
+    """``preset-check`` fence: the body is a whole preset file, shown with the loader's verdict."""
+    if len(fence.body) > MAX_FENCE_BODY_CHARS:
+        raise InputError(f"{where}:{fence.start_line}: preset-check fence body must be at most {MAX_FENCE_BODY_CHARS} characters")
+    return fence.body
+
+
+# --------------------------------------------------------------------------
+# Inline figures and math in the text between fences
+
+# A code span is skipped whole, so `{{ ridge h100 }}` in backticks documents the
+# syntax instead of being replaced.
+_INLINE = re.compile(
+    r"(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))"
+    r"|\{\{(?P<figure>[^{}\n]*)\}\}"
+    r"|(?<![\\$\w])\$(?=[^\s$])(?P<math>[^$\n]*?[^\s$\\])\$(?![\w$])"
+)
+_BLOCK_MATH_LINE = re.compile(r"^\s*\$\$\s*$")
+
+
+@dataclass(frozen=True)
+class Inline:
+    """An inline figure ``{{ ... }}`` or math ``$...$`` found at ``line``."""
+
+    kind: str  # "figure" | "math" | "block-math"
+    body: str
+    line: int
+    start: int
+    end: int
+
+
+def find_inline(segment: Segment, where: str) -> Iterator[Inline]:
+    """Yield figures, inline math and ``$$``-delimited block math, skipping code.
+
+    Indented code blocks are not skipped; pages keep code in fences.
+    """
+    text = segment.text
+    lines = text.splitlines(keepends=True)
+    offset = 0
+    block_open: tuple[int, int] | None = None  # (offset, line index)
+    in_code_fence: str | None = None
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        fence = re.match(r"^[ \t]*(`{3,}|~{3,})", line)
+        if in_code_fence:
+            if re.match(rf"^[ \t]*{re.escape(in_code_fence[0])}{{{len(in_code_fence)},}}[ \t]*$", line.rstrip("\r\n")):
+                in_code_fence = None
+        elif fence and block_open is None:
+            in_code_fence = fence.group(1)
+        elif _BLOCK_MATH_LINE.match(line):
+            if block_open is None:
+                block_open = (offset, index)
+            else:
+                start, first = block_open
+                body = "".join(lines[first + 1 : index])
+                yield Inline("block-math", body, segment.start_line + first, start, offset + len(line.rstrip("\r\n")))
+                block_open = None
+        elif block_open is None and stripped.startswith("$$") and stripped.endswith("$$") and len(stripped) > 4:
+            start = offset + line.index("$$")
+            yield Inline("block-math", stripped[2:-2], segment.start_line + index, start, start + len(stripped))
+        elif block_open is None:
+            for match in _INLINE.finditer(line):
+                if match["code"]:
+                    continue
+                kind = "figure" if match["figure"] is not None else "math"
+                body = match["figure"] if kind == "figure" else match["math"]
+                yield Inline(kind, body, segment.start_line + index, offset + match.start(), offset + match.end())
+        offset += len(line)
+    if block_open is not None:
+        raise InputError(f"{where}:{segment.start_line + block_open[1]}: '$$' math block is never closed")
+
+
+def _type_name(value: Any) -> str:
+    return {list: "a list", str: "text", int: "a number", float: "a number", bool: "true/false"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,64 @@
+"""Readable numbers with units, for prose, tables and captions.
+
+One place decides how a figure reads, so a ridge point says the same thing in a
+sentence, a table and a chart caption.
+"""
+
+from __future__ import annotations
+
+import math
+
+_SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def significant(value: float, digits: int = 4) -> str:
+    """``value`` with at most ``digits`` significant digits, trailing zeros dropped.
+
+    >>> significant(989.4), significant(2.25), significant(295.343), significant(1500.0)
+    ('989.4', '2.25', '295.3', '1500')
+    """
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def si(value: float, unit: str, digits: int = 4) -> str:
+    """``value`` in ``unit`` with an SI prefix: ``si(2.25e15, "FLOP/s") == "2.25 PFLOP/s"``."""
+    for scale, prefix in _SI_PREFIXES:
+        if abs(value) >= scale:
+            return f"{significant(value / scale, digits)} {prefix}{unit}"
+    return f"{significant(value, digits)} {unit}"
+
+
+def flops_per_s(value_flops_per_s: float) -> str:
+    """FLOP/s with a prefix: ``"989.4 TFLOP/s"``."""
+    return si(value_flops_per_s, "FLOP/s")
+
+
+def bytes_per_s(value_bytes_per_s: float) -> str:
+    """Bytes per second with a prefix: ``"3.35 TB/s"``."""
+    return si(value_bytes_per_s, "B/s")
+
+
+def intensity(value_flop_per_byte: float) -> str:
+    """Arithmetic intensity rounded for reading: ``"295 FLOP/byte"`` (three figures, at least units)."""
+    if value_flop_per_byte >= 100:
+        text = f"{value_flop_per_byte:,.0f}"
+    else:
+        text = significant(value_flop_per_byte, 3)
+    return f"{text} FLOP/byte"
+
+
+def percent(fraction: float, decimals: int = 1) -> str:
+    """A fraction as a percentage: ``percent(0.4620) == "46.2 %"``."""
+    return f"{fraction * 100:.{decimals}f} %"
+
+
+def count(value: float) -> str:
+    """A large count in words a reader scans: ``count(540e9) == "540 billion"``."""
+    for scale, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if abs(value) >= scale:
+            return f"{significant(value / scale, 4)} {word}"
+    return significant(value, 4)
