@@ -141,19 +141,48 @@ class MfuTableRequest:
     jobs: tuple[MfuJob, ...]
 
 
-def _load_body(fence: Fence, where: str) -> dict[str, Any]:
+class _LineLoader(yaml.SafeLoader):
+    """Safe YAML that also remembers the line of every mapping and of each of its keys."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self.key_lines: dict[int, dict[object, int]] = {}
+        self._keep_alive: list[dict] = []  # ids stay unique while the loader lives
+
+
+def _construct_mapping_with_lines(loader: _LineLoader, node: yaml.MappingNode):
+    data: dict = {}
+    lines: dict[object, int] = {None: node.start_mark.line}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            lines[loader.construct_object(key_node)] = key_node.start_mark.line
+    loader.key_lines[id(data)] = lines
+    loader._keep_alive.append(data)
+    yield data
+    data.update(loader.construct_mapping(node))
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping_with_lines)
+
+
+def _load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict[object, int]]]:
     if len(fence.body) > MAX_FENCE_BODY_CHARS:
         raise InputError(
             f"{where}:{fence.start_line}: {fence.kind} fence body must be at most "
             f"{MAX_FENCE_BODY_CHARS} characters: {len(fence.body)}"
         )
+    loader = _LineLoader(fence.body)
     try:
-        data = yaml.safe_load(fence.body) if fence.body.strip() else {}
+        data = loader.get_single_data() if fence.body.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = fence.start_line + 1 + (mark.line if mark is not None else 0)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"{where}:{line}: {fence.kind} fence body is not valid YAML: {problem}") from None
+    except (ValueError, TypeError, RecursionError) as exc:  # e.g. unhashable keys, deep nesting
+        raise InputError(f"{where}:{fence.start_line}: {fence.kind} fence body cannot be read: {exc}") from None
+    finally:
+        loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -161,29 +190,35 @@ def _load_body(fence: Fence, where: str) -> dict[str, Any]:
             f"{where}:{fence.start_line}: {fence.kind} fence body must be a YAML mapping of keys, "
             f"not {_type_name(data)}"
         )
-    return data
-
-
-def _key_line(fence: Fence, key: str) -> int:
-    """Best-effort line of ``key:`` inside the fence body, for messages."""
-    pattern = re.compile(rf"^\s*-?\s*{re.escape(key)}\s*:")
-    for offset, line in enumerate(fence.body.splitlines()):
-        if pattern.match(line):
-            return fence.start_line + 1 + offset
-    return fence.start_line
+    return data, loader.key_lines
 
 
 class _Reader:
     """Reads typed keys out of a fence body, raising page:line errors."""
 
-    def __init__(self, fence: Fence, where: str, data: Mapping[str, Any], allowed: tuple[str, ...]):
+    def __init__(
+        self,
+        fence: Fence,
+        where: str,
+        data: Mapping[str, Any],
+        allowed: tuple[str, ...],
+        key_lines: dict[int, dict[object, int]],
+    ):
         self.fence, self.where, self.data = fence, where, data
+        self.key_lines = key_lines
+        self.lines = key_lines.get(id(data), {})
         for key in data:
             if key not in allowed:
                 self.fail(str(key), f"unknown key {str(key)!r} in {fence.kind} fence (allowed: {', '.join(allowed)})")
 
     def fail(self, key: str, message: str) -> None:
-        raise InputError(f"{self.where}:{_key_line(self.fence, key)}: {message}")
+        """Raise for ``key``, at its line in the page (the mapping's line if it is absent)."""
+        line = self.lines.get(key, self.lines.get(None))
+        page_line = self.fence.start_line if line is None else self.fence.start_line + 1 + line
+        raise InputError(f"{self.where}:{page_line}: {message}")
+
+    def nested(self, data: Mapping[str, Any], allowed: tuple[str, ...]) -> "_Reader":
+        return _Reader(self.fence, self.where, data, allowed, self.key_lines)
 
     def boolean(self, key: str, default: bool) -> bool:
         value = self.data.get(key, default)
@@ -259,8 +294,8 @@ class _Reader:
 
 def parse_roofline(fence: Fence, where: str, known_presets: tuple[str, ...]) -> RooflineRequest:
     """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id."""
-    data = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id"))
+    data, lines = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id"), lines)
     kernels = _kernels(reader, data.get("kernels"))
     return RooflineRequest(
         preset_ids=reader.preset_ids(known_presets),
@@ -299,8 +334,8 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
 
 def parse_collective(fence: Fence, where: str) -> CollectiveRequest:
     """``collective`` fence: op, ranks (default 4), root (default 0), id."""
-    data = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("op", "ranks", "root", "id"))
+    data, lines = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("op", "ranks", "root", "id"), lines)
     op = data.get("op")
     if op not in OPS:
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {op!r}")
@@ -311,8 +346,8 @@ def parse_collective(fence: Fence, where: str) -> CollectiveRequest:
 
 def parse_presets_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> PresetsTableRequest:
     """``presets-table`` fence: optional ``presets`` list; default all."""
-    data = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("presets",))
+    data, lines = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("presets",), lines)
     return PresetsTableRequest(reader.preset_ids(known_presets))
 
 
@@ -324,8 +359,8 @@ _JOB_KEYS = (
 
 def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> MfuTableRequest:
     """``mfu-table`` fence: ``jobs``, a list of training jobs to compute MFU and HFU for."""
-    data = _load_body(fence, where)
-    outer = _Reader(fence, where, data, ("jobs",))
+    data, lines = _load_body(fence, where)
+    outer = _Reader(fence, where, data, ("jobs",), lines)
     raw_jobs = data.get("jobs")
     if not isinstance(raw_jobs, list) or not raw_jobs:
         outer.fail("jobs", "'jobs' must be a non-empty list of jobs")
@@ -335,7 +370,7 @@ def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) ->
     for raw in raw_jobs:
         if not isinstance(raw, dict):
             outer.fail("jobs", f"each job must be a mapping of {', '.join(_JOB_KEYS)}: {raw!r}")
-        job = _Reader(fence, where, raw, _JOB_KEYS)
+        job = outer.nested(raw, _JOB_KEYS)
         name = job.text("name")
         if not name:
             job.fail("name", "'name' is required for each job")
@@ -375,8 +410,8 @@ class KernelsTableRequest:
 
 def parse_kernels_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> KernelsTableRequest:
     """``kernels-table`` fence: ``kernels`` (specs) and optional ``presets`` to show bounds on."""
-    data = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("kernels", "presets"))
+    data, lines = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("kernels", "presets"), lines)
     kernels = _kernels(reader, data.get("kernels"))
     if not kernels:
         reader.fail("kernels", "'kernels' must list at least one kernel spec")

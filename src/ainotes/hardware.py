@@ -268,6 +268,8 @@ def _parse_yaml(path: Path, where: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""
         problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        if problem.startswith("duplicate key"):
+            raise InputError(f"{where}: {line}{problem}") from None
         raise InputError(f"{where}: {line}YAML does not parse: {problem}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{where}: YAML does not parse: {' '.join(str(exc).split())}") from None
@@ -363,6 +365,8 @@ def _check_positive_number(where: str, key: str, value: Any) -> None:
 
 
 def _check_count(where: str, key: str, value: Any) -> None:
+    if isinstance(value, float):
+        raise InputError(f"{where}: {key!r} must be a whole number: {value!r}")
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{where}: {key!r} must be a whole number, not {_kind(value)}: {value!r}")
     if value < 1:
@@ -373,7 +377,7 @@ def _check_url(where: str, key: str, value: Any) -> None:
     if not isinstance(value, str):
         raise InputError(f"{where}: {key!r} must be text, not {_kind(value)}: {value!r}")
     parts = urlsplit(value)
-    if parts.scheme.lower() not in SOURCE_SCHEMES:
+    if not value.startswith(tuple(f"{scheme}://" for scheme in SOURCE_SCHEMES)):
         raise InputError(f"{where}: {key!r} must be an http or https URL: {value!r}")
     if not parts.netloc or any(ch.isspace() or ord(ch) < 32 for ch in value):
         raise InputError(f"{where}: {key!r} must be a full http(s) URL with a host and no spaces: {value!r}")

@@ -87,16 +87,18 @@ _THEMES: dict[str, dict[str, Any]] = {
 }
 _FONT = "Roboto, -apple-system, 'Segoe UI', Helvetica, Arial, 'Liberation Sans', sans-serif"
 
-_SI_FLOP_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_SI_PREFIXES = "['', 'k', 'M', 'G', 'T', 'P', 'E']"
 
 
 def flops_per_s_expr(value: str) -> str:
-    """A Vega expression that writes FLOP/s the way :func:`ainotes.units.flops_per_s` does:
-    four significant digits, trailing zeros dropped, an SI prefix (``"989.4 TFLOP/s"``)."""
-    text = f"format({value}, '.4~r') + ' FLOP/s'"
-    for scale, prefix in reversed(_SI_FLOP_PREFIXES):
-        text = f"{value} >= {scale:g} ? format({value} / {scale:g}, '.4~r') + ' {prefix}FLOP/s' : {text}"
-    return f"({text})"
+    """A Vega expression that writes FLOP/s as :func:`ainotes.units.flops_per_s` does: four
+    significant digits, trailing zeros dropped, an SI prefix (``"989.4 TFLOP/s"``).
+
+    The prefix is the power of 1000 below the value, floor(log10(v) / 3); the tiny
+    epsilon keeps exact powers (log(1e15) / log(1000) = 4.999…) on the right side.
+    """
+    power = f"clamp(floor(log({value}) / log(1000) + 1e-9), 0, 6)"
+    return f"(format({value} / pow(1000, {power}), '.4~r') + ' ' + {_SI_PREFIXES}[{power}] + 'FLOP/s')"
 
 
 def intensity_expr(value: str) -> str:
@@ -296,7 +298,6 @@ def roofline_spec(
         scale=alt.Scale(domain=names, range=colours["palette"]),
         legend=alt.Legend(orient="bottom", direction="horizontal", columns=alt.ExprRef("width < 520 ? 1 : 2"),
                           symbolType="stroke"),
-        sort=names,
     )
     name_tip = alt.Tooltip("name:N", title="GPU")
 
@@ -305,20 +306,25 @@ def roofline_spec(
         "one_row": [{}],
     }
     base = alt.Chart(alt.NamedData(name="ceilings"))
-    ridge_rows = base.transform_filter(f"datum.vertex == 1 && {this_mode} && {shown}")
+    ridge_filter = f"datum.vertex == 1 && {this_mode} && {shown}"
 
     layers: list[alt.Chart] = [
         # Dense reference under a doubled sparse ceiling: faint and dashed.
-        base.transform_filter(f"{sparsity_param.name} && datum.doubles && {shown}")
-        .mark_line(strokeDash=[4, 4], opacity=0.45, strokeWidth=1.5)
-        .encode(x=x, y=y, color=colour, detail="preset:N", order="vertex:Q", tooltip=[name_tip]),
         base.transform_filter(f"{this_mode} && {shown}")
         .mark_line(strokeWidth=2.5)
         .encode(x=x, y=y, color=colour, detail="preset:N", order="vertex:Q", tooltip=[name_tip]),
+        # The dense line under a doubled sparse ceiling, faint and dashed, for comparison.
+        base.transform_filter(f"{sparsity_param.name} && datum.doubles && {shown}")
+        # (strokeOpacity, not opacity: the legend would copy opacity into its symbols)
+        .mark_line(strokeDash=[4, 4], strokeWidth=1.5, strokeOpacity=0.55)
+        .encode(x="intensity:Q", y="flops:Q", color="name:N", detail="preset:N", order="vertex:Q",
+                tooltip=[name_tip]),
     ]
 
     if kernels:
-        label_at_top_below = math.sqrt(x_min * x_max)
+        # Labels hang from the top edge left of the last ridge point (above the sloped lines)
+        # and stand on the bottom edge right of it (below the flat lines).
+        label_at_top_below = max(line.ridge_flop_per_byte for line in dense_lines)
         datasets["kernels"] = _kernel_rows(kernels, presets, label_at_top_below)
         kernel_base = alt.Chart(alt.NamedData(name="kernels")).transform_filter(this_mode)
         kernel_tips = [
@@ -327,21 +333,19 @@ def roofline_spec(
             alt.Tooltip("bytes_label:N", title="Minimum traffic"),
             *(alt.Tooltip(f"bound_{i}:N", title=name) for i, name in enumerate(names)),
         ]
-        kernel_x = alt.X("intensity:Q", scale=x_scale)
+        kernel_x = alt.X("intensity:Q")
         layers += [
             kernel_base.mark_rule(strokeDash=[2, 3], strokeWidth=1.5, color=colours["muted"])
             .encode(x=kernel_x, tooltip=kernel_tips),
-            # Vertical labels sit in an empty corner of the plot: from the top edge down for
-            # low intensities (above the sloped lines), from the bottom edge up for high ones.
             kernel_base.transform_filter("datum.top")
             .mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11,
                        color=colours["muted"])
-            .encode(x=kernel_x, y=alt.datum(y_max, type="quantitative", scale=y_scale), text="kernel:N",
+            .encode(x=kernel_x, y=alt.datum(y_max, type="quantitative"), text="kernel:N",
                     tooltip=kernel_tips),
             kernel_base.transform_filter("!datum.top")
             .mark_text(angle=270, align="left", baseline="bottom", dx=4, dy=-3, fontSize=11,
                        color=colours["muted"])
-            .encode(x=kernel_x, y=alt.datum(y_min, type="quantitative", scale=y_scale), text="kernel:N",
+            .encode(x=kernel_x, y=alt.datum(y_min, type="quantitative"), text="kernel:N",
                     tooltip=kernel_tips),
         ]
 
@@ -351,20 +355,44 @@ def roofline_spec(
         alt.Tooltip("peak_label:N", title="Peak (FP16/BF16 tensor)"),
         alt.Tooltip("bandwidth_label:N", title="Memory bandwidth"),
     ]
-    layers += [
-        ridge_rows.mark_point(filled=True, size=70, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1.5)
-        .encode(x=alt.X("ridge:Q", scale=x_scale), y=alt.Y("peak:Q", scale=y_scale), color=colour,
-                tooltip=ridge_tips),
-        ridge_rows.mark_text(align="left", baseline="top", dx=5, dy=6, fontSize=12, color=colours["text"])
-        .encode(x=alt.X("ridge:Q", scale=x_scale), y=alt.Y("peak:Q", scale=y_scale), text="ridge_label:N",
-                tooltip=ridge_tips),
-    ]
+    mark = alt.Chart()  # a child of a nested layer: data and transforms come from the parent
+    layers.append(
+        alt.layer(
+            mark.mark_point(filled=True, size=70, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1.5)
+            .encode(color="name:N"),
+            # Above the flat line, right of the ridge: nothing else is drawn there unless a
+            # faster GPU's sloped line passes, and that lies higher up.
+            mark.mark_text(align="left", baseline="bottom", dx=4, dy=-5, color=colours["text"])
+            .encode(text="ridge_label:N"),
+            data=alt.NamedData(name="ceilings"),
+        )
+        .transform_filter(ridge_filter)
+        .encode(x="ridge:Q", y="peak:Q", tooltip=ridge_tips)
+    )
 
     # The readout: a rule at the slider's intensity, a dot on each visible ceiling there, and
     # above the plot one line per visible preset (attainable FLOP/s, memory- or compute-bound).
     readout_top_px = -(len(presets) + 1) * READOUT_LINE_PX - READOUT_GAP_PX
-    readout = (
-        ridge_rows.transform_calculate(
+    readout_line_y = alt.Y("line_y:Q", scale=None, axis=None)
+    one_row = alt.Chart(alt.NamedData(name="one_row"))
+    layers += [
+        one_row.mark_rule(color=colours["muted"], strokeWidth=1).encode(
+            x=alt.X(datum=alt.ExprRef(at), type="quantitative")
+        ),
+        one_row.mark_text(align="left", baseline="middle", fontWeight=600, color=colours["text"],
+                          text=alt.ExprRef(f"'At the vertical line, ' + {intensity_expr(at)} + ':'"))
+        .encode(x=alt.value(0), y=alt.value(readout_top_px)),
+        alt.layer(
+            mark.mark_point(filled=True, size=45, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1)
+            .encode(x="at_intensity:Q", y="attainable:Q"),
+            mark.mark_point(shape="square", filled=True, size=60, opacity=1)
+            .encode(x=alt.value(6), y=readout_line_y),
+            mark.mark_text(align="left", baseline="middle", color=colours["text"], limit=alt.ExprRef("width - 16"))
+            .encode(x=alt.value(16), y=readout_line_y, text="readout:N", color=alt.value(colours["text"])),
+            data=alt.NamedData(name="ceilings"),
+        )
+        .transform_filter(ridge_filter)
+        .transform_calculate(
             at_intensity=at,
             attainable=f"min(datum.peak, datum.bandwidth * {at})",
             bound=f"{at} < datum.ridge ? 'memory-bound' : 'compute-bound'",
@@ -372,24 +400,7 @@ def roofline_spec(
         .transform_calculate(readout=f"datum.name + ': ' + {flops_per_s_expr('datum.attainable')} + ', ' + datum.bound")
         .transform_window(line="row_number()", sort=[alt.SortField("order")])
         .transform_calculate(line_y=f"{readout_top_px} + datum.line * {READOUT_LINE_PX}")
-    )
-    readout_tips = [name_tip, alt.Tooltip("readout:N", title="At the slider")]
-    one_row = alt.Chart(alt.NamedData(name="one_row"))
-    layers += [
-        one_row.mark_rule(color=colours["muted"], strokeWidth=1).encode(
-            x=alt.X(datum=alt.ExprRef(at), type="quantitative", scale=x_scale)
-        ),
-        readout.mark_point(filled=True, size=45, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1)
-        .encode(x=alt.X("at_intensity:Q", scale=x_scale), y=alt.Y("attainable:Q", scale=y_scale), color=colour,
-                tooltip=readout_tips),
-        one_row.mark_text(align="left", baseline="middle", fontWeight=600, color=colours["text"],
-                          text=alt.ExprRef(f"'At ' + {intensity_expr(at)} + ' (readout):'"))
-        .encode(x=alt.value(0), y=alt.value(readout_top_px)),
-        readout.mark_point(shape="square", filled=True, size=60, opacity=1)
-        .encode(x=alt.value(6), y=alt.Y("line_y:Q", scale=None, axis=None), color=colour),
-        readout.mark_text(align="left", baseline="middle", color=colours["text"], limit=alt.ExprRef("width - 16"))
-        .encode(x=alt.value(16), y=alt.Y("line_y:Q", scale=None, axis=None), text="readout:N",
-                tooltip=readout_tips),
+        .encode(color="name:N", tooltip=[name_tip, alt.Tooltip("readout:N", title="At the vertical line")]),
     ]
 
     chart = (

@@ -1,0 +1,532 @@
+"""Pictures of a collective: hand-written SVG frames, an animated SVG, a stepper.
+
+Every picture is built from a :class:`ainotes.collectives.CollectiveRun`:
+each rank is a row (its name on the left, ``root`` under the root's name),
+its chunk positions are boxes coloured by the rank the data came from, a
+summed chunk is a neutral box with its parts spelled out and a stripe of the
+contributing ranks' colours, a position outside the rank's defined input or
+output is a dashed empty box, and a transfer is an arrow from a source chunk
+that stays visible.
+
+Colours live in CSS classes and custom properties (``assets/collectives.css``,
+whose ``svg:begin``/``svg:end`` block is embedded in standalone SVGs), so one
+SVG follows light and dark: ``prefers-color-scheme`` when standalone,
+Material's ``data-md-color-scheme`` when inline in the site.
+
+Every user-visible string (rank names, titles, captions) is escaped with
+:func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ainotes.collectives import (
+    Chunk,
+    CollectiveRun,
+    Frame,
+    Transfer,
+    bus_factor_formula,
+    bus_factor_fraction,
+    run_to_json,
+)
+from ainotes.errors import InputError
+
+# Geometry, in SVG user units (px at scale 1). A 4-rank frame is about 370
+# units wide, so it stays legible on a 360 px phone screen.
+PAD = 8
+LABEL_W = 60
+BOX_W = 52
+BOX_H = 34
+ROW_PITCH = 44
+HEADER_H = 16
+TITLE_H = 22
+CAPTION_LINE_H = 16
+CAPTION_LINES = 2
+CAPTION_CHARS = 56  # characters per caption line at 12.5 px in a 4-rank frame
+NAME_CHARS = 9  # longer rank names are shortened in the picture (full in <desc>)
+FULL_SUM_PARTS = 4  # sums of more parts are written "Σ a0…h0"
+
+# Animation timing (seconds): each step holds, the final state holds longer.
+STEP_S = 2.4
+FINAL_S = 4.0
+FADE_S = 0.3
+
+_CHART_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+
+
+def _esc(text: str) -> str:
+    return html.escape(str(text), quote=True)
+
+
+@cache
+def _stylesheet() -> str:
+    return resources.files("ainotes").joinpath("assets/collectives.css").read_text(encoding="utf-8")
+
+
+@cache
+def _javascript() -> str:
+    return resources.files("ainotes").joinpath("assets/collectives.js").read_text(encoding="utf-8")
+
+
+def _minify_css(css: str) -> str:
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"\s+", " ", css)
+    css = re.sub(r"\s*([{};,>])\s*", r"\1", css)
+    css = re.sub(r":\s+", ":", css)
+    return css.replace(";}", "}").strip()
+
+
+@cache
+def svg_css() -> str:
+    """The SVG block of collectives.css, minified, for standalone SVGs."""
+    match = re.search(r"/\* svg:begin \*/(.*?)/\* svg:end \*/", _stylesheet(), flags=re.S)
+    if match is None:  # pragma: no cover - guards the asset's markers
+        raise RuntimeError("assets/collectives.css lacks its svg:begin/svg:end block")
+    return _minify_css(match.group(1))
+
+
+# --- layout ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Layout:
+    ranks: int
+
+    @property
+    def col_gap(self) -> float:
+        # Room right of each column for the arcs of same-column transfers.
+        return 10 + 4 * (self.ranks - 1)
+
+    @property
+    def width(self) -> float:
+        return PAD + LABEL_W + self.ranks * (BOX_W + self.col_gap) + PAD - 4
+
+    @property
+    def grid_height(self) -> float:
+        return HEADER_H + self.ranks * ROW_PITCH - (ROW_PITCH - BOX_H)
+
+    def box_x(self, chunk: int) -> float:
+        return PAD + LABEL_W + chunk * (BOX_W + self.col_gap)
+
+    def box_y(self, rank: int, top: float) -> float:
+        return top + HEADER_H + rank * ROW_PITCH
+
+    def center(self, rank: int, chunk: int, top: float) -> tuple[float, float]:
+        return self.box_x(chunk) + BOX_W / 2, self.box_y(rank, top) + BOX_H / 2
+
+
+def _n(value: float) -> str:
+    """A coordinate, compactly: integers without a decimal point."""
+    rounded = round(value, 1)
+    return str(int(rounded)) if rounded == int(rounded) else str(rounded)
+
+
+# --- labels and descriptions -------------------------------------------------------
+
+
+def chunk_box_label(chunk: Chunk) -> tuple[str, ...]:
+    """Text lines inside a chunk's box: ``a0``; ``a0+b0+`` / ``c0+d0``; ``Σ a0…h0``."""
+    from ainotes.collectives import RANK_LETTERS
+
+    if not chunk.is_sum:
+        return (chunk.label,)
+    parts = [f"{RANK_LETTERS[r]}{chunk.index}" for r in chunk.sources]
+    if len(parts) > FULL_SUM_PARTS:
+        contiguous = list(chunk.sources) == list(range(chunk.sources[0], chunk.sources[-1] + 1))
+        if contiguous:
+            return (f"Σ {parts[0]}…{parts[-1]}",)
+        return ("Σ " + "".join(RANK_LETTERS[r] for r in chunk.sources), f"chunk {chunk.index}")
+    if len(parts) <= 2:
+        return ("+".join(parts),)
+    half = (len(parts) + 1) // 2
+    return ("+".join(parts[:half]) + "+", "+".join(parts[half:]))
+
+
+def _format_value(value: int | float) -> str:
+    return str(value) if isinstance(value, int) else format(value, ".6g")
+
+
+def _holdings_text(run: CollectiveRun, frame: Frame) -> str:
+    sentences = []
+    for rank, row in enumerate(frame.buffers):
+        held = [f"{c.label} = {_format_value(c.value)}" for c in row if c is not None]
+        who = run.rank_names[rank] + (" (root)" if rank == run.root else "")
+        sentences.append(f"{who} holds {', '.join(held)}." if held else f"{who} holds nothing.")
+    if frame.transfers:
+        sends = [
+            f"{t.label} from {run.rank_names[t.src]} to {run.rank_names[t.dst]}"
+            + (" (added)" if t.combine == "sum" else "")
+            for t in frame.transfers
+        ]
+        sentences.append("Sent: " + "; ".join(sends) + ".")
+    return " ".join(sentences)
+
+
+def frame_description(run: CollectiveRun, index: int) -> str:
+    """Plain text for a frame's <desc>: its caption, what each rank holds, what is sent."""
+    frame = run.frames[index]
+    return f"{frame.caption} {_holdings_text(run, frame)}"
+
+
+def _short_name(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
+
+
+def _wrap(text: str, width: int, lines: int) -> list[str]:
+    words, out, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    out.append(line)
+    if len(out) > lines:
+        out = out[: lines - 1] + [" ".join(out[lines - 1 :])]
+    return out
+
+
+# --- SVG pieces --------------------------------------------------------------------
+
+
+def _defs(run: CollectiveRun, pid: str) -> str:
+    """Arrowhead marker and one stripe gradient per set of summed ranks."""
+    parts = [
+        f'<marker id="{pid}a" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6"'
+        f' orient="auto"><path class="ah" d="M0 1L10 5L0 9z"/></marker>'
+    ]
+    for sources in sorted(_sum_sets(run)):
+        stops = []
+        for i, rank in enumerate(sources):
+            lo, hi = i / len(sources), (i + 1) / len(sources)
+            stops.append(f'<stop offset="{lo:.3g}" class="c{rank}"/><stop offset="{hi:.3g}" class="c{rank}"/>')
+        parts.append(f'<linearGradient id="{pid}g{_set_key(sources)}">{"".join(stops)}</linearGradient>')
+    return "<defs>" + "".join(parts) + "</defs>"
+
+
+def _set_key(sources: tuple[int, ...]) -> str:
+    return "".join(str(r) for r in sources)
+
+
+def _sum_sets(run: CollectiveRun) -> set[tuple[int, ...]]:
+    return {
+        chunk.sources
+        for frame in run.frames
+        for row in frame.buffers
+        for chunk in row
+        if chunk is not None and chunk.is_sum
+    }
+
+
+def _box(layout: _Layout, rank: int, position: int, chunk: Chunk | None, top: float, pid: str) -> str:
+    x, y = layout.box_x(position), layout.box_y(rank, top)
+    rect = f'x="{_n(x)}" y="{_n(y)}" width="{BOX_W}" height="{BOX_H}" rx="4"'
+    if chunk is None:
+        return f'<rect class="n" {rect}/>'
+    lines = chunk_box_label(chunk)
+    cx = _n(x + BOX_W / 2)
+    lift = 2 if chunk.is_sum else 0
+    if len(lines) == 1:
+        text = f'<text x="{cx}" y="{_n(y + BOX_H / 2 + 4 - lift)}">{_esc(lines[0])}</text>'
+    else:
+        first = y + BOX_H / 2 - 2.5 - lift
+        text = (
+            f'<text x="{cx}" y="{_n(first)}">{_esc(lines[0])}'
+            f'<tspan x="{cx}" dy="12">{_esc(lines[1])}</tspan></text>'
+        )
+    if not chunk.is_sum:
+        return f'<rect class="k c{chunk.sources[0]}" {rect}/>{text}'
+    stripe = (
+        f'<rect x="{_n(x + 4)}" y="{_n(y + BOX_H - 6)}" width="{BOX_W - 8}" height="3"'
+        f' fill="url(#{pid}g{_set_key(chunk.sources)})"/>'
+    )
+    return f'<rect class="k s" {rect}/>{text}{stripe}'
+
+
+def _arrow(layout: _Layout, transfer: Transfer, top: float, pid: str) -> str:
+    marker = f' marker-end="url(#{pid}a)"'
+    if transfer.src_chunk == transfer.dst_chunk:
+        # Same column: an arc in the gap right of the column, deeper for longer spans,
+        # leaving from the lower (upper) half of the source when going down (up).
+        down = transfer.dst > transfer.src
+        span = abs(transfer.dst - transfer.src)
+        right = layout.box_x(transfer.src_chunk) + BOX_W
+        _, src_y = layout.center(transfer.src, transfer.src_chunk, top)
+        _, dst_y = layout.center(transfer.dst, transfer.dst_chunk, top)
+        sy, ey = (src_y + 5, dst_y - 5) if down else (src_y - 5, dst_y + 5)
+        bulge = 2 * (4 + 4 * span)  # control offset: the arc's apex sits at half of it
+        d = f"M{_n(right)} {_n(sy)}Q{_n(right + bulge)} {_n((sy + ey) / 2)} {_n(right + 1)} {_n(ey)}"
+        return f'<path class="t" d="{d}"{marker}/>'
+    # Different columns (all-to-all): from box edge to box edge, bent to the right of travel
+    # so that the two directions between a pair of boxes stay apart.
+    sx, sy = layout.center(transfer.src, transfer.src_chunk, top)
+    dx, dy = layout.center(transfer.dst, transfer.dst_chunk, top)
+    vx, vy = dx - sx, dy - sy
+    x0, y0 = _edge_point(sx, sy, vx, vy)
+    x1, y1 = _edge_point(dx, dy, -vx, -vy)
+    length = (vx * vx + vy * vy) ** 0.5
+    bend = 0.16 * length
+    qx, qy = (x0 + x1) / 2 - vy / length * bend, (y0 + y1) / 2 + vx / length * bend
+    d = f"M{_n(x0)} {_n(y0)}Q{_n(qx)} {_n(qy)} {_n(x1)} {_n(y1)}"
+    return f'<path class="t" d="{d}"{marker}/>'
+
+
+def _edge_point(cx: float, cy: float, vx: float, vy: float) -> tuple[float, float]:
+    """Where the ray from a box's centre along (vx, vy) leaves the box."""
+    scale = min(
+        (BOX_W / 2) / abs(vx) if vx else float("inf"),
+        (BOX_H / 2) / abs(vy) if vy else float("inf"),
+    )
+    return cx + vx * scale, cy + vy * scale
+
+
+def _header_and_names(run: CollectiveRun, layout: _Layout, top: float) -> str:
+    parts = [f'<text class="m" x="{PAD}" y="{_n(top + 11)}">chunk</text>']
+    for c in range(run.ranks):
+        parts.append(
+            f'<text class="m" x="{_n(layout.box_x(c) + BOX_W / 2)}" y="{_n(top + 11)}"'
+            f' text-anchor="middle">{c}</text>'
+        )
+    for r, name in enumerate(run.rank_names):
+        y = layout.box_y(r, top) + BOX_H / 2
+        if r == run.root:
+            parts.append(f'<text x="{PAD}" y="{_n(y - 2)}">{_esc(_short_name(name))}</text>')
+            parts.append(f'<text class="rt" x="{PAD}" y="{_n(y + 11)}">root</text>')
+        else:
+            parts.append(f'<text x="{PAD}" y="{_n(y + 4)}">{_esc(_short_name(name))}</text>')
+    return "".join(parts)
+
+
+def _frame_body(run: CollectiveRun, frame: Frame, layout: _Layout, top: float, pid: str) -> str:
+    boxes = [
+        _box(layout, r, c, chunk, top, pid)
+        for r, row in enumerate(frame.buffers)
+        for c, chunk in enumerate(row)
+    ]
+    arrows = [_arrow(layout, t, top, pid) for t in frame.transfers]
+    return "".join(boxes) + "".join(arrows)
+
+
+def _caption_text(lines: list[str], top: float) -> str:
+    first, *rest = lines
+    spans = "".join(f'<tspan x="{PAD}" dy="{CAPTION_LINE_H}">{_esc(line)}</tspan>' for line in rest)
+    return f'<text class="cap" x="{PAD}" y="{_n(top + 12)}">{_esc(first)}{spans}</text>'
+
+
+def _step_caption(run: CollectiveRun, index: int) -> str:
+    return f"{index + 1}/{len(run.frames)} · {run.frames[index].caption}"
+
+
+def _title(run: CollectiveRun, title: str | None) -> str:
+    if title is None:
+        return run.title
+    if not isinstance(title, str) or not title.strip():
+        raise InputError(f"'title' must be a non-empty string: {title!r}")
+    return title
+
+
+# --- public -----------------------------------------------------------------------
+
+
+def frame_svg(run: CollectiveRun, index: int, *, id_prefix: str = "f", title: str | None = None,
+              standalone: bool = True) -> str:
+    """One frame as SVG, with <title> and <desc>.
+
+    ``standalone`` embeds the colour stylesheet (for a file or an <img>);
+    inline in a page that loads collectives.css, leave it out. ``id_prefix``
+    keeps marker and gradient ids unique when several frames share a page.
+    """
+    frame = run.frames[index]
+    layout = _Layout(run.ranks)
+    name = _title(run, title)
+    pid = _check_id(id_prefix, "id_prefix")
+    height = PAD + layout.grid_height + PAD
+    style = f"<style>{svg_css()}</style>" if standalone else ""
+    background = f'<rect class="bg" width="{_n(layout.width)}" height="{_n(height)}"/>' if standalone else ""
+    size = f' width="{_n(layout.width)}" height="{_n(height)}"' if standalone else ""
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="ainotes-coll" viewBox="0 0 {_n(layout.width)} {_n(height)}"'
+        f'{size} role="img" aria-labelledby="{pid}t {pid}d">'
+        f'<title id="{pid}t">{_esc(f"{name}, step {index + 1} of {len(run.frames)}")}</title>'
+        f'<desc id="{pid}d">{_esc(frame_description(run, index))}</desc>'
+        f"{style}{_defs(run, pid)}{background}"
+        f"{_header_and_names(run, layout, PAD)}{_frame_body(run, frame, layout, PAD, pid)}</svg>"
+    )
+
+
+def animated_svg(run: CollectiveRun, *, title: str | None = None) -> str:
+    """One standalone SVG that plays the frames with CSS keyframes, no script.
+
+    Top panel: the state before, always visible. Bottom panel: the remaining
+    frames in turn, fading between them, holding the final state longer,
+    looping. With ``prefers-reduced-motion: reduce`` nothing moves: the bottom
+    panel shows the final state, so the picture reads before → after.
+    Works opened alone and through <img> or <object>.
+    """
+    name = _title(run, title)
+    layout = _Layout(run.ranks)
+    pid = "x"
+    panel_h = CAPTION_LINES * CAPTION_LINE_H + 6 + layout.grid_height
+    top_a = TITLE_H
+    top_b = top_a + panel_h + 14
+    height = top_b + panel_h + PAD
+    width = layout.width
+    chars = max(CAPTION_CHARS, int(CAPTION_CHARS * width / _Layout(4).width))
+    grid_a = top_a + CAPTION_LINES * CAPTION_LINE_H + 6
+    grid_b = top_b + CAPTION_LINES * CAPTION_LINE_H + 6
+
+    animated = run.frames[1:]
+    frames_b = []
+    for offset, frame in enumerate(animated):
+        index = offset + 1
+        last = " fz" if index == len(run.frames) - 1 else ""
+        frames_b.append(
+            f'<g class="f f{index}{last}"><title>{_esc(f"Step {index + 1} of {len(run.frames)}")}</title>'
+            f"<desc>{_esc(frame_description(run, index))}</desc>"
+            f"{_caption_text(_wrap(_step_caption(run, index), chars, CAPTION_LINES), top_b)}"
+            f"{_frame_body(run, frame, layout, grid_b, pid)}</g>"
+        )
+    overall = " ".join(
+        f"Step {i + 1}: {frame_description(run, i)}" for i in range(len(run.frames))
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="ainotes-coll" viewBox="0 0 {_n(width)} {_n(height)}"'
+        f' width="{_n(width)}" height="{_n(height)}" role="img" aria-labelledby="{pid}t {pid}d">'
+        f'<title id="{pid}t">{_esc(name)}</title><desc id="{pid}d">{_esc(overall)}</desc>'
+        f"<style>{svg_css()}{_animation_css(len(animated))}</style>{_defs(run, pid)}"
+        f'<rect class="bg" width="{_n(width)}" height="{_n(height)}"/>'
+        f'<text class="rt" x="{PAD}" y="15" style="font-size:13px">{_esc(name)}</text>'
+        f'<g class="f0"><title>Step 1 of {len(run.frames)}</title><desc>{_esc(frame_description(run, 0))}</desc>'
+        f"{_caption_text(_wrap(_step_caption(run, 0), chars, CAPTION_LINES), top_a)}"
+        f"{_header_and_names(run, layout, grid_a)}{_frame_body(run, run.frames[0], layout, grid_a, pid)}</g>"
+        f'<line class="sep" x1="{PAD}" x2="{_n(width - PAD)}" y1="{_n(top_b - 8)}" y2="{_n(top_b - 8)}"/>'
+        f"{_header_and_names(run, layout, grid_b)}{''.join(frames_b)}</svg>"
+    )
+
+
+def _animation_css(count: int) -> str:
+    """Keyframes showing frame i (1-based in the bottom panel) in its window of the loop."""
+    durations = [STEP_S] * (count - 1) + [FINAL_S]
+    total = sum(durations)
+    rules = [f".f{{opacity:0;animation:{total:g}s linear infinite}}.fz{{opacity:1}}"]
+    start = 0.0
+    for i, duration in enumerate(durations, start=1):
+        end = start + duration
+        last = i == count
+        points = [(0.0, 0)] + ([(start, 0)] if start > 0 else [])
+        points.append((start + FADE_S, 1))
+        hold_until = total - FADE_S if last else end
+        points.append((hold_until, 1))
+        points.append((min(hold_until + FADE_S, total), 0))
+        if points[-1][0] < total:
+            points.append((total, 0))
+        steps = "".join(f"{100 * t / total:.4g}%{{opacity:{o}}}" for t, o in points)
+        rules.append(f".f{i}{{animation-name:k{i}}}@keyframes k{i}{{{steps}}}")
+        start = end
+    rules.append("@media (prefers-reduced-motion:reduce){.f{animation:none}}")
+    return "".join(rules)
+
+
+def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None) -> str:
+    """In-page fragment: an ordered list of figures, one per frame.
+
+    Without JavaScript every frame is visible in order, each SVG followed by
+    its caption. ``assets/collectives.js`` turns each ``.ainotes-stepper`` into
+    a stepper (previous, play/pause, next, "frame k of n", arrow keys, an
+    aria-live caption). Needs ``assets/collectives.css`` on the page.
+    """
+    cid = _check_id(chart_id, "chart_id")
+    name = _title(run, title)
+    count = len(run.frames)
+    items = []
+    for i, frame in enumerate(run.frames):
+        svg = frame_svg(run, i, id_prefix=f"{cid}-{i}-", title=name, standalone=False)
+        items.append(
+            f'<li class="ainotes-stepper-frame"><figure class="ainotes-stepper-figure">{svg}'
+            f'<figcaption><span class="ainotes-step-no">Frame {i + 1} of {count}.</span> '
+            f'<span class="ainotes-step-caption">{_esc(frame.caption)}</span></figcaption></figure></li>'
+        )
+    return (
+        f'<div class="ainotes-coll ainotes-stepper" id="{cid}" role="region" aria-label="{_esc(name)}"'
+        f' data-frames="{count}"><ol class="ainotes-stepper-frames">{"".join(items)}</ol></div>'
+    )
+
+
+def table_html(run: CollectiveRun, *, title: str | None = None) -> str:
+    """Each rank's holdings before and after, then the ring cost and bus factor."""
+    name = _title(run, title)
+    rows = []
+    for r in range(run.ranks):
+        who = _esc(run.rank_names[r]) + (" (root)" if r == run.root else "")
+        rows.append(
+            f'<tr><th scope="row">{who}</th><td>{_holdings_cell(run.frames[0].buffers[r])}</td>'
+            f"<td>{_holdings_cell(run.frames[-1].buffers[r])}</td></tr>"
+        )
+    factor = bus_factor_fraction(run.op, run.ranks)
+    exact = f"{factor.numerator}/{factor.denominator}" if factor.denominator != 1 else str(factor.numerator)
+    cost = (
+        f'<p class="ainotes-coll-cost">Ring algorithm: each rank sends {exact} of the tensor\'s bytes'
+        f" ({float(factor):.4g}×). Bus factor {bus_factor_formula(run.op)} = {float(factor):.4g}"
+        f" at n = {run.ranks}.</p>"
+    )
+    return (
+        f'<div class="ainotes-coll ainotes-coll-table-wrap"><table class="ainotes-coll-table">'
+        f"<caption>{_esc(name)}: what each rank holds</caption>"
+        f'<thead><tr><th scope="col">rank</th><th scope="col">before</th><th scope="col">after</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{cost}</div>"
+    )
+
+
+def _holdings_cell(row: tuple[Chunk | None, ...]) -> str:
+    cells = []
+    for chunk in row:
+        if chunk is None:
+            cells.append('<span class="ainotes-chunk ainotes-chunk-null" title="not part of this rank\'s'
+                         ' input or output">—</span>')
+        else:
+            cells.append(f'<span class="ainotes-chunk">{_esc(chunk.label)} = {_format_value(chunk.value)}</span>')
+    return " ".join(cells)
+
+
+def standalone_html(run: CollectiveRun, *, title: str | None = None) -> str:
+    """A self-contained page: stylesheet and script inline, nothing loaded from outside."""
+    name = _title(run, title)
+    page_css = (
+        ":root{color-scheme:light dark}"
+        "body{margin:0 auto;max-width:40rem;padding:1rem;font:16px/1.5 system-ui,-apple-system,"
+        '"Segoe UI",Roboto,sans-serif;background:#fff;color:#1f2328}'
+        "@media (prefers-color-scheme:dark){body{background:#1e2129;color:#e6e8eb}}"
+        "h1{font-size:1.35rem;margin:.2em 0 .6em}"
+    )
+    script = _javascript().replace("</", "<\\/")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_esc(name)}</title><style>{page_css}{_minify_css(_stylesheet())}</style></head>"
+        f"<body><main><h1>{_esc(name)}</h1>"
+        f"{stepper_html(run, 'collective', title=name)}{table_html(run, title=name)}</main>"
+        f"<script>{script}</script></body></html>\n"
+    )
+
+
+def frames_json(run: CollectiveRun) -> dict:
+    """The contract's JSON object for the run (same as ``run_to_json``)."""
+    return run_to_json(run)
+
+
+def frames_json_text(run: CollectiveRun) -> str:
+    """``frames_json`` serialised, safe to place inside a <script> element."""
+    text = json.dumps(frames_json(run), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _check_id(value: str, field: str) -> str:
+    if not isinstance(value, str) or not _CHART_ID.match(value):
+        raise InputError(f"'{field}' must start with a letter and hold only letters, digits, '-' and '_': {value!r}")
+    return value
