@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import os
+import re
 import secrets
 import sys
 from collections.abc import Callable, Sequence
@@ -49,6 +50,12 @@ examples:
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors: ``ainotes mfu: argument --gpus: ...``, exit 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse takes "-5e9" for an option; read it as a (negative) number so the
+        # value check can say what is wrong with it.
+        self._negative_number_matcher = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
     def error(self, message: str) -> NoReturn:
         message = " ".join(message.split())
@@ -374,11 +381,12 @@ def _preset_flag(presets: Sequence[Preset], preset_id: str) -> Preset:
 
 def _check_output(path_text: str, suffixes: tuple[str, ...]) -> Path:
     path = Path(path_text)
-    suffix = path.suffix.lower()
-    if suffix not in suffixes:
-        raise InputError(f"-o {path_text}: the file name must end in {', '.join(suffixes)}; got {suffix or 'no suffix'!r}")
     if path.is_dir():
         raise InputError(f"-o {path_text}: is a folder, not a file")
+    suffix = path.suffix.lower()
+    if suffix not in suffixes:
+        choices = f"{', '.join(suffixes[:-1])} or {suffixes[-1]}"
+        raise InputError(f"-o {path_text}: the file name must end in {choices}; got {suffix or 'no suffix'!r}")
     parent = path.parent
     if not parent.is_dir():
         raise InputError(f"-o {path_text}: folder {str(parent)!r} does not exist")
@@ -424,20 +432,22 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
         presets = tuple(chosen)
     kernels = tuple(_parse_kernel_flag(text) for text in args.kernel)
 
-    from ainotes import render
     from ainotes.charts.roofline import roofline_spec
 
     spec = roofline_spec(presets, kernels=kernels, sparsity=args.sparsity, title=args.title)
     suffix = output.suffix.lower()
     content: str | bytes
-    if suffix == ".svg":
-        content = render.svg(spec)
-    elif suffix == ".png":
-        content = render.png(spec)
-    elif suffix == ".json":
+    if suffix == ".json":
         content = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
     else:
-        content = render.standalone_html(spec, title=args.title or "Roofline")
+        from ainotes import render  # vl-convert: loaded only for rendered formats
+
+        if suffix == ".svg":
+            content = render.svg(spec)
+        elif suffix == ".png":
+            content = render.png(spec)
+        else:
+            content = render.standalone_html(spec, title=args.title or "Roofline")
     _write_atomic(output, content)
     print(f"wrote {output}")
     return 0

@@ -451,7 +451,7 @@ def _all_to_all(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> t
     after = _freeze([[before[c][r] for c in range(n)] for r in range(n)])
     return (
         Frame("before", f"Before: each rank holds {_whole_tensor(n)}.", before),
-        Frame("transfer", "Every rank sends its chunk j to rank j, into the slot that belongs to the sender.",
+        Frame("transfer", "Rank i sends its chunk j to rank j, into slot i: chunks swap across the diagonal.",
               before, step),
         Frame("after", "After: rank j holds chunk j of every rank, a transpose across ranks.", after),
     )

@@ -446,7 +446,7 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
     bandwidth_tbps = system_tbps / gpus
     system = data.get("system")
     derivation = (
-        f"{system + ' totals' if system else 'System totals'} ÷ {gpus} GPUs: "
+        f"{system + ' totals' if system else 'System totals'} ÷ {gpus} GPU{'' if gpus == 1 else 's'}: "
         f"{_format_tflops(system_tflops)} → {_format_tflops(dense_tflops)}; "
         f"{system_tbps:g} TB/s → {bandwidth_tbps:g} TB/s"
     )

@@ -77,6 +77,7 @@
 
     function go(index) {
       current = Math.max(0, Math.min(count - 1, index));
+      root.setAttribute("data-ainotes-moved", "");
       render();
     }
 

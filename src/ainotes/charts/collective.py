@@ -259,7 +259,10 @@ def _arrow(layout: _Layout, transfer: Transfer, top: float, pid: str) -> str:
         right = layout.box_x(transfer.src_chunk) + BOX_W
         _, src_y = layout.center(transfer.src, transfer.src_chunk, top)
         _, dst_y = layout.center(transfer.dst, transfer.dst_chunk, top)
-        sy, ey = (src_y + 5, dst_y - 5) if down else (src_y - 5, dst_y + 5)
+        # Endpoints move away from the box middle with the span, so that arrowheads
+        # arriving from several ranks do not sit on top of each other.
+        offset = min(4 + 3 * (span - 1), BOX_H / 2 - 4)
+        sy, ey = (src_y + offset, dst_y - offset) if down else (src_y - offset, dst_y + offset)
         bulge = 2 * (4 + 4 * span)  # control offset: the arc's apex sits at half of it
         d = f"M{_n(right)} {_n(sy)}Q{_n(right + bulge)} {_n((sy + ey) / 2)} {_n(right + 1)} {_n(ey)}"
         return f'<path class="t" d="{d}"{marker}/>'
@@ -469,11 +472,13 @@ def table_html(run: CollectiveRun, *, title: str | None = None) -> str:
             f"<td>{_holdings_cell(run.frames[-1].buffers[r])}</td></tr>"
         )
     factor = bus_factor_fraction(run.op, run.ranks)
-    exact = f"{factor.numerator}/{factor.denominator}" if factor.denominator != 1 else str(factor.numerator)
+    decimal = f"{float(factor):.4g}"
+    exact = decimal if factor.denominator == 1 else f"{factor.numerator}/{factor.denominator} ({decimal})"
+    formula = bus_factor_formula(run.op)
+    formula_text = decimal if formula == decimal else f"{formula} = {decimal} at n = {run.ranks}"
     cost = (
-        f'<p class="ainotes-coll-cost">Ring algorithm: each rank sends {exact} of the tensor\'s bytes'
-        f" ({float(factor):.4g}×). Bus factor {bus_factor_formula(run.op)} = {float(factor):.4g}"
-        f" at n = {run.ranks}.</p>"
+        f'<p class="ainotes-coll-cost">Ring algorithm: each rank sends {exact} × the tensor\'s bytes;'
+        f" bus factor {formula_text}.</p>"
     )
     return (
         f'<div class="ainotes-coll ainotes-coll-table-wrap"><table class="ainotes-coll-table">'

@@ -130,37 +130,39 @@ def _display_names(presets: Sequence[Preset]) -> list[str]:
     return [f"{p.name} ({p.id})" if names.count(p.name) > 1 else p.name for p in presets]
 
 
-def _ceiling_rows(
-    presets: Sequence[Preset], names: Sequence[str], intensity_min: float, intensity_max: float
-) -> list[dict[str, Any]]:
-    """Three vertex rows per preset and mode (dense, sparse), straight from the core.
+def _vertex_rows(presets: Sequence[Preset], intensity_min: float, intensity_max: float) -> list[dict[str, Any]]:
+    """Each preset's ceilings as drawn: three exact vertices per mode (dense, sparse), from the core.
 
-    The middle vertex (``vertex == 1``) also carries the figures the ridge marker,
-    its tooltip and the readout need.
+    ``ref`` marks the dense vertices of a preset whose sparse path doubles the
+    ceiling; with sparsity on, that dense line stays behind as a faint reference.
     """
     rows: list[dict[str, Any]] = []
+    for preset in presets:
+        doubles = roofline.ceiling(preset, True).peak_flops_per_s != roofline.ceiling(preset, False).peak_flops_per_s
+        for sparse in (False, True):
+            for intensity, flops in roofline.ceiling(preset, sparse).vertices(intensity_min, intensity_max):
+                row: dict[str, Any] = {"preset": preset.id, "sparse": sparse, "intensity": intensity, "flops": flops}
+                if doubles and not sparse:
+                    row["ref"] = True
+                rows.append(row)
+    return rows
+
+
+def _ridge_rows(presets: Sequence[Preset], names: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per preset and mode: the ridge point (``ridge``, ``peak``), the bandwidth the
+    readout multiplies by, and the labels of the ridge marker and its tooltip."""
+    rows: list[dict[str, Any]] = []
     for order, (preset, name) in enumerate(zip(presets, names)):
-        dense_peak = roofline.ceiling(preset, False).peak_flops_per_s
         for sparse in (False, True):
             line = roofline.ceiling(preset, sparse)
-            for vertex, (intensity, flops) in enumerate(line.vertices(intensity_min, intensity_max)):
-                row: dict[str, Any] = {
-                    "preset": preset.id, "name": name, "order": order, "sparse": sparse,
-                    "vertex": vertex, "intensity": intensity, "flops": flops,
-                }
-                # Dense rows of a preset whose sparse path doubles the ceiling: drawn faintly for reference.
-                if not sparse and roofline.ceiling(preset, True).peak_flops_per_s != dense_peak:
-                    row["doubles"] = True
-                if vertex == 1:
-                    row |= {
-                        "peak": line.peak_flops_per_s,
-                        "bandwidth": line.memory_bandwidth_bytes_per_s,
-                        "ridge": line.ridge_flop_per_byte,
-                        "ridge_label": intensity_label(line.ridge_flop_per_byte),
-                        "peak_label": units.flops_per_s(line.peak_flops_per_s),
-                        "bandwidth_label": units.bytes_per_s(line.memory_bandwidth_bytes_per_s),
-                    }
-                rows.append(row)
+            rows.append({
+                "preset": preset.id, "sparse": sparse, "name": name, "order": order,
+                "ridge": line.ridge_flop_per_byte, "peak": line.peak_flops_per_s,
+                "bandwidth": line.memory_bandwidth_bytes_per_s,
+                "ridge_label": intensity_label(line.ridge_flop_per_byte),
+                "peak_label": units.flops_per_s(line.peak_flops_per_s),
+                "bandwidth_label": units.bytes_per_s(line.memory_bandwidth_bytes_per_s),
+            })
     return rows
 
 
@@ -203,8 +205,8 @@ def _config(theme: Theme) -> dict[str, Any]:
     colours = _THEMES[theme]
     axis = {
         "labelColor": colours["muted"], "titleColor": colours["text"], "gridColor": colours["grid"],
-        "domainColor": colours["domain"], "tickColor": colours["domain"], "labelFont": _FONT,
-        "titleFont": _FONT, "labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal",
+        "domainColor": colours["domain"], "tickColor": colours["domain"],
+        "labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal",
     }
     return {
         "background": colours["background"],
@@ -212,12 +214,11 @@ def _config(theme: Theme) -> dict[str, Any]:
         "view": {"stroke": colours["grid"]},
         "axis": axis,
         "legend": {
-            "labelColor": colours["text"], "titleColor": colours["text"], "labelFont": _FONT,
-            "labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 320,
+            "labelColor": colours["text"], "labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 320,
         },
-        "title": {"color": colours["text"], "font": _FONT, "fontSize": 16, "fontWeight": 600,
+        "title": {"color": colours["text"], "fontSize": 16, "fontWeight": 600,
                   "anchor": "start", "offset": 12},
-        "text": {"color": colours["text"], "font": _FONT, "fontSize": 12},
+        "text": {"color": colours["text"], "fontSize": 12},
     }
 
 
@@ -253,7 +254,8 @@ def roofline_spec(
     sparse_lines = [roofline.ceiling(p, True) for p in presets]
     dense_lines = [roofline.ceiling(p, False) for p in presets]
     kernel_intensities = [k.intensity_flop_per_byte for k in kernels]
-    x_min = _decade_floor(min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE] + [i / KERNEL_MARGIN for i in kernel_intensities]))
+    x_min = _decade_floor(min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE, min(c.ridge_flop_per_byte for c in dense_lines)]
+                              + [i / KERNEL_MARGIN for i in kernel_intensities]))
     x_max = _decade_ceil(max([RIDGE_HEADROOM * c.ridge_flop_per_byte for c in sparse_lines]
                              + [i * KERNEL_MARGIN for i in kernel_intensities]))
     y_min = _decade_floor(min(c.memory_bandwidth_bytes_per_s for c in dense_lines) * x_min)
@@ -295,30 +297,35 @@ def roofline_spec(
               axis=alt.Axis(values=_decades(y_min, y_max), labelExpr=flops_per_s_expr("datum.value")))
     colour = alt.Color(
         "name:N", title=None,
-        scale=alt.Scale(domain=names, range=colours["palette"]),
+        scale=alt.Scale(domain=names, range=colours["palette"][: len(names)]),
         legend=alt.Legend(orient="bottom", direction="horizontal", columns=alt.ExprRef("width < 520 ? 1 : 2"),
                           symbolType="stroke"),
     )
     name_tip = alt.Tooltip("name:N", title="GPU")
 
     datasets: dict[str, list[dict[str, Any]]] = {
-        "ceilings": _ceiling_rows(presets, names, x_min, x_max),
+        "vertices": _vertex_rows(presets, x_min, x_max),
+        "ridges": _ridge_rows(presets, names),
         "one_row": [{}],
     }
-    base = alt.Chart(alt.NamedData(name="ceilings"))
-    ridge_filter = f"datum.vertex == 1 && {this_mode} && {shown}"
+    ridge_filter = f"{this_mode} && {shown}"
 
-    layers: list[alt.Chart] = [
-        # Dense reference under a doubled sparse ceiling: faint and dashed.
-        base.transform_filter(f"{this_mode} && {shown}")
-        .mark_line(strokeWidth=2.5)
-        .encode(x=x, y=y, color=colour, detail="preset:N", order="vertex:Q", tooltip=[name_tip]),
-        # The dense line under a doubled sparse ceiling, faint and dashed, for comparison.
-        base.transform_filter(f"{sparsity_param.name} && datum.doubles && {shown}")
-        # (strokeOpacity, not opacity: the legend would copy opacity into its symbols)
-        .mark_line(strokeDash=[4, 4], strokeWidth=1.5, strokeOpacity=0.55)
-        .encode(x="intensity:Q", y="flops:Q", color="name:N", detail="preset:N", order="vertex:Q",
-                tooltip=[name_tip]),
+    # The chosen mode's ceilings, solid; with sparsity on, the dense line of each preset whose
+    # sparse path doubles the ceiling stays behind, faint and dashed, for comparison.
+    # (strokeOpacity, not opacity: the legend would copy opacity into its symbols.)
+    reference = f"{sparsity_param.name} && datum.ref"
+    layers: list[alt.Chart | alt.LayerChart] = [
+        # Lines join their vertices in x order, which is the vertices' order.
+        alt.Chart(alt.NamedData(name="vertices"))
+        .transform_filter(f"({this_mode} || {reference}) && {shown}")
+        .transform_lookup(lookup="preset", from_=alt.LookupData(alt.NamedData(name="ridges"), "preset", ["name"]))
+        .mark_line()
+        .encode(
+            x=x, y=y, color=colour, detail=["preset:N", "sparse:N"], tooltip=[name_tip],
+            strokeDash=alt.condition(reference, alt.value([4, 4]), alt.value([1, 0])),
+            strokeOpacity=alt.condition(reference, alt.value(0.55), alt.value(1)),
+            strokeWidth=alt.condition(reference, alt.value(1.5), alt.value(2.5)),
+        ),
     ]
 
     if kernels:
@@ -364,7 +371,7 @@ def roofline_spec(
             # faster GPU's sloped line passes, and that lies higher up.
             mark.mark_text(align="left", baseline="bottom", dx=4, dy=-5, color=colours["text"])
             .encode(text="ridge_label:N"),
-            data=alt.NamedData(name="ceilings"),
+            data=alt.NamedData(name="ridges"),
         )
         .transform_filter(ridge_filter)
         .encode(x="ridge:Q", y="peak:Q", tooltip=ridge_tips)
@@ -389,7 +396,7 @@ def roofline_spec(
             .encode(x=alt.value(6), y=readout_line_y),
             mark.mark_text(align="left", baseline="middle", color=colours["text"], limit=alt.ExprRef("width - 16"))
             .encode(x=alt.value(16), y=readout_line_y, text="readout:N", color=alt.value(colours["text"])),
-            data=alt.NamedData(name="ceilings"),
+            data=alt.NamedData(name="ridges"),
         )
         .transform_filter(ridge_filter)
         .transform_calculate(

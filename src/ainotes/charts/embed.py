@@ -1,0 +1,134 @@
+"""Charts in a page: static SVGs at first paint, the interactive Vega view on top once it renders.
+
+:func:`interactive_figure_html` writes the fragment that ``assets/vega-charts.js``
+enhances:
+
+* both static SVGs inline, the light one shown under Material's default scheme
+  and the dark one under slate (CSS in ``assets/charts.css`` keyed on
+  ``[data-md-color-scheme="slate"]``), so the chart is there with no script;
+* a box whose size comes from CSS alone (``aspect-ratio`` of the static SVG,
+  taller on narrow screens), holding the static SVG and, later, the live view
+  sized to fill it (``width``/``height`` ``"container"``,
+  :func:`ainotes.render.responsive`), so nothing moves when one replaces the other;
+* the two compiled Vega specs as ``<script type="application/json">``;
+* the caption, a row of download links and a copy-paste embed snippet.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ainotes import render
+
+DOWNLOAD_LABELS = {
+    "svg": "SVG",
+    "svg-dark": "SVG (dark)",
+    "png": "PNG",
+    "json": "JSON",
+    "html": "HTML page",
+}
+_ID_ATTRIBUTE = re.compile(r'\bid="([^"]+)"')
+
+
+def _namespace_ids(svg_text: str, prefix: str) -> str:
+    """Prefix every ``id`` (and the ``url(#…)`` / ``href="#…"`` pointing at it) so that several
+    inline SVGs in one page cannot take each other's clip paths or gradients."""
+    ids = set(_ID_ATTRIBUTE.findall(svg_text))
+    if not ids:
+        return svg_text
+
+    def rename(match: re.Match[str]) -> str:
+        name = match.group(2)
+        return f"{match.group(1)}{prefix}-{name}{match.group(3)}" if name in ids else match.group(0)
+
+    text = re.sub(r'(\bid=")([^"]+)(")', rename, svg_text)
+    text = re.sub(r"(url\(#)([^)]+)(\))", rename, text)
+    return re.sub(r'(href="#)([^"]+)(")', rename, text)
+
+
+def _still(spec: dict[str, Any], scheme: str, chart_id: str) -> tuple[str, float, float]:
+    text = render.static_svg_for_page(render.svg(spec))
+    width, height = render.svg_size(text)
+    text = _namespace_ids(text, f"{chart_id}-{scheme}")
+    return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}">{text}</div>', width, height
+
+
+def _spec_title(spec: Mapping[str, Any]) -> str:
+    title = spec.get("title")
+    if isinstance(title, Mapping):
+        title = title.get("text")
+    if isinstance(title, list):
+        title = " ".join(str(part) for part in title)
+    return str(title) if title else "Chart"
+
+
+def downloads_html(chart_id: str, downloads: Mapping[str, str], *, title: str | None = None) -> str:
+    """A row of download links (kind → URL relative to the page) and a ``<details>`` with an
+    embed snippet (``<img>`` of the SVG, ``<iframe>`` of the standalone page). Everything escaped.
+
+    The snippet's URLs start out relative to this page; ``vega-charts.js`` rewrites them to
+    absolute addresses when it runs, which is what another site needs.
+    """
+    links = []
+    for kind, url in downloads.items():
+        label = DOWNLOAD_LABELS.get(kind, kind.upper())
+        links.append(f'<a href="{html.escape(url)}" download>{html.escape(label)}</a>')
+    parts = [f'<div class="ainotes-downloads" data-chart="{html.escape(chart_id)}">']
+    if links:
+        parts.append('<span class="ainotes-downloads__label">Download:</span> ' + " · ".join(links))
+    snippet_lines = []
+    alt_text = title or chart_id
+    if "svg" in downloads:
+        snippet_lines.append(f'<img src="{html.escape(downloads["svg"])}" alt="{html.escape(alt_text)}">')
+    if "html" in downloads:
+        snippet_lines.append(
+            f'<iframe src="{html.escape(downloads["html"])}" title="{html.escape(alt_text)}" '
+            'width="760" height="720" style="border:0;max-width:100%"></iframe>'
+        )
+    if snippet_lines:
+        snippet = "\n".join(snippet_lines)
+        urls = " ".join(html.escape(downloads[k]) for k in ("svg", "html") if k in downloads)
+        parts.append(
+            '<details class="ainotes-embed"><summary>Embed this chart</summary>'
+            f'<pre><code class="ainotes-embed__snippet" data-urls="{urls}">{html.escape(snippet)}</code></pre>'
+            "</details>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def interactive_figure_html(
+    chart_id: str,
+    spec_light: dict[str, Any],
+    spec_dark: dict[str, Any],
+    *,
+    caption_html: str,
+    downloads: Mapping[str, str],
+) -> str:
+    """The in-page figure for one chart (see the module docstring).
+
+    ``caption_html`` is trusted HTML (the chart modules escape what they put in it);
+    ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
+    relative to the page.
+    """
+    light, width, height = _still(spec_light, "light", chart_id)
+    dark, _, _ = _still(spec_dark, "dark", chart_id)
+    title = _spec_title(spec_light)
+    specs = "".join(
+        f'<script type="application/json" class="ainotes-chart__spec" data-scheme="{scheme}">'
+        f"{render.script_json(render.vega(render.responsive(spec)))}</script>"
+        for scheme, spec in (("light", spec_light), ("dark", spec_dark))
+    )
+    return (
+        f'<figure class="ainotes-chart" id="{html.escape(chart_id)}">'
+        f'<div class="ainotes-chart__box" style="--ainotes-aspect: {width:g} / {height:g}">'
+        f'{light}{dark}<div class="ainotes-chart__view"></div></div>'
+        '<div class="ainotes-chart__controls"></div>'
+        f"{specs}"
+        f"<figcaption>{caption_html}</figcaption>"
+        f"{downloads_html(chart_id, downloads, title=title)}"
+        "</figure>"
+    )
