@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
 
 from ainotes import directives
 from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
@@ -17,11 +16,16 @@ PROJECT_PARTS = ("docs", "presets", "hooks")
 
 
 def copy_project(dest: Path) -> Path:
-    """docs/, presets/, hooks/ and mkdocs.yml of the repository, copied into ``dest``."""
+    """docs/, presets/, hooks/ and mkdocs.yml of the repository, copied into ``dest``.
+
+    mkdocs.yml loses its ``watch`` list: it names src/, which the copy does not
+    have, and only ``mkdocs serve`` reads it.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     for name in PROJECT_PARTS:
         shutil.copytree(REPO / name, dest / name)
-    shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
+    config = _without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("watch",))
+    (dest / "mkdocs.yml").write_text(config, encoding="utf-8")
     return dest
 
 
@@ -53,7 +57,7 @@ def strip_project(project: Path) -> int:
 
 
 def count_chart_fences(docs: Path) -> dict[str, dict[str, int]]:
-    """Per page (path relative to ``docs``): how many fences of each chart kind it holds."""
+    """Per page (path relative to ``docs``): how many fences of each of our kinds it holds."""
     counts: dict[str, dict[str, int]] = {}
     for page in sorted(docs.rglob("*.md")):
         kinds: dict[str, int] = {}
@@ -82,7 +86,7 @@ class ScalePoint:
 
 _PROSE = (
     "This page is generated for the scale benchmark. Its prose is ordinary Markdown with "
-    "*emphasis*, `code` and a [link to the home page](../index.md), so that the pages without "
+    "*emphasis*, `code` and a [link to the home page](index.md), so that the pages without "
     "charts cost what a real page of notes costs.\n\n"
     "A second paragraph gives Python-Markdown a little more to do. Ridge points come from the "
     "presets: the H100 ridge sits at {{ ridge h100 }}.\n\n"
@@ -93,7 +97,7 @@ _DTYPES = ("bf16", "fp16", "fp8", "fp32")
 
 
 def _kernel_spec(chart: int, slot: int) -> str:
-    """A distinct, valid kernel spec for chart ``chart``, kernel ``slot``."""
+    """A valid kernel spec for chart ``chart``, kernel ``slot``; neighbouring charts get different ones."""
     kind = _KERNEL_KINDS[(chart + slot) % len(_KERNEL_KINDS)]
     dtype = _DTYPES[(chart // 3 + slot) % len(_DTYPES)]
     size = 256 * (1 + (chart * 7 + slot * 3) % 64)
@@ -107,12 +111,12 @@ def _kernel_spec(chart: int, slot: int) -> str:
 
 
 def _roofline_fence(chart: int, preset_ids: list[str]) -> str:
-    first = chart % len(preset_ids)
-    chosen = [preset_ids[(first + k) % len(preset_ids)] for k in range(1 + chart % len(preset_ids))]
-    kernels = "".join(f"  - {_kernel_spec(chart, slot)}\n" for slot in range(1 + chart % 4))
+    first = (chart // 2) % len(preset_ids)  # rooflines are the even charts
+    chosen = [preset_ids[(first + k) % len(preset_ids)] for k in range(1 + (chart // 2) % len(preset_ids))]
+    kernels = "".join(f"  - {_kernel_spec(chart, slot)}\n" for slot in range(1 + (chart // 2) % 4))
     return (
         "```roofline\n"
-        f"title: Scale roofline {chart}\n"
+        f"title: Scale roofline {chart}\n"  # the title alone makes every spec, so every render, distinct
         f"presets: [{', '.join(chosen)}]\n"
         f"sparsity: {'true' if chart % 5 == 0 else 'false'}\n"
         f"kernels:\n{kernels}"
@@ -133,6 +137,21 @@ def chart_fence(chart: int, preset_ids: list[str]) -> str:
     return _roofline_fence(chart, preset_ids) if chart % 2 == 0 else _collective_fence(chart)
 
 
+def _without_top_level_keys(config_text: str, keys: tuple[str, ...]) -> str:
+    """mkdocs.yml text without the named top-level keys and their blocks.
+
+    Edited as text, not loaded and dumped: the file uses MkDocs's own YAML tags (``!ENV``).
+    """
+    out, skipping = [], False
+    for line in config_text.splitlines(keepends=True):
+        top = re.match(r"^([A-Za-z_][\w-]*):", line)
+        if top:
+            skipping = top.group(1) in keys
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
 def make_scale_site(dest: Path, point: ScalePoint, *, with_charts: bool) -> Path:
     """A generated project: the real presets, hooks and theme settings, ``point.pages`` pages.
 
@@ -142,22 +161,19 @@ def make_scale_site(dest: Path, point: ScalePoint, *, with_charts: bool) -> Path
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("presets", "hooks"):
         shutil.copytree(REPO / name, dest / name)
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
-    config.pop("nav", None)  # every generated page goes into the automatic navigation
-    config.pop("watch", None)
-    config["site_name"] = f"Scale benchmark {point.name}"
-    (dest / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    config = _without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("nav", "watch"))
+    site_name = f"Scale benchmark {point.name}"
+    config = re.sub(r"^site_name:.*$", f"site_name: {site_name}", config, count=1, flags=re.M)
+    (dest / "mkdocs.yml").write_text(config, encoding="utf-8")
 
     preset_ids = sorted(p.stem for p in (REPO / "presets").glob("*.yaml"))
     docs = dest / "docs"
     docs.mkdir()
-    (docs / "index.md").write_text(f"# {config['site_name']}\n\n" + _PROSE.replace("../index.md", "index.md"),
-                                   encoding="utf-8")
+    (docs / "index.md").write_text(f"# {site_name}\n\n{_PROSE}", encoding="utf-8")
     pages: list[list[str]] = [[] for _ in range(point.pages)]
-    if with_charts:
-        for chart in range(point.charts):
-            pages[chart % point.pages].append(chart_fence(chart, preset_ids))
+    for chart in range(point.charts):
+        pages[chart % point.pages].append(chart_fence(chart, preset_ids) if with_charts else "")
     for number, fences in enumerate(pages, start=1):
-        body = "".join(f"## Section {k + 1}\n\n{_PROSE}{fence}" for k, fence in enumerate(fences)) or _PROSE
+        body = "".join(f"## Section {k + 1}\n\n{_PROSE}{fence}" for k, fence in enumerate(fences))
         (docs / f"page-{number:03d}.md").write_text(f"# Page {number}\n\n{_PROSE}{body}", encoding="utf-8")
     return dest

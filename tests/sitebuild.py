@@ -104,6 +104,7 @@ def copy_real_project(dest: Path) -> Path:
     for name in ("docs", "presets", "hooks"):
         shutil.copytree(REPO / name, dest / name)
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
+    (dest / "src").symlink_to(REPO / "src")  # mkdocs.yml watches it
     return dest
 
 

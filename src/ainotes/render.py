@@ -38,8 +38,13 @@ CACHE_FORMAT = 1
 CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
 MEMO_ENTRIES = 256
 # The Vega-only runtime: pages get specs compiled at build time, so they need neither
-# Vega-Lite nor vega-embed (about 200 KB gzipped instead of 305 KB).
-RUNTIME_SNIPPET = "window.vega = vega;"
+# Vega-Lite nor vega-embed (about 200 KB gzipped instead of 305 KB). vl-convert 1.9 binds a
+# snippet's `vega` to vega's (missing) default export, i.e. null, so the snippet imports the
+# namespace itself, by the module name vl-convert's bundler resolves from its own copy
+# (nothing is fetched). Should a later vl-convert not resolve it, vega-embed's `vega`
+# property is the same namespace, in the larger bundle.
+RUNTIME_SNIPPET = 'import * as vegaModule from "https://cdn.jsdelivr.net/npm/vega@{version}/+esm"; window.vega = vegaModule;'
+RUNTIME_FALLBACK_SNIPPET = "window.vega = vegaEmbed.vega;"
 
 _HEADER = re.compile(rb"ainotes-render (\d+) sha256=([0-9a-f]{64}) length=(\d+)\n")
 _ENTRY_SUFFIX = ".entry"
@@ -186,10 +191,22 @@ def vega(spec: dict[str, Any]) -> dict[str, Any]:
     return json.loads(compiled)
 
 
+def _build_runtime() -> bytes:
+    try:
+        bundle = vlc.javascript_bundle(snippet=RUNTIME_SNIPPET.format(version=vlc.get_vega_version()))
+    except Exception as exc:  # vl-convert raises a plain Exception when the bundler cannot resolve a module
+        log.debug("render: Vega-only bundle failed (%s); using the vega-embed bundle", exc)
+        bundle = vlc.javascript_bundle(snippet=RUNTIME_FALLBACK_SNIPPET)
+    # The bundle is an ES module's body; in a function it keeps its top-level names to itself
+    # when loaded by a classic <script>, as pages do.
+    return f'(function () {{"use strict";\n{bundle}\n}})();\n'.encode("utf-8")
+
+
 def runtime_js() -> str:
-    """The Vega-only JavaScript runtime (sets ``window.vega``); deterministic for one vl-convert version."""
-    key = cache_key("runtime", RUNTIME_SNIPPET)
-    return _cached(key, lambda: vlc.javascript_bundle(snippet=RUNTIME_SNIPPET).encode("utf-8")).decode("utf-8")
+    """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
+    nothing else global. Deterministic for one vl-convert version."""
+    key = cache_key("runtime", RUNTIME_SNIPPET, fallback=RUNTIME_FALLBACK_SNIPPET)
+    return _cached(key, _build_runtime).decode("utf-8")
 
 
 def responsive(spec: dict[str, Any]) -> dict[str, Any]:
@@ -225,7 +242,7 @@ body{margin:0;padding:16px;font:15px/1.5 -apple-system,"Segoe UI",Helvetica,Aria
 .vega-bind{display:flex;flex-wrap:wrap;align-items:center;gap:.25em .75em;margin:.35em 0}
 .vega-bind-name{font-weight:600}
 .vega-bind input[type=range]{flex:1 1 12em;max-width:24em}
-@media (max-width:600px){.ainotes-standalone__box{aspect-ratio:3/4}}
+@media (max-width:600px){.ainotes-standalone__box{aspect-ratio:2/3}}
 """
 
 _STANDALONE_JS = """

@@ -200,7 +200,7 @@ class NotesSite:
         }
         state.has_collective = True
         return (
-            f'<div class="ainotes-collective" id="{html.escape(chart.chart_id)}">'
+            '<div class="ainotes-collective">'
             f"{collective_chart.stepper_html(run, chart.chart_id)}"
             f"{collective_chart.table_html(run)}"
             f"{embed.downloads_html(chart.chart_id, self._downloads(chart, state))}"

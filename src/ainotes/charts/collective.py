@@ -27,6 +27,7 @@ from functools import cache
 from importlib import resources
 
 from ainotes.collectives import (
+    RANK_LETTERS,
     Chunk,
     CollectiveRun,
     Frame,
@@ -57,7 +58,7 @@ STEP_S = 2.4
 FINAL_S = 4.0
 FADE_S = 0.3
 
-_CHART_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+_CHART_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*\Z")
 
 
 def _esc(text: str) -> str:
@@ -77,7 +78,7 @@ def _javascript() -> str:
 def _minify_css(css: str) -> str:
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
     css = re.sub(r"\s+", " ", css)
-    css = re.sub(r"\s*([{};,>])\s*", r"\1", css)
+    css = re.sub(r"\s*([{};,>+])\s*", r"\1", css)
     css = re.sub(r":\s+", ":", css)
     return css.replace(";}", "}").strip()
 
@@ -132,8 +133,6 @@ def _n(value: float) -> str:
 
 def chunk_box_label(chunk: Chunk) -> tuple[str, ...]:
     """Text lines inside a chunk's box: ``a0``; ``a0+b0+`` / ``c0+d0``; ``Σ a0…h0``."""
-    from ainotes.collectives import RANK_LETTERS
-
     if not chunk.is_sum:
         return (chunk.label,)
     parts = [f"{RANK_LETTERS[r]}{chunk.index}" for r in chunk.sources]
@@ -422,13 +421,14 @@ def _animation_css(count: int) -> str:
     for i, duration in enumerate(durations, start=1):
         end = start + duration
         last = i == count
-        points = [(0.0, 0)] + ([(start, 0)] if start > 0 else [])
-        points.append((start + FADE_S, 1))
-        hold_until = total - FADE_S if last else end
-        points.append((hold_until, 1))
-        points.append((min(hold_until + FADE_S, total), 0))
-        if points[-1][0] < total:
-            points.append((total, 0))
+        if i == 1:
+            # Fully shown at t = 0 (first paint, snapshots); fades back in as the loop closes.
+            points = [(0.0, 1), (end, 1), (end + FADE_S, 0), (total - FADE_S, 0), (total, 1)]
+        else:
+            fade_out = total - FADE_S if last else end
+            points = [(0.0, 0), (start, 0), (start + FADE_S, 1), (fade_out, 1), (min(fade_out + FADE_S, total), 0)]
+            if points[-1][0] < total:
+                points.append((total, 0))
         steps = "".join(f"{100 * t / total:.4g}%{{opacity:{o}}}" for t, o in points)
         rules.append(f".f{i}{{animation-name:k{i}}}@keyframes k{i}{{{steps}}}")
         start = end
@@ -533,5 +533,5 @@ def frames_json_text(run: CollectiveRun) -> str:
 
 def _check_id(value: str, field: str) -> str:
     if not isinstance(value, str) or not _CHART_ID.match(value):
-        raise InputError(f"'{field}' must start with a letter and hold only letters, digits, '-' and '_': {value!r}")
+        raise InputError(f"'{field}' must be letters, digits, '-' and '_', not starting with '-' or '_': {value!r}")
     return value

@@ -58,6 +58,10 @@ KERNEL_MARGIN = 1.5
 ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
 READOUT_LINE_PX = 16
 READOUT_GAP_PX = 10
+# Below this plot width (px) the legend stacks in one column and ridge labels wait for a single preset.
+NARROW_PLOT_PX = 420
+# The readout starts this far left of the plot, over the y-axis labels, to give its lines room.
+READOUT_INDENT_PX = 80
 
 Theme = Literal["light", "dark"]
 
@@ -214,7 +218,7 @@ def _config(theme: Theme) -> dict[str, Any]:
         "view": {"stroke": colours["grid"]},
         "axis": axis,
         "legend": {
-            "labelColor": colours["text"], "labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 320,
+            "labelColor": colours["text"], "labelFontSize": 12, "symbolStrokeWidth": 3,
         },
         "title": {"color": colours["text"], "fontSize": 16, "fontWeight": 600,
                   "anchor": "start", "offset": 12},
@@ -298,7 +302,8 @@ def roofline_spec(
     colour = alt.Color(
         "name:N", title=None,
         scale=alt.Scale(domain=names, range=colours["palette"][: len(names)]),
-        legend=alt.Legend(orient="bottom", direction="horizontal", columns=alt.ExprRef("width < 520 ? 1 : 2"),
+        legend=alt.Legend(orient="bottom", direction="horizontal", columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
+                          labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width : width / 2 - 24"),
                           symbolType="stroke"),
     )
     name_tip = alt.Tooltip("name:N", title="GPU")
@@ -369,7 +374,10 @@ def roofline_spec(
             .encode(color="name:N"),
             # Above the flat line, right of the ridge: nothing else is drawn there unless a
             # faster GPU's sloped line passes, and that lies higher up.
-            mark.mark_text(align="left", baseline="bottom", dx=4, dy=-5, color=colours["text"])
+            # On a narrow plot the labels of neighbouring ridges collide; there they appear
+            # once a single preset is selected (the tooltip always has them).
+            mark.mark_text(align="left", baseline="bottom", dx=4, dy=-5, color=colours["text"],
+                           opacity=alt.ExprRef(f"width >= {NARROW_PLOT_PX} || {preset_param.name} != '{ALL_PRESETS}' ? 1 : 0"))
             .encode(text="ridge_label:N"),
             data=alt.NamedData(name="ridges"),
         )
@@ -388,14 +396,15 @@ def roofline_spec(
         ),
         one_row.mark_text(align="left", baseline="middle", fontWeight=600, color=colours["text"],
                           text=alt.ExprRef(f"'At the vertical line, ' + {intensity_expr(at)} + ':'"))
-        .encode(x=alt.value(0), y=alt.value(readout_top_px)),
+        .encode(x=alt.value(-READOUT_INDENT_PX), y=alt.value(readout_top_px)),
         alt.layer(
             mark.mark_point(filled=True, size=45, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1)
             .encode(x="at_intensity:Q", y="attainable:Q"),
             mark.mark_point(shape="square", filled=True, size=60, opacity=1)
-            .encode(x=alt.value(6), y=readout_line_y),
-            mark.mark_text(align="left", baseline="middle", color=colours["text"], limit=alt.ExprRef("width - 16"))
-            .encode(x=alt.value(16), y=readout_line_y, text="readout:N", color=alt.value(colours["text"])),
+            .encode(x=alt.value(6 - READOUT_INDENT_PX), y=readout_line_y),
+            mark.mark_text(align="left", baseline="middle", color=colours["text"],
+                           limit=alt.ExprRef(f"width + {READOUT_INDENT_PX - 16}"))
+            .encode(x=alt.value(16 - READOUT_INDENT_PX), y=readout_line_y, text="readout:N", color=alt.value(colours["text"])),
             data=alt.NamedData(name="ridges"),
         )
         .transform_filter(ridge_filter)
@@ -404,7 +413,8 @@ def roofline_spec(
             attainable=f"min(datum.peak, datum.bandwidth * {at})",
             bound=f"{at} < datum.ridge ? 'memory-bound' : 'compute-bound'",
         )
-        .transform_calculate(readout=f"datum.name + ': ' + {flops_per_s_expr('datum.attainable')} + ', ' + datum.bound")
+        # Figures first, name last: on a narrow screen the line is cut at the end.
+        .transform_calculate(readout=f"{flops_per_s_expr('datum.attainable')} + ', ' + datum.bound + ' · ' + datum.name")
         .transform_window(line="row_number()", sort=[alt.SortField("order")])
         .transform_calculate(line_y=f"{readout_top_px} + datum.line * {READOUT_LINE_PX}")
         .encode(color="name:N", tooltip=[name_tip, alt.Tooltip("readout:N", title="At the vertical line")]),
