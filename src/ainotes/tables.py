@@ -35,6 +35,11 @@ def _num(index: int, numeric_from: int) -> str:
     return ' class="ainotes-num"' if index >= numeric_from else ""
 
 
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def safe_link(title: str, url: str) -> str:
     """An ``<a>`` to an http(s) URL, or the escaped title alone for any other scheme."""
     if urlsplit(url).scheme.lower() not in ("http", "https"):
@@ -43,32 +48,28 @@ def safe_link(title: str, url: str) -> str:
 
 
 def presets_table_html(presets: Sequence[Preset]) -> str:
-    """Each preset's dense and sparse ceilings, bandwidth, ridge points, derivation and sources."""
-    rows = []
+    """Each preset's dense and sparse ceilings, bandwidth and ridge points; then its variant,
+    derivation and sources."""
+    rows, notes = [], []
     for p in presets:
         sparse = units.flops_per_s(p.peak_flops_per_s(True)) if p.structured_sparsity else "—"
         sparse_ridge = units.intensity(p.ridge_flop_per_byte(True)) if p.structured_sparsity else "—"
-        details = []
-        if p.variant:
-            details.append(escape(p.variant))
-        if p.derivation:
-            details.append("Derived: " + escape(p.derivation))
-        if p.notes:
-            details.append(escape(p.notes))
-        sources = "; ".join(safe_link(s.title, s.url) for s in p.sources)
-        details.append("Sources: " + sources)
-        name = f'{escape(p.name)}<br><code>{escape(p.id)}</code>'
         rows.append([
-            name,
+            f'{escape(p.name)}<br><code>{escape(p.id)}</code>',
             escape(units.flops_per_s(p.peak_flops_per_s(False))),
             escape(sparse),
             escape(units.bytes_per_s(p.memory_bandwidth_bytes_per_s)),
             escape(units.intensity(p.ridge_flop_per_byte(False))),
             escape(sparse_ridge),
-            '<span class="ainotes-details">' + "<br>".join(details) + "</span>",
         ])
-    head = ["GPU", "dense FP16 tensor", "2:4 sparse", "memory bandwidth", "ridge (dense)", "ridge (sparse)", "variant and sources"]
-    return _table(head, rows, "ainotes-presets")
+        details = [escape(_sentence(text)) for text in (p.variant, p.notes) if text]
+        if p.derivation:
+            details.append("Derived from system totals: " + escape(p.derivation) + ".")
+        details.append("Sources: " + "; ".join(safe_link(s.title, s.url) for s in p.sources) + ".")
+        notes.append(f"<dt>{escape(p.name)}</dt><dd>{' '.join(details)}</dd>")
+    head = ["GPU", "dense FP16 tensor", "2:4 sparse", "memory bandwidth", "ridge (dense)", "ridge (sparse)"]
+    table = _table(head, rows, "ainotes-presets")
+    return f'{table}<dl class="ainotes-preset-notes">{"".join(notes)}</dl>'
 
 
 def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
@@ -78,7 +79,7 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
         if job.preset_id is not None:
             preset = presets[job.preset_id]
             peak = preset.peak_flops_per_s(False)
-            peak_text = f"{escape(units.flops_per_s(peak))} ({escape(preset.name)})"
+            peak_text = f'{escape(units.flops_per_s(peak))} <abbr title="{escape(preset.name)}">{escape(preset.id)}</abbr>'
         else:
             peak = job.peak_tflops * 1e12
             peak_text = escape(units.flops_per_s(peak))
@@ -92,16 +93,15 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
         )
         rows.append([
             escape(job.name),
-            escape(units.count(job.params)),
-            escape(units.si(job.tokens_per_second, "tokens/s")),
-            f"{job.gpus:,}",
-            peak_text,
-            escape(units.si(result.model_flops_per_token, "FLOP")),
-            escape(job.recompute),
             f"<strong>{escape(units.percent(result.mfu))}</strong>",
             escape(units.percent(result.hfu)),
+            escape(units.count(job.params)),
+            escape(units.si(job.tokens_per_second, "tokens/s")),
+            f"{job.gpus:,} × {peak_text}",
+            escape(units.si(result.model_flops_per_token, "FLOP")),
+            escape(job.recompute),
         ])
-    head = ["job", "parameters", "throughput", "GPUs", "peak per GPU", "model FLOPs/token", "recompute", "MFU", "HFU"]
+    head = ["job", "MFU", "HFU", "parameters", "throughput", "GPUs × peak", "model FLOPs/token", "recompute"]
     return _table(head, rows, "ainotes-mfu")
 
 
@@ -114,14 +114,16 @@ def kernels_table_html(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> 
             bound = roofline.bound_at(k.intensity_flop_per_byte, p.peak_flops_per_s(False), p.memory_bandwidth_bytes_per_s)
             bounds.append(f'<span class="ainotes-bound ainotes-bound--{bound}">{bound}</span>')
         rows.append([
-            f"{escape(k.label)}<br><code>{escape(k.spec)}</code>",
+            f'<span title="{escape(k.spec)}">{escape(k.label)}</span>',
             escape(units.si(k.flops, "FLOP")),
             escape(units.si(k.bytes_moved, "B")),
             escape(units.intensity(k.intensity_flop_per_byte)),
             *bounds,
         ])
-    head = ["kernel", "FLOPs", "bytes (minimum)", "intensity", *(p.name for p in presets)]
-    return _table(head, rows, "ainotes-kernels")
+    head = ["kernel", "FLOPs", "bytes (minimum)", "intensity", *(p.id for p in presets)]
+    table = _table(head, rows, "ainotes-kernels")
+    key = "; ".join(f"<code>{escape(p.id)}</code>: {escape(p.name)}" for p in presets)
+    return table.replace("</table></div>", f"</table><p class=\"ainotes-table-key\">Bound on {key}.</p></div>")
 
 
 def preset_check_html(yaml_text: str, file_name: str = "example.yaml") -> str:

@@ -268,12 +268,14 @@ def roofline_spec(
     if readout_intensity_flop_per_byte is None:
         initial_log_intensity = _initial_log_intensity(presets, x_min, x_max)
     else:
-        initial_log_intensity = math.log10(readout_intensity_flop_per_byte)
-        if not math.log10(x_min) <= initial_log_intensity <= math.log10(x_max):
+        given = readout_intensity_flop_per_byte
+        inside = isinstance(given, (int, float)) and math.isfinite(given) and x_min <= given <= x_max
+        if not inside:
             raise InputError(
                 f"roofline chart: the readout intensity must lie on the axis, {x_min:g} to {x_max:g} FLOP/byte: "
                 f"{readout_intensity_flop_per_byte!r}"
             )
+        initial_log_intensity = math.log10(given)
 
     sparsity_param = alt.param(
         name="sparsity", value=bool(sparsity),

@@ -1,0 +1,355 @@
+"""Rendering through vl-convert: the cache, the standalone page and the in-page figure."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from ainotes import render
+from ainotes.charts import embed
+from ainotes.charts import roofline as chart
+from ainotes.hardware import Preset, Source
+
+TITLE = 'Rooflines <b>&"\' </script><script>alert(1)</script>'
+
+
+def _preset(preset_id: str, name: str, tflops: float, tbps: float, sparse: bool) -> Preset:
+    return Preset(
+        id=preset_id, name=name, dense_fp16_tflops=tflops, memory_bandwidth_tbps=tbps,
+        structured_sparsity=sparse, sources=(Source("vendor table", "https://example.com/spec"),),
+        path=f"presets/{preset_id}.yaml",
+    )
+
+
+PRESETS = (
+    _preset("h100", "NVIDIA H100 SXM5 80 GB", 989.4, 3.35, True),
+    _preset("odd", "Odd <b>&\"' </script>", 312.0, 2.039, False),
+)
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(folder))
+    render._memo.clear()  # a fresh process as far as the memo goes
+    yield folder
+    render._memo.clear()
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict:
+    return chart.roofline_spec(PRESETS, title=TITLE)
+
+
+class _Calls:
+    """Counts vl-convert calls of one kind while passing them through."""
+
+    def __init__(self, monkeypatch, name: str):
+        self.count = 0
+        original = getattr(render.vlc, name)
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(render.vlc, name, counted)
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.entry"))
+
+
+# -- cache ---------------------------------------------------------------------
+
+
+def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
+    assert render.cache_dir() == tmp_path / "cache"
+    monkeypatch.delenv("AINOTES_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert render.cache_dir() == tmp_path / "xdg" / "ainotes" / "render"
+
+
+def test_second_call_is_a_hit_on_disk_and_output_is_byte_identical(spec, cache, monkeypatch):
+    calls = _Calls(monkeypatch, "vegalite_to_svg")
+    first = render.svg(spec)
+    assert calls.count == 1 and len(_entries(cache)) == 1
+    render._memo.clear()
+    assert render.svg(spec) == first
+    assert calls.count == 1  # served from disk
+    # Same spec with its keys in another order: same key (canonical JSON).
+    assert render.svg(dict(reversed(list(spec.items())))) == first and calls.count == 1
+    # Rendering afresh gives the same bytes: the output is deterministic.
+    render.clear_cache()
+    assert render.svg(spec) == first and calls.count == 2
+    assert not list(cache.glob(".tmp-*"))  # atomic writes leave no temporary files
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "header", "empty"])
+def test_damaged_entry_is_deleted_and_rendered_again(spec, cache, monkeypatch, damage):
+    calls = _Calls(monkeypatch, "vegalite_to_svg")
+    good = render.svg(spec)
+    (entry,) = _entries(cache)
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[: len(data) - 100])
+    elif damage == "flip":  # same length, one byte changed
+        entry.write_bytes(data[:-10] + bytes([data[-10] ^ 0x01]) + data[-9:])
+    elif damage == "header":
+        entry.write_bytes(b"garbage\n" + data.split(b"\n", 1)[1])
+    else:
+        entry.write_bytes(b"")
+    render._memo.clear()
+    assert render.svg(spec) == good
+    assert calls.count == 2
+    assert entry.read_bytes() == data  # repaired
+
+
+def test_clear_cache_empties_it(spec, cache):
+    render.svg(spec)
+    render.vega(spec)
+    assert len(_entries(cache)) == 2
+    assert render.clear_cache() == 2
+    assert _entries(cache) == []
+    assert render.clear_cache() == 0
+
+
+def test_kinds_and_scales_are_separate_entries(spec, cache):
+    one = render.png(spec, scale=1.0)
+    two = render.png(spec, scale=2.0)
+    assert one.startswith(b"\x89PNG\r\n\x1a\n") and two.startswith(b"\x89PNG\r\n\x1a\n")
+    assert one != two and len(_entries(cache)) == 2
+
+
+def test_unwritable_cache_still_renders(spec, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(blocker / "cache"))
+    assert render.svg(spec).startswith("<svg")
+
+
+# -- outputs -------------------------------------------------------------------
+
+
+def test_vega_is_compiled_vega(spec):
+    compiled = render.vega(spec)
+    assert "/schema/vega/" in compiled["$schema"]
+    assert {s["name"] for s in compiled["signals"] if "bind" in s} == {"sparsity", "preset", "log_intensity"}
+    compiled["signals"].clear()  # callers get their own copy
+    assert render.vega(spec)["signals"]
+
+
+def test_responsive_fills_the_container(spec):
+    compiled = render.vega(render.responsive(spec))
+    width = next(s for s in compiled["signals"] if s["name"] == "width")
+    assert "containerSize" in json.dumps(width)
+    assert spec["width"] == chart.STATIC_WIDTH_PX  # the static spec is untouched
+
+
+def test_runtime_is_vega_only_deterministic_and_cached(cache, monkeypatch):
+    calls = _Calls(monkeypatch, "javascript_bundle")
+    code = render.runtime_js()
+    assert "window.vega=" in code.replace(" ", "")
+    assert "vegaEmbed" not in code and "vegaLite" not in code
+    assert not re.search(r"</script", code, re.IGNORECASE)
+    render._memo.clear()
+    assert render.runtime_js() == code and calls.count == 1
+
+
+def test_script_json_cannot_close_the_script():
+    text = render.script_json({"name": "</script><!-- & \u2028"})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"name": "</script><!-- & \u2028"}
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.title = ""
+        self._in_title = False
+        self.scripts: list[str] = []
+        self._script: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_title = tag == "title"
+        if tag == "script":
+            self._script = []
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script is not None:
+            self.scripts.append("".join(self._script))
+            self._script = None
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        if self._script is not None:
+            self._script.append(data)
+
+
+def _parse(text: str) -> _Page:
+    page = _Page()
+    page.feed(text)
+    page.close()
+    return page
+
+
+def _outside_references(page: _Page, text: str) -> list[str]:
+    found = []
+    for tag, attrs in page.tags:
+        for name in ("src", "href", "srcset", "poster", "data", "xlink:href"):
+            value = attrs.get(name) or ""
+            if re.match(r"\s*(https?:)?//", value):
+                found.append(f"<{tag} {name}={value!r}>")
+    # CSS in style elements and attributes: url(...) and @import
+    for style in re.findall(r"<style[^>]*>(.*?)</style>", text, re.S) + [a.get("style") or "" for _, a in page.tags]:
+        found += re.findall(r"url\(\s*['\"]?\s*(?:https?:)?//[^)]*\)|@import[^;]*", style)
+    return found
+
+
+def test_standalone_html_is_self_contained_and_escaped(spec):
+    text = render.standalone_html(spec, title=TITLE)
+    page = _parse(text)
+    assert page.title == TITLE  # escaped in the source, the same text once parsed
+    assert "<title>Rooflines &lt;b&gt;" in text
+    assert _outside_references(page, text) == []
+    tags = [tag for tag, _ in page.tags]
+    assert tags.count("script") == 3 and "svg" in tags and "noscript" in tags
+    # The compiled spec parses and is what render.vega gives for the page's responsive spec.
+    data = next(s for (tag, a), s in zip([t for t in page.tags if t[0] == "script"], page.scripts)
+                if a.get("type") == "application/json")
+    assert json.loads(data) == render.vega(render.responsive(spec))
+    assert "</script><script>alert" not in text
+
+
+def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
+    dark = chart.roofline_spec(PRESETS, title=TITLE, theme="dark")
+    downloads = {"svg": "../embed/a&b.svg", "png": "../embed/a.png", "json": "../embed/a.json",
+                 "html": '../embed/a".html'}
+    fragment = embed.interactive_figure_html(
+        'chart-1"x', spec, dark, caption_html="A <em>caption</em>.", downloads=downloads
+    )
+    page = _parse(f"<div>{fragment}</div>")
+    figure = next(a for t, a in page.tags if t == "figure")
+    assert figure["id"] == 'chart-1"x' and figure["class"] == "ainotes-chart"
+    stills = [a["class"] for t, a in page.tags if t == "div" and "ainotes-chart__still" in (a.get("class") or "")]
+    assert stills == ["ainotes-chart__still ainotes-chart__still--light", "ainotes-chart__still ainotes-chart__still--dark"]
+    box = next(a for t, a in page.tags if t == "div" and a.get("class") == "ainotes-chart__box")
+    assert box["style"] == f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}"
+    specs = [json.loads(s) for (t, a), s in zip([x for x in page.tags if x[0] == "script"], page.scripts)]
+    assert [s["background"] for s in specs] == ["#ffffff", "#1e2129"]
+    assert all("</" not in s for s in page.scripts)
+    hrefs = [a["href"] for t, a in page.tags if t == "a"]
+    assert hrefs == list(downloads.values())
+    assert "A <em>caption</em>." in fragment
+    snippet = re.search(r'<code class="ainotes-embed__snippet"[^>]*>(.*?)</code>', fragment, re.S).group(1)
+    assert "<" not in snippet
+    assert '<iframe src="../embed/a&quot;.html"' in html.unescape(snippet)
+    # Each inline SVG is well-formed XML on its own.
+    for part in re.findall(r"<svg.*?</svg>", fragment, re.S):
+        ET.fromstring(part)
+    assert _outside_references(page, fragment) == []
+
+
+def test_namespace_ids_keeps_two_inline_svgs_apart():
+    text = '<svg><clipPath id="clip1"/><g clip-path="url(#clip1)"/><use href="#clip1"/><g id="other"/></svg>'
+    out = embed._namespace_ids(text, "c-light")
+    assert 'id="c-light-clip1"' in out and "url(#c-light-clip1)" in out and 'href="#c-light-clip1"' in out
+    assert 'id="c-light-other"' in out
+
+
+@pytest.mark.browser
+def test_standalone_page_is_interactive_in_chromium(spec, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    page_file = tmp_path / "chart.html"
+    page_file.write_text(render.standalone_html(spec, title=TITLE), encoding="utf-8")
+    errors: list[str] = []
+    outside: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        try:
+            tab = browser.new_page(viewport={"width": 900, "height": 900})
+            tab.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+            tab.on("pageerror", lambda e: errors.append(str(e)))
+            tab.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+            tab.goto(page_file.as_uri())
+            view = tab.locator(".ainotes-standalone__view svg")
+            view.wait_for()
+            # The static SVG goes only once the live view has rendered.
+            assert tab.locator(".ainotes-standalone__box > svg").count() == 0
+
+            def readout(fragment: str):  # Vega updates asynchronously; expect() retries until it holds
+                return playwright.expect(view.locator("text", has_text=fragment))
+
+            tab.locator(".ainotes-standalone__controls input[type=range]").fill("2.6")  # ~398 FLOP/byte
+            readout("compute-bound · NVIDIA H100").to_have_count(1)
+            tab.locator(".ainotes-standalone__controls input[type=checkbox]").check()
+            # H100 sparse ridge 591 FLOP/byte: the same intensity is now memory-bound.
+            readout("memory-bound · NVIDIA H100").to_have_count(1)
+            readout("591 FLOP/B").to_have_count(1)
+            tab.locator(".ainotes-standalone__controls select").select_option("odd")
+            readout("· NVIDIA H100").to_have_count(0)
+            readout("· Odd <b>&\"' </script>").to_have_count(1)
+        finally:
+            browser.close()
+    assert errors == [] and outside == []
+
+
+@pytest.mark.browser
+def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    from importlib import resources
+
+    assets = resources.files("ainotes") / "assets"
+    dark = chart.roofline_spec(PRESETS, title=TITLE, theme="dark")
+    fragment = embed.interactive_figure_html("roof", spec, dark, caption_html="Caption.", downloads={"svg": "a.svg"})
+    (tmp_path / "vega.min.js").write_text(render.runtime_js(), encoding="utf-8")
+    for name in ("vega-charts.js", "charts.css"):
+        (tmp_path / name).write_text((assets / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "page.html").write_text(
+        '<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="charts.css"></head>'
+        f'<body data-md-color-scheme="default">{fragment}'
+        '<script src="vega.min.js"></script><script src="vega-charts.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    errors: list[str] = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        try:
+            tab = browser.new_page(viewport={"width": 800, "height": 900})
+            tab.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+            tab.on("pageerror", lambda e: errors.append(str(e)))
+            tab.goto((tmp_path / "page.html").as_uri())
+            figure = tab.locator("figure.ainotes-chart")
+            playwright.expect(figure).to_have_class(re.compile("ainotes-chart--live"))
+            box = tab.locator(".ainotes-chart__box").bounding_box()
+            live = tab.locator(".ainotes-chart__view > svg")
+            assert live.bounding_box() == box  # the live view fills the box the static SVG reserved
+            assert tab.locator(".ainotes-chart__still--light").is_hidden()
+            tab.locator(".ainotes-chart__controls input[type=range]").fill("0")  # 1 FLOP/byte
+            playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
+            tab.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
+            # Re-rendered with the dark spec, the slider's value kept.
+            playwright.expect(live).to_have_css("background-color", "rgb(30, 33, 41)")  # #1e2129
+            playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
+            assert tab.locator(".ainotes-chart__view").count() == 1
+            assert tab.locator(".ainotes-chart__controls input, .ainotes-chart__controls select").count() == 3
+        finally:
+            browser.close()
+    assert errors == []
