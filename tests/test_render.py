@@ -123,7 +123,7 @@ def test_kinds_and_scales_are_separate_entries(spec, cache):
     one = render.png(spec, scale=1.0)
     two = render.png(spec, scale=2.0)
     assert one.startswith(b"\x89PNG\r\n\x1a\n") and two.startswith(b"\x89PNG\r\n\x1a\n")
-    assert one != two and len(_entries(cache)) == 2
+    assert one != two and len(_entries(cache)) == 3  # two PNGs and the SVG both are rasterised from
 
 
 def test_unwritable_cache_still_renders(spec, tmp_path, monkeypatch):

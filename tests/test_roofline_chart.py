@@ -206,3 +206,26 @@ def test_caption_states_assumptions_and_escapes_names():
     odd_only = chart.caption_html([_preset("odd2", ODD_NAME, 1.0, 1.0, False)], sparsity=True)
     assert "&lt;b&gt;&amp;&quot;&#x27;" in odd_only and "<b>" not in odd_only
     assert "switched on" in odd_only
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("with_kernels", [False, True])
+def test_spec_is_valid_vega_lite(theme, with_kernels):
+    # roofline_spec skips altair's validation for speed; every variant is validated here instead.
+    import altair as alt
+
+    kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16"), parse_kernel_spec("add:1024:fp16", "<b>")] if with_kernels else []
+    spec = chart.roofline_spec(FOUR, kernels=kernels, sparsity=True, title="T", theme=theme)
+    alt.LayerChart.from_dict(spec, validate=True)  # raises on any schema violation
+    broken = {**spec, "layer": [{**spec["layer"][0], "mark": "not-a-mark"}, *spec["layer"][1:]]}
+    with pytest.raises(Exception):
+        alt.LayerChart.from_dict(broken, validate=True)
+
+
+def test_png_is_the_static_svg_rasterised():
+    spec = chart.roofline_spec([H100])
+    picture = render.png(spec, scale=1.0)
+    assert picture.startswith(b"\x89PNG\r\n\x1a\n")
+    width = int.from_bytes(picture[16:20], "big")
+    height = int.from_bytes(picture[20:24], "big")
+    assert (width, height) == tuple(round(v) for v in render.svg_size(render.svg(spec)))

@@ -435,7 +435,9 @@ def roofline_spec(
         )
         .configure(**_config(theme))
     )
-    return chart.to_dict()
+    # Schema validation costs as much as building the chart; the tests validate every
+    # variant's spec once instead (test_spec_is_valid_vega_lite).
+    return chart.to_dict(validate=False)
 
 
 def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
