@@ -113,6 +113,7 @@ class CollectiveRequest:
     op: str
     ranks: int
     root: int
+    title: str | None
     chart_id: str | None
 
 
@@ -333,15 +334,15 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
 
 
 def parse_collective(fence: Fence, where: str) -> CollectiveRequest:
-    """``collective`` fence: op, ranks (default 4), root (default 0), id."""
+    """``collective`` fence: op, ranks (default 4), root (default 0), title, id."""
     data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("op", "ranks", "root", "id"), lines)
+    reader = _Reader(fence, where, data, ("op", "ranks", "root", "title", "id"), lines)
     op = data.get("op")
     if op not in OPS:
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {op!r}")
     ranks = reader.integer("ranks", 4, MIN_RANKS, MAX_RANKS)
     root = reader.integer("root", 0, 0, ranks - 1)
-    return CollectiveRequest(op=op, ranks=ranks, root=root, chart_id=reader.chart_id())
+    return CollectiveRequest(op=op, ranks=ranks, root=root, title=reader.text("title"), chart_id=reader.chart_id())
 
 
 def parse_presets_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> PresetsTableRequest:

@@ -187,23 +187,23 @@ class NotesSite:
         from ainotes.charts import embed
 
         run = collectives.simulate(request.op, request.ranks, request.root)
-        title = f"{request.op} over {request.ranks} ranks"
+        title = request.title or run.title
         chart = self._register(
             Chart(request.chart_id or self._default_id(state, request.op), "collective", title, state.url, state.src),
             fence,
         )
         chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
         chart.files = {
-            "svg": lambda: collective_chart.animated_svg(run),
+            "svg": lambda: collective_chart.animated_svg(run, title=title),
             "json": lambda: _json_text(collective_chart.frames_json(run)),
-            "html": lambda: collective_chart.standalone_html(run),
+            "html": lambda: collective_chart.standalone_html(run, title=title),
         }
         state.has_collective = True
         return (
             '<div class="ainotes-collective">'
-            f"{collective_chart.stepper_html(run, chart.chart_id)}"
-            f"{collective_chart.table_html(run)}"
-            f"{embed.downloads_html(chart.chart_id, self._downloads(chart, state))}"
+            f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
+            f"{collective_chart.table_html(run, title=title)}"
+            f"{embed.downloads_html(chart.chart_id, self._downloads(chart, state), title=title)}"
             "</div>"
         )
 
