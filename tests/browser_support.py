@@ -88,7 +88,11 @@ class Watch:
         )
 
     def attach(self, page: Page) -> Page:
-        page.on("console", lambda msg: self.console_errors.append(f"{page.url}: {msg.text}") if msg.type == "error" else None)
+        def console(message) -> None:
+            if message.type == "error":
+                self.console_errors.append(f"{page.url}: {message.text}")
+
+        page.on("console", console)
         page.on("pageerror", lambda error: self.page_errors.append(f"{page.url}: {error}"))
         page.on("response", lambda r: self.failed_responses.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         return page
@@ -131,12 +135,16 @@ def wait_until(page: Page, expression: str, arg=None, *, failure: Callable[[], s
         raise AssertionError(message) from None
 
 
+CHARTS_STATE_JS = """() => ({
+  figures: [...document.querySelectorAll('figure.ainotes-chart')].map(f => f.id + ': ' + f.className),
+  steppers: [...document.querySelectorAll('.ainotes-stepper')]
+    .map(s => s.id + (s.hasAttribute('data-ainotes-ready') ? ': ready' : ': not enhanced')),
+})"""
+
+
 def wait_for_charts(page: Page) -> None:
-    wait_until(page, CHARTS_READY_JS, failure=lambda: f"{page.url}: charts did not become interactive: "
-               + str(page.evaluate("""() => ({
-                   figures: [...document.querySelectorAll('figure.ainotes-chart')].map(f => f.id + ':' + f.className),
-                   steppers: [...document.querySelectorAll('.ainotes-stepper')].map(s => s.id + ':' + s.hasAttribute('data-ainotes-ready')),
-               })""")))
+    wait_until(page, CHARTS_READY_JS,
+               failure=lambda: f"{page.url}: charts did not become interactive: {page.evaluate(CHARTS_STATE_JS)}")
 
 
 def site_pages(site: Path) -> list[str]:

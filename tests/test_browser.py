@@ -124,9 +124,11 @@ def file_contexts(browser):
     made.close()
 
 
+CHART_MARKUP = re.compile(r'class="(ainotes-chart|ainotes-coll ainotes-stepper)"')
+
+
 def chart_pages(site: Path) -> list[str]:
-    return [p for p in site_pages(site)
-            if re.search(r'class="(ainotes-chart|ainotes-coll ainotes-stepper)"', (site / p / "index.html").read_text())]
+    return [p for p in site_pages(site) if CHART_MARKUP.search((site / p / "index.html").read_text(encoding="utf-8"))]
 
 
 def _manifest(site: Path) -> list[dict]:
@@ -139,11 +141,10 @@ def _manifest(site: Path) -> list[dict]:
 def test_every_page_loads_nothing_from_outside_and_logs_no_errors(sites, contexts):
     pages = site_pages(sites.real_dir)
     assert len(pages) == len(list((REPO / "docs").rglob("*.md"))), pages
+    page = contexts.page()
     for path in pages:
-        page = contexts.page(sites.real_url + path)
-        page.wait_for_load_state("load")
+        page.goto(sites.real_url + path)
         wait_for_charts(page)
-        page.context.close()
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
 
 
@@ -187,14 +188,14 @@ def test_charts_are_static_without_script_and_go_live_in_place(sites, contexts, 
     pages = chart_pages(sites.real_dir)
     assert {"roofline/", "collectives/"} <= set(pages)
     problems = []
+    still_page = contexts.page(viewport=viewport, java_script_enabled=False)
+    live_page = contexts.page(viewport=viewport)
     for path in pages:
-        still_page = contexts.page(sites.real_url + path, viewport=viewport, java_script_enabled=False)
+        still_page.goto(sites.real_url + path)
         still = still_page.evaluate(NO_SCRIPT_STATE_JS)
-        still_page.context.close()
-        live_page = contexts.page(sites.real_url + path, viewport=viewport)
+        live_page.goto(sites.real_url + path)
         wait_for_charts(live_page)
         live = live_page.evaluate(LIVE_STATE_JS)
-        live_page.context.close()
         assert still["charts"] or still["steppers"], path
 
         for before, after in zip(still["charts"], live["charts"], strict=True):
@@ -226,13 +227,15 @@ def test_charts_are_static_without_script_and_go_live_in_place(sites, contexts, 
 
 # The numbers of the view's ridge labels ("295 FLOP/B"), and the readout's lines.
 RIDGE_LABELS_JS = """(id) => [...document.querySelectorAll('#' + id + ' .ainotes-chart__view svg text')]
-  .map(t => t.textContent.match(/^([\\d,.]+) FLOP\\/B$/)).filter(Boolean).map(m => parseFloat(m[1].replace(/,/g, '')))"""
+  .map(t => t.textContent.match(/^([\\d,.]+) FLOP\\/B$/)).filter(Boolean)
+  .map(m => parseFloat(m[1].replace(/,/g, '')))"""
 RIDGES_NEAR_JS = f"""([id, expected]) => {{
   const seen = ({RIDGE_LABELS_JS})(id).sort((a, b) => a - b);
   const want = [...expected].sort((a, b) => a - b);
   return seen.length === want.length && seen.every((v, i) => Math.abs(v - want[i]) <= Math.max(0.5, 0.005 * want[i]));
 }}"""
-VIEW_TEXTS_JS = "(id) => [...document.querySelectorAll('#' + id + ' .ainotes-chart__view svg text')].map(t => t.textContent)"
+VIEW_TEXTS_JS = ("(id) => [...document.querySelectorAll('#' + id + ' .ainotes-chart__view svg text')]"
+                 ".map(t => t.textContent)")
 FLOPS_UNITS = {"GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15, "EFLOP/s": 1e18}
 
 
@@ -347,8 +350,9 @@ def _stepper(page: Page, stepper_id: str) -> dict:
 
 
 def _expect_frame(page: Page, stepper_id: str, index: int, how: str) -> dict:
-    wait_until(page, f"(id) => {{ const s = ({STEPPER_JS})(id); return s.shown.length === 1 && s.shown[0] === {index}; }}",
-               stepper_id, failure=lambda: f"{how}: expected frame {index + 1} alone, got {_stepper(page, stepper_id)}")
+    shown_alone = f"(id) => {{ const s = ({STEPPER_JS})(id); return s.shown.length === 1 && s.shown[0] === {index}; }}"
+    wait_until(page, shown_alone, stepper_id,
+               failure=lambda: f"{how}: expected frame {index + 1} alone, got {_stepper(page, stepper_id)}")
     state = _stepper(page, stepper_id)
     # The caption of the frame shown, read out through a polite live region.
     assert state["liveMode"] == "polite" and state["liveVisible"], state
@@ -452,7 +456,8 @@ MOTION_JS = """(selector) => {
       if (cs.animationName !== 'none' && seconds(cs.animationDuration) > 0)
         moving.push(`${el.tagName}.${el.getAttribute('class')}: animation ${cs.animationName} ${cs.animationDuration}`);
       if (cs.transitionProperty !== 'none' && seconds(cs.transitionDuration) > 0)
-        moving.push(`${el.tagName}.${el.getAttribute('class')}: transition ${cs.transitionProperty} ${cs.transitionDuration}`);
+        moving.push(`${el.tagName}.${el.getAttribute('class')}: transition ${cs.transitionProperty} `
+                    + cs.transitionDuration);
     }
   }
   return moving;
@@ -556,13 +561,13 @@ OVERFLOW_JS = """() => {
 
 def test_no_page_scrolls_sideways_on_a_phone(sites, contexts):
     problems = {}
+    page = contexts.page(viewport=PHONE)
     for path in site_pages(sites.real_dir):
-        page = contexts.page(sites.real_url + path, viewport=PHONE)
+        page.goto(sites.real_url + path)
         wait_for_charts(page)
         state = page.evaluate(OVERFLOW_JS)
         if state["scrollWidth"] > state["clientWidth"] or state["wide"]:
             problems[path or "/"] = state
-        page.context.close()
     assert not problems, json.dumps(problems, indent=1)
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
 
@@ -580,11 +585,11 @@ EMBED_READY_JS = """() => {
 def test_standalone_embeds_work_offline_from_file(sites, file_contexts):
     charts = _manifest(sites.real_dir)
     assert charts
+    page = file_contexts.page()
     for chart in charts:
         path = sites.real_dir / "embed" / chart["files"]["html"]
-        page = file_contexts.page(path.as_uri(), viewport=DESK)
+        page.goto(path.as_uri())
         wait_until(page, EMBED_READY_JS, failure=f"{path.name}: no chart rendered")
-        page.context.close()
     assert file_contexts.watch.problems() == [], "\n".join(file_contexts.watch.problems())
 
 
@@ -596,8 +601,9 @@ def test_standalone_embeds_work_offline_from_file(sites, file_contexts):
 def test_screenshots_of_chart_pages(sites, contexts, scheme, viewport):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     width = "desk" if viewport == DESK else "phone"
+    page = contexts.page(viewport=viewport, color_scheme=scheme)
     for path in ("roofline/", "collectives/"):
-        page = contexts.page(sites.real_url + path, viewport=viewport, color_scheme=scheme)
+        page.goto(sites.real_url + path)
         wait_for_charts(page)
         expected = "slate" if scheme == "dark" else "default"
         # Material follows the system preference until the reader picks a scheme.
@@ -605,5 +611,4 @@ def test_screenshots_of_chart_pages(sites, contexts, scheme, viewport):
         target = SCREENSHOTS / f"{path.strip('/')}-{scheme}-{width}.png"
         page.screenshot(path=str(target), full_page=True)
         assert target.read_bytes().startswith(b"\x89PNG")
-        page.context.close()
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())

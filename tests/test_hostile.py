@@ -22,6 +22,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -50,7 +52,6 @@ MAX_MESSAGE_CHARS = 1000
 _COMMON = dict(
     deadline=dt.timedelta(seconds=30),  # renders are seconds at worst on a loaded machine; a hang is caught by the watchdog
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-    derandomize=False,
 )
 QUICK = settings(max_examples=QUICK_EXAMPLES, **_COMMON)
 SLOW = settings(max_examples=SLOW_EXAMPLES, **_COMMON)
@@ -247,7 +248,11 @@ def assert_chart_files_inert(site: NotesSite, texts: list[str]) -> None:
 # Strategies
 
 MARKUP_TEXT = st.sampled_from(MARKUP)
-ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=60)
+# Characters XML 1.0 cannot hold (C0 controls, lone surrogates, U+FFFE, U+FFFF) make vl-convert
+# abort the whole interpreter, which no in-process test survives: they are tested in a
+# subprocess by test_text_that_svg_cannot_hold_is_refused_not_a_crash instead.
+XML_UNSAFE = "".join(chr(c) for c in range(32) if chr(c) not in "\t\n\r") + "\ufffe\uffff"
+ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",), exclude_characters=XML_UNSAFE), max_size=60)
 HOSTILE_TEXT = st.one_of(MARKUP_TEXT, ANY_TEXT, st.just(""), st.just(" "), st.just("x" * 200),
                          st.just("line one\nline two"))
 NUMBER_LIKE = st.one_of(
@@ -480,30 +485,50 @@ def hostile_preset(name: str, source_title: str, url: str) -> str:
                  "sources": [{"title": source_title, "url": url}]})
 
 
-@pytest.mark.parametrize("markup", MARKUP)
-def test_markup_in_every_user_string_is_inert(tmp_path, markup):
-    """Preset name, source title and URL, kernel label, chart title and job name all carry markup."""
-    url = "https://example.com/?q=" + markup.replace(" ", "%20").replace("\n", "").replace("\u2028", "")
-    url = url.replace("\u2029", "")
-    (tmp_path / "evil.yaml").write_text(hostile_preset(markup, markup, url), encoding="utf-8")
+USER_FIELDS = ("preset_name", "source_title", "source_url", "kernel_label", "chart_title", "job_name")
+# Every field gets the script break-out and both quote break-outs; the other strings are dealt round.
+MARKUP_CASES = {
+    "script": dict.fromkeys(USER_FIELDS, MARKUP[0]),
+    "double-quote": dict.fromkeys(USER_FIELDS, MARKUP[3]),
+    "single-quote": dict.fromkeys(USER_FIELDS, MARKUP[4]),
+    "mixed-a": dict(zip(USER_FIELDS, (MARKUP[1], MARKUP[2], MARKUP[5], MARKUP[6], MARKUP[7], MARKUP[8]))),
+    "mixed-b": dict(zip(USER_FIELDS, (MARKUP[9], MARKUP[8], MARKUP[1], MARKUP[2], MARKUP[6], MARKUP[5]))),
+}
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\u2028", " ").replace("\u2029", " ").strip()[:120]
+
+
+@pytest.mark.parametrize("case", sorted(MARKUP_CASES))
+def test_markup_in_every_user_string_is_inert(tmp_path, case):
+    """Preset name, source title and URL, kernel label, chart title and job name all carry markup;
+    the page HTML, the JSON in it, both SVGs and the standalone page stay inert."""
+    fields = MARKUP_CASES[case]
+    url = "https://example.com/?q=" + "".join(
+        ch for ch in fields["source_url"].replace(" ", "%20") if ch not in "\u2028\u2029"
+    )
+    (tmp_path / "evil.yaml").write_text(
+        hostile_preset(fields["preset_name"], fields["source_title"], url), encoding="utf-8"
+    )
     site = NotesSite(tmp_path)
-    title = markup.replace("\u2028", " ").replace("\u2029", " ").strip()[:120]
+    title, label, job = (_one_line(fields[k]) for k in ("chart_title", "kernel_label", "job_name"))
     page = (
         "# Page\n\n{{ name evil }} has ridge {{ ridge evil }}.\n\n"
         f"```roofline\npresets: [evil]\ntitle: {json.dumps(title)}\n"
-        f"kernels:\n  - {{spec: 'gemm:4096x4096x4096', label: {json.dumps(title)}}}\n"
+        f"kernels:\n  - {{spec: 'gemm:4096x4096x4096', label: {json.dumps(label)}}}\n"
         "  - add:1048576:fp16\n```\n\n"
         "```presets-table\n```\n\n"
-        f"```mfu-table\njobs:\n  - {{name: {json.dumps(title)}, params: 7e9, tokens_per_second: 1e5, gpus: 8, "
+        f"```mfu-table\njobs:\n  - {{name: {json.dumps(job)}, params: 7e9, tokens_per_second: 1e5, gpus: 8, "
         "preset: evil}\n```\n\n"
-        f"```kernels-table\nkernels:\n  - {{spec: 'add:1024', label: {json.dumps(title)}}}\npresets: [evil]\n```\n"
+        f"```kernels-table\nkernels:\n  - {{spec: 'add:1024', label: {json.dumps(label)}}}\npresets: [evil]\n```\n"
     )
     html_text = process(site, page)
     assert html_text is not None, "a page whose strings are merely odd must render"
     data = assert_inert_html(html_text, "page")
     assert data, "the roofline ships its spec as JSON in the page"
     assert any(title in s for d in data for s in strings_in(d)), "the title survives the JSON round trip"
-    assert_chart_files_inert(site, [title, markup])
+    assert_chart_files_inert(site, [title, fields["preset_name"]])
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "JavaScript:alert(document.domain)",
@@ -569,6 +594,67 @@ def test_yaml_alias_bomb_in_a_preset_gets_a_short_message(tmp_path):
     message = str(caught.value)
     assert message.startswith(f"{path}:") and len(message.splitlines()) == 1
     assert len(message) <= MAX_MESSAGE_CHARS, f"{len(message)} characters: {message[:200]}..."
+
+
+_CRASH_PROBE = r"""
+import json, sys, tempfile
+from pathlib import Path
+from ainotes.errors import InputError
+from ainotes.site import NotesSite
+place, chars = sys.argv[1], json.loads(sys.argv[2])
+presets = sys.argv[3]
+for ch in chars:
+    text = "odd" + ch + "text"
+    print(json.dumps({"trying": ch}), flush=True)
+    try:
+        folder = presets
+        if place == "preset name":
+            folder = tempfile.mkdtemp()
+            Path(folder, "odd.yaml").write_text(sys.argv[4].replace("NAME", json.dumps(text)), encoding="utf-8")
+        site = NotesSite(folder)
+        ids = [p.id for p in site.presets][:1]
+        fence = {"chart title": f"title: {json.dumps(text)}\n",
+                 "kernel label": f"kernels: [{{spec: 'add:1024', label: {json.dumps(text)}}}]\n",
+                 "preset name": ""}[place]
+        page = f"# P\n\n```roofline\npresets: {json.dumps(ids)}\n{fence}```\n"
+        site.page_content(site.page_markdown(page, "page.md", "page/"), "page.md")
+        for chart in site.charts.values():
+            for make in chart.files.values():
+                content = make()
+                if isinstance(content, str):
+                    content.encode("utf-8")  # what writing the file does
+        print(json.dumps({"char": ch, "outcome": "rendered"}), flush=True)
+    except InputError as exc:
+        print(json.dumps({"char": ch, "outcome": "refused", "message": str(exc)}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("place", ["chart title", "kernel label", "preset name"])
+def test_text_that_svg_cannot_hold_is_refused_not_a_crash(tmp_path, place):
+    """A YAML escape (``"\\x01"``, ``"\\ud800"``) puts characters XML cannot hold into user text.
+
+    Handed to the renderer they abort the interpreter (vl-convert panics on them) or fail to
+    encode; they must be refused with the usual one line instead. Run in a subprocess, so an
+    abort is a failed test rather than the end of the test run.
+    """
+    chars = ["\x00", "\x01", "\x08", "\x1b", "\ufffe", "\ud800"]
+    preset = dump(VALID_PRESET).replace("name: Test GPU", "name: NAME")
+    proc = subprocess.run(
+        [sys.executable, "-c", _CRASH_PROBE, place, json.dumps(chars), str(REPO / "presets"), preset],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "AINOTES_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    tried = [r["trying"] for r in results if "trying" in r]
+    assert proc.returncode == 0, (
+        f"{place}: the process died (status {proc.returncode}) while rendering text holding {tried[-1]!r}: "
+        + (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
+    )
+    for result in (r for r in results if "outcome" in r):
+        if result["outcome"] == "refused":
+            message = result["message"]
+            assert len(message.splitlines()) == 1, message
+            assert re.match(r"^(page\.md:\d+|\S*odd\.yaml): ", message), message
 
 
 # --------------------------------------------------------------------------

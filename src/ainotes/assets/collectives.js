@@ -11,8 +11,10 @@
  * (each step is a discrete change, no movement) and the CSS fade between
  * frames is switched off (see collectives.css).
  *
- * Idempotent: a stepper is enhanced once (data-ainotes-ready). Re-runs on
- * every page that Material's instant navigation loads (document$).
+ * Idempotent: a stepper is enhanced once (data-ainotes-ready). The script
+ * sits after the steppers in the page, so it enhances them as soon as it runs,
+ * before the browser paints the full list; it runs again on every page that
+ * Material's instant navigation loads (document$).
  */
 (function () {
   "use strict";
@@ -78,7 +80,12 @@
     function go(index) {
       current = Math.max(0, Math.min(count - 1, index));
       root.setAttribute("data-ainotes-moved", "");
+      var focused = document.activeElement;
       render();
+      // A button that just became disabled drops keyboard focus: hand it to its partner.
+      if (focused && focused.disabled && controls.contains(focused)) {
+        (focused === prev ? next : prev).focus();
+      }
     }
 
     function tick() {
@@ -108,7 +115,9 @@
     });
 
     render();
-    root.insertBefore(controls, root.firstChild);
+    // Below the picture, so enhancing never moves the first frame down.
+    var list = frames[0].parentNode;
+    list.parentNode.insertBefore(controls, list.nextSibling);
     root.appendChild(live);
     // Set after the first caption is in place, so that only changes are announced.
     live.setAttribute("aria-live", "polite");
@@ -119,11 +128,19 @@
     for (var i = 0; i < roots.length; i++) enhance(roots[i]);
   }
 
-  if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(enhanceAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", enhanceAll);
+  enhanceAll();
+  if (window.__ainotesSteppers) return; // instant navigation ran this file again
+  window.__ainotesSteppers = true;
+
+  function follow() {
+    if (window.document$ && typeof window.document$.subscribe === "function") {
+      window.document$.subscribe(enhanceAll);
+    }
+  }
+  // Material's bundle (and document$) loads after the page content.
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", follow);
   } else {
-    enhanceAll();
+    follow();
   }
 })();

@@ -22,8 +22,8 @@
   }
 
   function specFor(figure, which) {
-    var node = figure.querySelector('script.ainotes-chart__spec[data-scheme="' + which + '"]');
-    return node ? JSON.parse(node.textContent) : null;
+    var node = figure.querySelector('template.ainotes-chart__spec[data-scheme="' + which + '"]');
+    return node ? JSON.parse(node.content ? node.content.textContent : node.textContent) : null;
   }
 
   function boundSignals(spec) {
@@ -42,8 +42,9 @@
     var entry = entryFor(figure);
     if (entry && entry.scheme === which) { entry.pending = null; return; } // flipped back: drop the pending one
     if (entry && entry.pending === which) return;
+    if (typeof window.vega === "undefined") { afterRuntime(renderAll); return; }
     var spec = specFor(figure, which);
-    if (!spec || typeof window.vega === "undefined") return;
+    if (!spec) return;
 
     // Carry the reader's choices over to the new view.
     var values = {};
@@ -93,6 +94,15 @@
       entry.pending = null;
       if (window.console) console.warn("ainotes: chart " + figure.id + " stays static:", error);
     });
+  }
+
+  // Instant navigation inserts this file and vega.min.js without keeping their order:
+  // when the runtime is not there yet, render once it has loaded.
+  function afterRuntime(callback) {
+    var tag = document.querySelector('script[src$="assets/ainotes/vega.min.js"]');
+    if (!tag || tag.hasAttribute("data-ainotes-waited")) return;
+    tag.setAttribute("data-ainotes-waited", "");
+    tag.addEventListener("load", callback, {once: true});
   }
 
   function absolutiseSnippets() {

@@ -10,7 +10,7 @@ enhances:
   taller on narrow screens), holding the static SVG and, later, the live view
   sized to fill it (``width``/``height`` ``"container"``,
   :func:`ainotes.render.responsive`), so nothing moves when one replaces the other;
-* the two compiled Vega specs as ``<script type="application/json">``;
+* the two compiled Vega specs, each in a ``<template class="ainotes-chart__spec">``;
 * the caption, a row of download links and a copy-paste embed snippet.
 """
 
@@ -117,9 +117,12 @@ def interactive_figure_html(
     light, width, height = _still(spec_light, "light", chart_id)
     dark, _, _ = _still(spec_dark, "dark", chart_id)
     title = _spec_title(spec_light)
+    # <template>, not <script type="application/json">: Material's instant navigation re-runs
+    # every <script> in the new page as JavaScript, dropping its type. A template's content
+    # is inert, and script_json leaves no "<" or "&" in it for the HTML parser to read.
     specs = "".join(
-        f'<script type="application/json" class="ainotes-chart__spec" data-scheme="{scheme}">'
-        f"{render.script_json(render.vega(render.responsive(spec)))}</script>"
+        f'<template class="ainotes-chart__spec" data-scheme="{scheme}">'
+        f"{render.script_json(render.vega(render.responsive(spec)))}</template>"
         for scheme, spec in (("light", spec_light), ("dark", spec_dark))
     )
     return (
