@@ -424,12 +424,14 @@ def main(argv: list[str] | None = None) -> int:
     order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4, "hyp": 5}
     rows.sort(key=lambda r: order[r.part])
     elapsed = time.monotonic() - started
+    end_load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     text = "\n".join([
         f"# Benchmark results{' (quick smoke run)' if args.quick else ''}",
         "",
         *machine,
         f"- Bench wall time: {elapsed / 60:.1f} min; command: `python -m bench"
-        f"{' --quick' if args.quick else ''}{' --slow-hypothesis' if args.slow_hypothesis else ''}`",
+        f"{' --quick' if args.quick else ''}{' --slow-hypothesis' if args.slow_hypothesis else ''}`; "
+        f"load average at the end: {end_load}",
         "",
         report.table(rows),
         "",

@@ -156,32 +156,36 @@ MARKUP_WITH_TAGS = tuple(m for m in MARKUP if "<" in m)
 
 
 class _Tags(HTMLParser):
-    """Start tags and attribute names, and the text of every <script>."""
+    """Start tags and attribute names, and the text of every <script> and <template>.
+
+    A chart's spec travels as JSON either in ``<script type="application/json">`` or in an
+    inert ``<template>`` (which Material's instant navigation does not re-run as script).
+    """
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.scripts: list[tuple[dict[str, str | None], str]] = []
-        self._in_script: dict[str, str | None] | None = None
+        self.blocks: list[tuple[str, dict[str, str | None], str]] = []  # (script|template, attrs, text)
+        self._open: str | None = None
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
-        if tag == "script":
-            self._in_script = dict(attrs)
-            self.scripts.append((self._in_script, ""))
+        if tag in ("script", "template"):
+            self._open = tag
+            self.blocks.append((tag, dict(attrs), ""))
 
     def handle_data(self, data):
-        if self._in_script is not None:
-            attrs, text = self.scripts[-1]
-            self.scripts[-1] = (attrs, text + data)
+        if self._open is not None:
+            tag, attrs, text = self.blocks[-1]
+            self.blocks[-1] = (tag, attrs, text + data)
 
     def handle_endtag(self, tag):
-        if tag == "script":
-            self._in_script = None
+        if tag == self._open:
+            self._open = None
 
 
 def assert_inert_html(html_text: str, where: str) -> list[object]:
-    """No user markup became markup; returns the parsed JSON of every JSON <script>."""
+    """No user markup became markup; returns the parsed JSON of every JSON <script> or <template>."""
     for markup in MARKUP_WITH_TAGS:
         assert markup not in html_text, f"{where}: raw user markup {markup!r}"
     parser = _Tags()
@@ -193,12 +197,12 @@ def assert_inert_html(html_text: str, where: str) -> list[object]:
         assert not handlers, f"{where}: <{tag}> has event handler attributes {handlers}"
         assert "autofocus" not in attrs, f"{where}: user text added an attribute to <{tag}>"
     data = []
-    for attrs, text in parser.scripts:
-        if attrs.get("src"):
+    for tag, attrs, text in parser.blocks:
+        if tag == "script" and attrs.get("src"):
             continue
-        if "json" in (attrs.get("type") or ""):
+        if "json" in (attrs.get("type") or "") or (tag == "template" and text.lstrip()[:1] in ("{", "[")):
             data.append(json.loads(text))
-        else:
+        elif tag == "script":
             assert MARKER not in text, f"{where}: user text inside an executable <script>"
     return data
 

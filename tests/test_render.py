@@ -174,15 +174,22 @@ class _Page(HTMLParser):
         self.title = ""
         self._in_title = False
         self.scripts: list[str] = []
+        self.templates: list[str] = []
         self._script: list[str] | None = None
+        self._template: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
         self._in_title = tag == "title"
         if tag == "script":
             self._script = []
+        if tag == "template":
+            self._template = []
 
     def handle_endtag(self, tag):
+        if tag == "template" and self._template is not None:
+            self.templates.append("".join(self._template))
+            self._template = None
         if tag == "script" and self._script is not None:
             self.scripts.append("".join(self._script))
             self._script = None
@@ -193,6 +200,8 @@ class _Page(HTMLParser):
             self.title += data
         if self._script is not None:
             self._script.append(data)
+        if self._template is not None:
+            self._template.append(data)
 
 
 def _parse(text: str) -> _Page:
@@ -244,9 +253,12 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
     assert stills == ["ainotes-chart__still ainotes-chart__still--light", "ainotes-chart__still ainotes-chart__still--dark"]
     box = next(a for t, a in page.tags if t == "div" and a.get("class") == "ainotes-chart__box")
     assert box["style"] == f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}"
-    specs = [json.loads(s) for (t, a), s in zip([x for x in page.tags if x[0] == "script"], page.scripts)]
+    # In <template>s: Material's instant navigation would run a <script> of JSON as JavaScript.
+    assert page.scripts == []
+    specs = [json.loads(s) for s in page.templates]
+    assert [a["data-scheme"] for t, a in page.tags if t == "template"] == ["light", "dark"]
     assert [s["background"] for s in specs] == ["#ffffff", "#1e2129"]
-    assert all("</" not in s for s in page.scripts)
+    assert all("<" not in s and "&" not in s for s in page.templates)
     hrefs = [a["href"] for t, a in page.tags if t == "a"]
     assert hrefs == list(downloads.values())
     assert "A <em>caption</em>." in fragment

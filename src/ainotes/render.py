@@ -203,6 +203,20 @@ def _build_runtime() -> bytes:
     return f'(function () {{"use strict";\n{bundle}\n}})();\n'.encode("utf-8")
 
 
+def memo_json(kind: str, payload: Any, make: Any) -> Any:
+    """A JSON value that ``make()`` computes, cached like a render under ``kind`` and ``payload``.
+
+    ``payload`` must hold everything the value depends on, code included: callers put a
+    fingerprint of their source in it. A fresh copy each call."""
+    key = cache_key(kind, payload)
+    text = _cached(
+        key,
+        lambda: json.dumps(make(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                           allow_nan=False).encode("utf-8"),
+    )
+    return json.loads(text)
+
+
 def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
     nothing else global. Deterministic for one vl-convert version."""

@@ -30,14 +30,17 @@ dimensions). A page replaces both by ``"container"`` (see
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
 import html
 import math
 from collections.abc import Iterable, Sequence
+from importlib import metadata
+from pathlib import Path
 from typing import Any, Literal
 
-import altair as alt
-
-from ainotes import roofline, units
+from ainotes import render, roofline, units
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
 from ainotes.kernels import Kernel
@@ -226,6 +229,17 @@ def _config(theme: Theme) -> dict[str, Any]:
     }
 
 
+@functools.cache
+def _code_fingerprint() -> str:
+    """What a cached spec was built by: every module of the package, and altair's version."""
+    digest = hashlib.sha256(metadata.version("altair").encode())
+    package = Path(__file__).resolve().parents[1]
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
 def roofline_spec(
     presets: Iterable[Preset],
     *,
@@ -235,7 +249,41 @@ def roofline_spec(
     theme: Theme = "light",
     readout_intensity_flop_per_byte: float | None = None,
 ) -> dict[str, Any]:
-    """The roofline explorer as a Vega-Lite dict.
+    """The roofline explorer as a Vega-Lite dict (see :func:`build_roofline_spec`).
+
+    Building it with altair costs more than rendering it, so the result is kept in the
+    render cache, keyed by every input and by the package's code (:func:`_code_fingerprint`).
+    """
+    presets, kernels = tuple(presets), tuple(kernels)
+    payload = {
+        "presets": [dataclasses.asdict(p) for p in presets],
+        "kernels": [dataclasses.asdict(k) for k in kernels],
+        "sparsity": sparsity, "title": title, "theme": theme,
+        "readout": readout_intensity_flop_per_byte,
+        "code": _code_fingerprint(),
+    }
+    try:
+        return render.memo_json("roofline-spec", payload, lambda: build_roofline_spec(
+            presets, kernels=kernels, sparsity=sparsity, title=title, theme=theme,
+            readout_intensity_flop_per_byte=readout_intensity_flop_per_byte))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        # An input that is not plain data (or NaN) cannot be a key: build without the cache.
+        return build_roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme=theme,
+                                   readout_intensity_flop_per_byte=readout_intensity_flop_per_byte)
+
+
+def build_roofline_spec(
+    presets: Iterable[Preset],
+    *,
+    kernels: Iterable[Kernel] = (),
+    sparsity: bool = False,
+    title: str | None = None,
+    theme: Theme = "light",
+    readout_intensity_flop_per_byte: float | None = None,
+) -> dict[str, Any]:
+    """The roofline explorer as a Vega-Lite dict, built with altair.
 
     ``presets`` are drawn in the order given, coloured by name. ``sparsity`` is
     the checkbox's initial state. ``kernels`` become labelled vertical markers
@@ -244,6 +292,8 @@ def roofline_spec(
     (default: between the presets' ridge points). ``theme`` is ``"light"``
     (Material's default scheme) or ``"dark"`` (its slate scheme).
     """
+    import altair as alt  # here, not at the top: a build whose specs are cached never needs it
+
     presets = tuple(presets)
     kernels = tuple(kernels)
     if not presets:
@@ -431,13 +481,15 @@ def roofline_spec(
             height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"),
             padding=8,
-            datasets=datasets,
         )
         .configure(**_config(theme))
     )
     # Schema validation costs as much as building the chart; the tests validate every
     # variant's spec once instead (test_spec_is_valid_vega_lite).
-    return chart.to_dict(validate=False)
+    spec = chart.to_dict(validate=False)
+    # The rows go in after altair is done: it deep-copies whatever the chart holds at each step.
+    spec["datasets"] = datasets
+    return spec
 
 
 def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
