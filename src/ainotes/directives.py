@@ -22,6 +22,7 @@ import yaml
 
 from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS
 from ainotes.errors import InputError
+from ainotes.textcheck import bad_character, short
 from ainotes.kernels import Kernel, parse_kernel_spec
 
 FENCE_KINDS = ("roofline", "collective", "presets-table", "mfu-table", "kernels-table", "preset-check")
@@ -172,8 +173,9 @@ def _load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict
             f"{where}:{fence.start_line}: {fence.kind} fence body must be at most "
             f"{MAX_FENCE_BODY_CHARS} characters: {len(fence.body)}"
         )
-    loader = _LineLoader(fence.body)
+    loader = None
     try:
+        loader = _LineLoader(fence.body)  # the reader refuses control characters here
         data = loader.get_single_data() if fence.body.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -183,7 +185,8 @@ def _load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict
     except (ValueError, TypeError, RecursionError) as exc:  # e.g. unhashable keys, deep nesting
         raise InputError(f"{where}:{fence.start_line}: {fence.kind} fence body cannot be read: {exc}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -210,7 +213,7 @@ class _Reader:
         self.lines = key_lines.get(id(data), {})
         for key in data:
             if key not in allowed:
-                self.fail(str(key), f"unknown key {str(key)!r} in {fence.kind} fence (allowed: {', '.join(allowed)})")
+                self.fail(str(key), f"unknown key {short(str(key))} in {fence.kind} fence (allowed: {', '.join(allowed)})")
 
     def fail(self, key: str, message: str) -> None:
         """Raise for ``key``, at its line in the page (the mapping's line if it is absent)."""
@@ -224,34 +227,34 @@ class _Reader:
     def boolean(self, key: str, default: bool) -> bool:
         value = self.data.get(key, default)
         if not isinstance(value, bool):
-            self.fail(key, f"{key!r} must be true or false: {value!r}")
+            self.fail(key, f"{short(key)} must be true or false: {short(value)}")
         return value
 
     def integer(self, key: str, default: int, low: int, high: int) -> int:
         value = self.data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key, f"{key!r} must be a whole number: {value!r}")
+            self.fail(key, f"{short(key)} must be a whole number: {short(value)}")
         if not low <= value <= high:
-            self.fail(key, f"{key!r} must be between {low} and {high}: {value}")
+            self.fail(key, f"{short(key)} must be between {low} and {high}: {value}")
         return value
 
     def number(self, key: str, *, required: bool = False, integral: bool = False) -> float | None:
         value = self.data.get(key)
         if value is None:
             if required:
-                self.fail(key, f"{key!r} is required")
+                self.fail(key, f"{short(key)} is required")
             return None
         if isinstance(value, str):
             try:
                 value = float(value)
             except ValueError:
-                self.fail(key, f"{key!r} must be a number: {value!r}")
+                self.fail(key, f"{short(key)} must be a number: {short(value)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(key, f"{key!r} must be a number: {value!r}")
+            self.fail(key, f"{short(key)} must be a number: {short(value)}")
         if not math.isfinite(value) or value <= 0:
-            self.fail(key, f"{key!r} must be a finite number > 0: {value!r}")
+            self.fail(key, f"{short(key)} must be a finite number > 0: {short(value)}")
         if integral and value != int(value):
-            self.fail(key, f"{key!r} must be a whole number: {value!r}")
+            self.fail(key, f"{short(key)} must be a whole number: {short(value)}")
         return value
 
     def text(self, key: str, max_chars: int = MAX_TITLE_CHARS) -> str | None:
@@ -259,11 +262,14 @@ class _Reader:
         if value is None:
             return None
         if not isinstance(value, str):
-            self.fail(key, f"{key!r} must be text: {value!r}")
+            self.fail(key, f"{short(key)} must be text: {short(value)}")
         if len(value) > max_chars:
-            self.fail(key, f"{key!r} must be at most {max_chars} characters: {len(value)}")
+            self.fail(key, f"{short(key)} must be at most {max_chars} characters: {len(value)}")
         if "\n" in value.strip():
-            self.fail(key, f"{key!r} must be one line")
+            self.fail(key, f"{short(key)} must be one line")
+        bad = bad_character(value)
+        if bad is not None:
+            self.fail(key, f"{short(key)} holds a control character ({bad}), which no page or SVG can show")
         return value.strip()
 
     def chart_id(self) -> str | None:
@@ -271,7 +277,7 @@ class _Reader:
         if value is None:
             return None
         if not isinstance(value, str) or not _CHART_ID.match(value) or len(value) > 64:
-            self.fail("id", f"'id' must be lowercase letters, digits and hyphens (at most 64): {value!r}")
+            self.fail("id", f"'id' must be lowercase letters, digits and hyphens (at most 64): {short(value)}")
         return value
 
     def preset_ids(self, known: tuple[str, ...]) -> tuple[str, ...]:
@@ -281,13 +287,13 @@ class _Reader:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not value:
-            self.fail("presets", f"'presets' must be a list of preset ids or 'all': {value!r}")
+            self.fail("presets", f"'presets' must be a list of preset ids or 'all': {short(value)}")
         if len(value) > MAX_PRESETS_PER_CHART:
             self.fail("presets", f"'presets' may name at most {MAX_PRESETS_PER_CHART}: {len(value)}")
         ids = []
         for item in value:
             if item not in known:
-                self.fail("presets", f"unknown preset {item!r} (known: {', '.join(known)})")
+                self.fail("presets", f"unknown preset {short(item)} (known: {', '.join(known)})")
             if item not in ids:
                 ids.append(item)
         return tuple(ids)
@@ -311,7 +317,7 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
     """A fence's ``kernels`` list: specs, or mappings of ``spec`` and ``label``."""
     raw_kernels = raw_kernels or []
     if not isinstance(raw_kernels, list):
-        reader.fail("kernels", f"'kernels' must be a list of kernel specs: {raw_kernels!r}")
+        reader.fail("kernels", f"'kernels' must be a list of kernel specs: {short(raw_kernels)}")
     if len(raw_kernels) > MAX_KERNELS_PER_CHART:
         reader.fail("kernels", f"'kernels' may list at most {MAX_KERNELS_PER_CHART}: {len(raw_kernels)}")
     kernels: list[Kernel] = []
@@ -320,12 +326,14 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
         if isinstance(item, dict):
             unknown = set(item) - {"spec", "label"}
             if unknown or "spec" not in item:
-                reader.fail("kernels", f"a kernel must be a spec or a mapping of 'spec' and 'label': {item!r}")
+                reader.fail("kernels", f"a kernel must be a spec or a mapping of 'spec' and 'label': {short(item)}")
             spec, label = item["spec"], item.get("label")
             if label is not None and (not isinstance(label, str) or len(label) > MAX_TITLE_CHARS):
-                reader.fail("kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {label!r}")
+                reader.fail("kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {short(label)}")
+            if label is not None and bad_character(label):
+                reader.fail("kernels", f"a kernel 'label' holds a control character ({bad_character(label)})")
         if not isinstance(spec, str):
-            reader.fail("kernels", f"a kernel spec must be text like 'gemm:8192x8192x8192:bf16': {spec!r}")
+            reader.fail("kernels", f"a kernel spec must be text like 'gemm:8192x8192x8192:bf16': {short(spec)}")
         try:
             kernels.append(parse_kernel_spec(spec, label))
         except InputError as exc:
@@ -339,7 +347,7 @@ def parse_collective(fence: Fence, where: str) -> CollectiveRequest:
     reader = _Reader(fence, where, data, ("op", "ranks", "root", "title", "id"), lines)
     op = data.get("op")
     if op not in OPS:
-        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {op!r}")
+        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
     ranks = reader.integer("ranks", 4, MIN_RANKS, MAX_RANKS)
     root = reader.integer("root", 0, 0, ranks - 1)
     return CollectiveRequest(op=op, ranks=ranks, root=root, title=reader.text("title"), chart_id=reader.chart_id())
@@ -370,7 +378,7 @@ def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) ->
     jobs = []
     for raw in raw_jobs:
         if not isinstance(raw, dict):
-            outer.fail("jobs", f"each job must be a mapping of {', '.join(_JOB_KEYS)}: {raw!r}")
+            outer.fail("jobs", f"each job must be a mapping of {', '.join(_JOB_KEYS)}: {short(raw)}")
         job = outer.nested(raw, _JOB_KEYS)
         name = job.text("name")
         if not name:
@@ -378,15 +386,15 @@ def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) ->
         preset = raw.get("preset")
         peak = job.number("peak_tflops")
         if (preset is None) == (peak is None):
-            job.fail("preset", f"job {name!r} needs exactly one of 'preset' and 'peak_tflops'")
+            job.fail("preset", f"job {short(name)} needs exactly one of 'preset' and 'peak_tflops'")
         if preset is not None and preset not in known_presets:
-            job.fail("preset", f"unknown preset {preset!r} (known: {', '.join(known_presets)})")
+            job.fail("preset", f"unknown preset {short(preset)} (known: {', '.join(known_presets)})")
         attention = [job.number(k, integral=True) for k in ("layers", "heads", "head_dim", "seq_len")]
         if any(a is not None for a in attention) and not all(a is not None for a in attention):
-            job.fail("layers", f"job {name!r}: give all of layers, heads, head_dim, seq_len or none")
+            job.fail("layers", f"job {short(name)}: give all of layers, heads, head_dim, seq_len or none")
         recompute = raw.get("recompute", "none")
         if recompute not in ("none", "selective", "full"):
-            job.fail("recompute", f"'recompute' must be none, selective or full: {recompute!r}")
+            job.fail("recompute", f"'recompute' must be none, selective or full: {short(recompute)}")
         layers, heads, head_dim, seq_len = (int(a) if a is not None else None for a in attention)
         jobs.append(
             MfuJob(

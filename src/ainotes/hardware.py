@@ -40,11 +40,17 @@ import jsonschema
 import yaml
 
 from ainotes.errors import InputError
+from ainotes.textcheck import bad_character, short
 
 PRESET_ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 PRESET_SUFFIXES = (".yaml", ".yml")
 PRESETS_DIR_ENV = "AINOTES_PRESETS_DIR"
 TERA = 1e12
+# Bounds on a preset's figures (TFLOP/s, TB/s, per GPU or per system): far beyond any GPU, yet
+# small enough that the roofline's products and logarithms stay finite.
+MIN_FIGURE = 1e-6
+MAX_FIGURE = 1e9
+MAX_GPU_COUNT = 1_000_000
 
 PER_GPU_KEYS = ("dense_fp16_tflops", "memory_bandwidth_tbps")
 SYSTEM_KEYS = ("gpu_count", "system_dense_fp16_tflops", "system_memory_bandwidth_tbps")
@@ -83,7 +89,7 @@ class Preset:
     system_memory_bandwidth_tbps: float | None = None
 
     def __post_init__(self) -> None:
-        where = self.path or f"preset {self.id!r}"
+        where = self.path or f"preset {short(self.id)}"
         _check_positive_number(where, "dense_fp16_tflops", self.dense_fp16_tflops)
         _check_positive_number(where, "memory_bandwidth_tbps", self.memory_bandwidth_tbps)
 
@@ -167,7 +173,7 @@ def preset_by_id(presets: Iterable[Preset], preset_id: str) -> Preset:
         if preset.id == preset_id:
             return preset
     known = ", ".join(sorted(p.id for p in presets)) or "none"
-    raise InputError(f"unknown preset {preset_id!r}; known presets: {known}")
+    raise InputError(f"unknown preset {short(preset_id)}; known presets: {known}")
 
 
 def load_preset(path: str | Path) -> Preset:
@@ -180,7 +186,7 @@ def load_preset(path: str | Path) -> Preset:
     if not PRESET_ID_PATTERN.fullmatch(preset_id):
         raise InputError(
             f"{where}: the file name must be a preset id "
-            f"(lowercase letters and digits, words joined by single hyphens): {preset_id!r}"
+            f"(lowercase letters and digits, words joined by single hyphens): {short(preset_id)}"
         )
     data = _parse_yaml(path, where)
     _check_document(data, where)
@@ -242,7 +248,7 @@ class _PresetLoader(yaml.SafeLoader):
                 if isinstance(key, Hashable):
                     if key in seen:
                         raise yaml.constructor.ConstructorError(
-                            None, None, f"duplicate key {key!r}", key_node.start_mark
+                            None, None, f"duplicate key {short(key)}", key_node.start_mark
                         )
                     seen.add(key)
         return super().construct_mapping(node, deep=deep)
@@ -304,20 +310,20 @@ def _check_document(data: Any, where: str) -> None:
     for key in data:
         if key not in properties:
             allowed = ", ".join(properties)
-            raise InputError(f"{where}: unknown key {key!r}; allowed keys: {allowed}")
+            raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {allowed}")
 
     system_form = any(key in data for key in (*SYSTEM_KEYS, "system"))
     if system_form:
         clashing = [key for key in PER_GPU_KEYS if key in data]
         if clashing:
             raise InputError(
-                f"{where}: {clashing[0]!r} cannot be combined with system totals "
+                f"{where}: {short(clashing[0])} cannot be combined with system totals "
                 f"({', '.join(SYSTEM_KEYS)}); give per-GPU figures or system totals, not both"
             )
     required = [*schema["required"], *(SYSTEM_KEYS if system_form else PER_GPU_KEYS)]
     for key in required:
         if key not in data:
-            raise InputError(f"{where}: missing required key {key!r}")
+            raise InputError(f"{where}: missing required key {short(key)}")
 
     for key, rule in properties.items():
         if key not in data:
@@ -332,7 +338,7 @@ def _check_document(data: Any, where: str) -> None:
             _check_count(where, key, value)
         elif kind == "boolean":
             if not isinstance(value, bool):
-                raise InputError(f"{where}: {key!r} must be true or false: {value!r}")
+                raise InputError(f"{where}: {short(key)} must be true or false: {short(value)}")
         elif key == "sources":
             _check_sources(where, value)
 
@@ -342,59 +348,66 @@ def _check_document(data: Any, where: str) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         at = ".".join(str(part) for part in error.absolute_path) or "file"
-        raise InputError(f"{where}: {at!r} {error.message}")
+        raise InputError(f"{where}: {short(at)} {error.message}")
 
 
 def _check_text(where: str, key: str, value: Any, *, one_line: bool = True) -> None:
     if not isinstance(value, str):
-        raise InputError(f"{where}: {key!r} must be text, not {_kind(value)}: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be text, not {_kind(value)}: {short(value)}")
     if not value.strip():
-        raise InputError(f"{where}: {key!r} must not be empty: {value!r}")
+        raise InputError(f"{where}: {short(key)} must not be empty: {short(value)}")
     if one_line and ("\n" in value or "\r" in value):
-        raise InputError(f"{where}: {key!r} must be one line: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be one line: {short(value)}")
+    bad = bad_character(value)
+    if bad is not None:
+        raise InputError(f"{where}: {short(key)} holds a control character ({bad}), which no page or SVG can show")
 
 
 def _check_positive_number(where: str, key: str, value: Any) -> None:
     # bool is an int subclass: YAML `true` must not pass as 1.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: {key!r} must be a number, not {_kind(value)}: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be a number, not {_kind(value)}: {short(value)}")
     if math.isnan(value) or math.isinf(value):
-        raise InputError(f"{where}: {key!r} must be a finite number: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be a finite number: {short(value)}")
     if value <= 0:
-        raise InputError(f"{where}: {key!r} must be > 0: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be > 0: {short(value)}")
+    if not MIN_FIGURE <= value <= MAX_FIGURE:
+        raise InputError(f"{where}: {short(key)} must be between {MIN_FIGURE:g} and {MAX_FIGURE:g}: {short(value)}")
 
 
 def _check_count(where: str, key: str, value: Any) -> None:
     if isinstance(value, float):
-        raise InputError(f"{where}: {key!r} must be a whole number: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be a whole number: {short(value)}")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{where}: {key!r} must be a whole number, not {_kind(value)}: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be a whole number, not {_kind(value)}: {short(value)}")
     if value < 1:
-        raise InputError(f"{where}: {key!r} must be >= 1: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be >= 1: {short(value)}")
+    if value > MAX_GPU_COUNT:
+        raise InputError(f"{where}: {short(key)} must be at most {MAX_GPU_COUNT}: {short(value)}")
 
 
 def _check_url(where: str, key: str, value: Any) -> None:
     if not isinstance(value, str):
-        raise InputError(f"{where}: {key!r} must be text, not {_kind(value)}: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be text, not {_kind(value)}: {short(value)}")
     parts = urlsplit(value)
     if not value.startswith(tuple(f"{scheme}://" for scheme in SOURCE_SCHEMES)):
-        raise InputError(f"{where}: {key!r} must be an http or https URL: {value!r}")
-    if not parts.netloc or any(ch.isspace() or ord(ch) < 32 for ch in value):
-        raise InputError(f"{where}: {key!r} must be a full http(s) URL with a host and no spaces: {value!r}")
+        raise InputError(f"{where}: {short(key)} must be an http or https URL: {short(value)}")
+    if not parts.netloc or any(ch.isspace() or ord(ch) < 32 for ch in value) or bad_character(value):
+        raise InputError(f"{where}: {short(key)} must be a full http(s) URL with a host and no spaces: {short(value)}")
 
 
 def _check_sources(where: str, value: Any) -> None:
     if not isinstance(value, list):
-        raise InputError(f"{where}: 'sources' must be a list of {{title, url}}, not {_kind(value)}: {value!r}")
+        raise InputError(f"{where}: 'sources' must be a list of {{title, url}}, not {_kind(value)}: {short(value)}")
     if not value:
         raise InputError(f"{where}: 'sources' must name at least one source: []")
     for index, item in enumerate(value):
         at = f"sources[{index}]"
         if not isinstance(item, dict):
-            raise InputError(f"{where}: {at!r} must be a mapping with 'title' and 'url', not {_kind(item)}: {item!r}")
+            raise InputError(f"{where}: {short(at)} must be a mapping with 'title' and 'url', not {_kind(item)}: {short(item)}")
         for key in item:
             if key not in ("title", "url"):
-                raise InputError(f"{where}: unknown key {key!r} in {at!r}; allowed keys: title, url")
+                raise InputError(f"{where}: unknown key {short(key)} in {short(at)}; allowed keys: title, url")
         for key in ("title", "url"):
             if key not in item:
                 raise InputError(f"{where}: missing required key {f'{at}.{key}'!r}")
@@ -411,7 +424,7 @@ def _check_unique_ids(presets: Iterable[Preset]) -> None:
 
 
 def _duplicate_message(path: str, preset_id: str, earlier: str) -> str:
-    return f"{path}: duplicate preset id {preset_id!r}: {earlier} has the same id"
+    return f"{path}: duplicate preset id {short(preset_id)}: {earlier} has the same id"
 
 
 # --- building ----------------------------------------------------------------

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from ainotes.errors import InputError
+from ainotes.textcheck import bad_character
 
 DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 DEFAULT_DTYPE = "bf16"
@@ -233,4 +234,7 @@ def _check_label(label: str, spec: str) -> str:
         raise InputError(f"kernel {spec!r}: the label must be one line: {label!r}")
     if len(text) > MAX_LABEL_CHARS:
         raise InputError(f"kernel {spec!r}: the label must be at most {MAX_LABEL_CHARS} characters: {len(text)}")
+    bad = bad_character(text)
+    if bad is not None:
+        raise InputError(f"kernel {spec!r}: the label holds a control character ({bad}), which no chart can show")
     return text

@@ -44,6 +44,7 @@ from ainotes import render, roofline, units
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
 from ainotes.kernels import Kernel
+from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 540
@@ -255,6 +256,12 @@ def roofline_spec(
     render cache, keyed by every input and by the package's code (:func:`_code_fingerprint`).
     """
     presets, kernels = tuple(presets), tuple(kernels)
+    texts = [("title", title or ""), *(("preset name", p.name) for p in presets),
+             *(("kernel label", k.label) for k in kernels)]
+    for what, text in texts:
+        bad = bad_character(text)
+        if bad is not None:
+            raise InputError(f"roofline chart: the {what} {short(text)} holds a control character ({bad})")
     payload = {
         "presets": [dataclasses.asdict(p) for p in presets],
         "kernels": [dataclasses.asdict(k) for k in kernels],
