@@ -174,13 +174,14 @@ class NotesSite:
             "html": lambda: render.standalone_html(light, title=title),
         }
         state.has_roofline = True
-        return embed.interactive_figure_html(
+        # Kept out of the search index: SVG text and tick labels would drown the prose.
+        return '<div class="ainotes-figure" data-search-exclude>' + embed.interactive_figure_html(
             chart.chart_id,
             light,
             dark,
             caption_html=roofline_chart.caption_html(presets, request.sparsity),
             downloads=self._downloads(chart, state),
-        )
+        ) + "</div>"
 
     def _collective_html(self, request: directives.CollectiveRequest, fence: directives.Fence, state: _PageState) -> str:
         from ainotes.charts import collective as collective_chart
@@ -200,7 +201,7 @@ class NotesSite:
         }
         state.has_collective = True
         return (
-            '<div class="ainotes-collective">'
+            '<div class="ainotes-collective" data-search-exclude>'
             f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
             f"{collective_chart.table_html(run, title=title)}"
             f"{embed.downloads_html(chart.chart_id, self._downloads(chart, state), title=title)}"

@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import hashlib
 import html
+import json
 import math
 from collections.abc import Iterable, Sequence
 from importlib import metadata
@@ -92,6 +93,13 @@ _THEMES: dict[str, dict[str, Any]] = {
         "marker_stroke": "#1e2129",
         "palette": ["#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#D55E00"],
     },
+}
+# Built once per chart with these stand-ins, then coloured per theme (:func:`_themed`): the
+# light and dark specs differ only in colours, and building with altair is the slow part.
+# Each holds a control character, which no user text may (textcheck), so none can collide.
+_STAND_INS: dict[str, Any] = {
+    **{key: f"\x1bainotes:{key}" for key in _THEMES["light"] if key != "palette"},
+    "palette": [f"\x1bainotes:palette-{i}" for i in range(len(_THEMES["light"]["palette"]))],
 }
 _FONT = "Roboto, -apple-system, 'Segoe UI', Helvetica, Arial, 'Liberation Sans', sans-serif"
 
@@ -209,8 +217,26 @@ def _initial_log_intensity(presets: Sequence[Preset], low: float, high: float) -
     return min(max(exponent, math.log10(low)), math.log10(high))
 
 
-def _config(theme: Theme) -> dict[str, Any]:
+def _themed(value: Any, theme: Theme) -> Any:
+    """``value`` with every colour stand-in replaced by the theme's colour."""
     colours = _THEMES[theme]
+    lookup = {stand_in: colours[key] for key, stand_in in _STAND_INS.items() if key != "palette"}
+    lookup.update(zip(_STAND_INS["palette"], colours["palette"]))
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return lookup.get(item, item)
+        if isinstance(item, list):
+            return [walk(x) for x in item]
+        if isinstance(item, dict):
+            return {k: walk(v) for k, v in item.items()}
+        return item
+
+    return walk(value)
+
+
+def _config() -> dict[str, Any]:
+    colours = _STAND_INS
     axis = {
         "labelColor": colours["muted"], "titleColor": colours["text"], "gridColor": colours["grid"],
         "domainColor": colours["domain"], "tickColor": colours["domain"],
@@ -265,20 +291,30 @@ def roofline_spec(
     payload = {
         "presets": [dataclasses.asdict(p) for p in presets],
         "kernels": [dataclasses.asdict(k) for k in kernels],
-        "sparsity": sparsity, "title": title, "theme": theme,
+        "sparsity": sparsity, "title": title,
         "readout": readout_intensity_flop_per_byte,
         "code": _code_fingerprint(),
     }
+    if theme not in _THEMES:
+        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+
+    def build() -> dict[str, Any]:
+        return _build_neutral_spec(presets, kernels=kernels, sparsity=sparsity, title=title,
+                                   readout_intensity_flop_per_byte=readout_intensity_flop_per_byte)
+
     try:
-        return render.memo_json("roofline-spec", payload, lambda: build_roofline_spec(
-            presets, kernels=kernels, sparsity=sparsity, title=title, theme=theme,
-            readout_intensity_flop_per_byte=readout_intensity_flop_per_byte))
+        neutral = render.memo_json("roofline-spec", payload, build)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InputError):
             raise
-        # An input that is not plain data (or NaN) cannot be a key: build without the cache.
-        return build_roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme=theme,
-                                   readout_intensity_flop_per_byte=readout_intensity_flop_per_byte)
+        neutral = build()  # an input that is not plain data (or NaN) cannot be a key
+    return _with_theme(neutral, theme)
+
+
+def _with_theme(neutral: dict[str, Any], theme: Theme) -> dict[str, Any]:
+    themed = _themed(neutral, theme)
+    assert "\x1b" not in json.dumps(themed), "a colour stand-in was left in the spec"
+    return themed
 
 
 def build_roofline_spec(
@@ -290,7 +326,7 @@ def build_roofline_spec(
     theme: Theme = "light",
     readout_intensity_flop_per_byte: float | None = None,
 ) -> dict[str, Any]:
-    """The roofline explorer as a Vega-Lite dict, built with altair.
+    """The roofline explorer as a Vega-Lite dict, built with altair (no cache).
 
     ``presets`` are drawn in the order given, coloured by name. ``sparsity`` is
     the checkbox's initial state. ``kernels`` become labelled vertical markers
@@ -299,15 +335,28 @@ def build_roofline_spec(
     (default: between the presets' ridge points). ``theme`` is ``"light"``
     (Material's default scheme) or ``"dark"`` (its slate scheme).
     """
+    if theme not in _THEMES:
+        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    return _with_theme(_build_neutral_spec(presets, kernels=kernels, sparsity=sparsity, title=title,
+                                           readout_intensity_flop_per_byte=readout_intensity_flop_per_byte),
+                       theme)
+
+
+def _build_neutral_spec(
+    presets: Iterable[Preset],
+    *,
+    kernels: Iterable[Kernel],
+    sparsity: bool,
+    title: str | None,
+    readout_intensity_flop_per_byte: float | None,
+) -> dict[str, Any]:
     import altair as alt  # here, not at the top: a build whose specs are cached never needs it
 
     presets = tuple(presets)
     kernels = tuple(kernels)
     if not presets:
         raise InputError("roofline chart: at least one preset is needed")
-    if theme not in _THEMES:
-        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {theme!r}")
-    colours = _THEMES[theme]
+    colours = _STAND_INS
     names = _display_names(presets)
 
     # Axis ranges: whole decades that hold every ridge (dense and sparse, so toggling
@@ -489,7 +538,7 @@ def build_roofline_spec(
             autosize=alt.AutoSizeParams(type="fit", contains="padding"),
             padding=8,
         )
-        .configure(**_config(theme))
+        .configure(**_config())
     )
     # Schema validation costs as much as building the chart; the tests validate every
     # variant's spec once instead (test_spec_is_valid_vega_lite).
