@@ -174,14 +174,13 @@ class NotesSite:
             "html": lambda: render.standalone_html(light, title=title),
         }
         state.has_roofline = True
-        # Kept out of the search index: SVG text and tick labels would drown the prose.
-        return '<div class="ainotes-figure" data-search-exclude>' + embed.interactive_figure_html(
+        return _unsearched(embed.interactive_figure_html(
             chart.chart_id,
             light,
             dark,
             caption_html=roofline_chart.caption_html(presets, request.sparsity),
             downloads=self._downloads(chart, state),
-        ) + "</div>"
+        ))
 
     def _collective_html(self, request: directives.CollectiveRequest, fence: directives.Fence, state: _PageState) -> str:
         from ainotes.charts import collective as collective_chart
@@ -200,8 +199,8 @@ class NotesSite:
             "html": lambda: collective_chart.standalone_html(run, title=title),
         }
         state.has_collective = True
-        return (
-            '<div class="ainotes-collective" data-search-exclude>'
+        return _unsearched(
+            '<div class="ainotes-collective">'
             f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
             f"{collective_chart.table_html(run, title=title)}"
             f"{embed.downloads_html(chart.chart_id, self._downloads(chart, state), title=title)}"
@@ -283,6 +282,15 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _unsearched(fragment: str) -> str:
+    """``fragment`` kept out of the search index (SVG text and tick labels would drown the prose).
+
+    A <section>, not a <div>: Material's search parser matches elements by tag name alone,
+    so the first inner </div> would end the exclusion.
+    """
+    return f'<section class="ainotes-figure" data-search-exclude>{fragment}</section>'
 
 
 def _json_text(data: object) -> str:
