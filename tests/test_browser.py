@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, sync_playwright
+from playwright.sync_api import BrowserContext, Page
 
 from ainotes.hardware import load_presets
 from browser_support import (
-    DESK, PHONE, WAIT_MS, StaticServer, Watch, file_only, guard_requests, launch_chromium, same_origin,
+    DESK, PHONE, WAIT_MS, StaticServer, Watch, file_only, guard_requests, same_origin,
     site_pages, wait_for_charts, wait_until,
 )
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
@@ -72,14 +72,6 @@ def sites(tmp_path_factory) -> Sites:
     yield Sites(server.origin, site_url, root / "sub", f"{server.origin}/fixture/", root / "fixture",
                 fixture_project / "presets")
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
 
 
 class Contexts:

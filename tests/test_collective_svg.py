@@ -241,17 +241,6 @@ def test_palette_is_okabe_ito_and_labels_keep_contrast():
 # --- in a browser ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
-
-
 @pytest.mark.browser
 def test_stepper_in_a_browser(browser, tmp_path):
     page_file = tmp_path / "all-reduce.html"

@@ -279,52 +279,47 @@ def test_namespace_ids_keeps_two_inline_svgs_apart():
 
 
 @pytest.mark.browser
-def test_standalone_page_is_interactive_in_chromium(spec, tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
+def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
+    from playwright import sync_api as playwright
+
     page_file = tmp_path / "chart.html"
     page_file.write_text(render.standalone_html(spec, title=TITLE), encoding="utf-8")
     errors: list[str] = []
     outside: list[str] = []
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        try:
-            tab = browser.new_page(viewport={"width": 900, "height": 900})
-            tab.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-            tab.on("pageerror", lambda e: errors.append(str(e)))
-            tab.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
-            tab.goto(page_file.as_uri())
-            view = tab.locator(".ainotes-standalone__view svg")
-            view.wait_for()
-            # The static SVG goes only once the live view has rendered.
-            assert tab.locator(".ainotes-standalone__box > svg").count() == 0
+    context = browser.new_context(viewport={"width": 900, "height": 900})
+    try:
+        tab = context.new_page()
+        tab.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+        tab.goto(page_file.as_uri())
+        view = tab.locator(".ainotes-standalone__view svg")
+        view.wait_for()
+        # The static SVG goes only once the live view has rendered.
+        assert tab.locator(".ainotes-standalone__box > svg").count() == 0
 
-            def readout(fragment: str):  # Vega updates asynchronously; expect() retries until it holds
-                return playwright.expect(view.locator("text", has_text=fragment))
+        def readout(fragment: str):  # Vega updates asynchronously; expect() retries until it holds
+            return playwright.expect(view.locator("text", has_text=fragment))
 
-            tab.locator(".ainotes-standalone__controls input[type=range]").fill("2.6")  # ~398 FLOP/byte
-            readout("compute-bound · NVIDIA H100").to_have_count(1)
-            tab.locator(".ainotes-standalone__controls input[type=checkbox]").check()
-            # H100 sparse ridge 591 FLOP/byte: the same intensity is now memory-bound.
-            readout("memory-bound · NVIDIA H100").to_have_count(1)
-            readout("591 FLOP/B").to_have_count(1)
-            tab.locator(".ainotes-standalone__controls select").select_option("odd")
-            readout("· NVIDIA H100").to_have_count(0)
-            readout("· Odd <b>&\"' </script>").to_have_count(1)
-        finally:
-            browser.close()
+        tab.locator(".ainotes-standalone__controls input[type=range]").fill("2.6")  # ~398 FLOP/byte
+        readout("compute-bound · NVIDIA H100").to_have_count(1)
+        tab.locator(".ainotes-standalone__controls input[type=checkbox]").check()
+        # H100 sparse ridge 591 FLOP/byte: the same intensity is now memory-bound.
+        readout("memory-bound · NVIDIA H100").to_have_count(1)
+        readout("591 FLOP/B").to_have_count(1)
+        tab.locator(".ainotes-standalone__controls select").select_option("odd")
+        readout("· NVIDIA H100").to_have_count(0)
+        readout("· Odd <b>&\"' </script>").to_have_count(1)
+    finally:
+        context.close()
     assert errors == [] and outside == []
 
 
 @pytest.mark.browser
-def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
+def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, browser):
     from importlib import resources
+
+    from playwright import sync_api as playwright
 
     assets = resources.files("ainotes") / "assets"
     dark = chart.roofline_spec(PRESETS, title=TITLE, theme="dark")
@@ -339,29 +334,26 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path):
         encoding="utf-8",
     )
     errors: list[str] = []
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        try:
-            tab = browser.new_page(viewport={"width": 800, "height": 900})
-            tab.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-            tab.on("pageerror", lambda e: errors.append(str(e)))
-            tab.goto((tmp_path / "page.html").as_uri())
-            figure = tab.locator("figure.ainotes-chart")
-            playwright.expect(figure).to_have_class(re.compile("ainotes-chart--live"))
-            box = tab.locator(".ainotes-chart__box").bounding_box()
-            live = tab.locator(".ainotes-chart__view > svg")
-            assert live.bounding_box() == box  # the live view fills the box the static SVG reserved
-            assert tab.locator(".ainotes-chart__still--light").is_hidden()
-            tab.locator(".ainotes-chart__controls input[type=range]").fill("0")  # 1 FLOP/byte
-            playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
-            tab.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
-            # Re-rendered with the dark spec, the slider's value kept.
-            playwright.expect(live).to_have_css("background-color", "rgb(30, 33, 41)")  # #1e2129
-            playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
-            assert tab.locator(".ainotes-chart__view").count() == 1
-            assert tab.locator(".ainotes-chart__controls input, .ainotes-chart__controls select").count() == 3
-        finally:
-            browser.close()
+    context = browser.new_context(viewport={"width": 800, "height": 900})
+    try:
+        tab = context.new_page()
+        tab.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.goto((tmp_path / "page.html").as_uri())
+        figure = tab.locator("figure.ainotes-chart")
+        playwright.expect(figure).to_have_class(re.compile("ainotes-chart--live"))
+        box = tab.locator(".ainotes-chart__box").bounding_box()
+        live = tab.locator(".ainotes-chart__view > svg")
+        assert live.bounding_box() == box  # the live view fills the box the static SVG reserved
+        assert tab.locator(".ainotes-chart__still--light").is_hidden()
+        tab.locator(".ainotes-chart__controls input[type=range]").fill("0")  # 1 FLOP/byte
+        playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
+        tab.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
+        # Re-rendered with the dark spec, the slider's value kept.
+        playwright.expect(live).to_have_css("background-color", "rgb(30, 33, 41)")  # #1e2129
+        playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
+        assert tab.locator(".ainotes-chart__view").count() == 1
+        assert tab.locator(".ainotes-chart__controls input, .ainotes-chart__controls select").count() == 3
+    finally:
+        context.close()
     assert errors == []

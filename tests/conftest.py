@@ -1,0 +1,17 @@
+"""Fixtures shared by every test file."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from browser_support import launch_chromium
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Debian chromium for the whole run: Playwright's sync API allows one driver at a time."""
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
