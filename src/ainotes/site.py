@@ -83,7 +83,13 @@ class NotesSite:
         out = []
         for part in directives.split_fences(markdown):
             if isinstance(part, directives.Fence):
-                html_text = self._fence_html(part, state)
+                try:
+                    html_text = self._fence_html(part, state)
+                except InputError as exc:  # every message names the page and the fence's line
+                    message = str(exc)
+                    if not message.startswith(f"{page_src}:"):
+                        message = f"{page_src}:{part.start_line}: {message}"
+                    raise InputError(message) from None
                 out.append(f"\n{part.indent}{self._slot(state, html_text)}\n\n")
             else:
                 out.append(self._inline(part, state))
