@@ -40,8 +40,13 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 
 def on_page_content(html, page, config, files, **kwargs):
-    """Put the rendered charts and tables into the page's HTML."""
+    """Put the tables and math into the page's HTML; mark where the charts go."""
     return _site.page_content(html, page.file.src_uri)
+
+
+def on_post_page(output, page, config, **kwargs):
+    """Put the charts into the finished page (after the search index has read it)."""
+    return _site.page_output(output, page.file.src_uri)
 
 
 def on_post_build(config, **kwargs):

@@ -36,6 +36,7 @@ ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js")
 _RUNTIME_FILE = "vega.min.js"
+CHART_FENCES = ("roofline", "collective")
 
 
 @dataclass
@@ -58,7 +59,8 @@ class Chart:
 class _PageState:
     src: str
     url: str
-    slots: dict[str, str] = field(default_factory=dict)
+    slots: dict[str, str] = field(default_factory=dict)  # filled in by page_content
+    charts: dict[str, str] = field(default_factory=dict)  # filled in by page_output
     has_roofline: bool = False
     has_collective: bool = False
 
@@ -90,7 +92,8 @@ class NotesSite:
                     if not message.startswith(f"{page_src}:"):
                         message = f"{page_src}:{part.start_line}: {message}"
                     raise InputError(message) from None
-                out.append(f"\n{part.indent}{self._slot(state, html_text)}\n\n")
+                token = self._slot(state, html_text, chart=part.kind in CHART_FENCES)
+                out.append(f"\n{part.indent}{token}\n\n")
             else:
                 out.append(self._inline(part, state))
         return "".join(out)
@@ -180,13 +183,13 @@ class NotesSite:
             "html": lambda: render.standalone_html(light, title=title),
         }
         state.has_roofline = True
-        return _unsearched(embed.interactive_figure_html(
+        return embed.interactive_figure_html(
             chart.chart_id,
             light,
             dark,
             caption_html=roofline_chart.caption_html(presets, request.sparsity),
             downloads=self._downloads(chart, state),
-        ))
+        )
 
     def _collective_html(self, request: directives.CollectiveRequest, fence: directives.Fence, state: _PageState) -> str:
         from ainotes.charts import collective as collective_chart
@@ -205,7 +208,7 @@ class NotesSite:
             "html": lambda: collective_chart.standalone_html(run, title=title),
         }
         state.has_collective = True
-        return _unsearched(
+        return (
             '<div class="ainotes-collective">'
             f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
             f"{collective_chart.table_html(run, title=title)}"
@@ -213,21 +216,30 @@ class NotesSite:
             "</div>"
         )
 
-    def _slot(self, state: _PageState, html_text: str) -> str:
-        token = f"ainotesslot{len(state.slots):04d}x{zlib.crc32(state.src.encode()):08x}"
-        state.slots[token] = html_text
+    def _slot(self, state: _PageState, html_text: str, *, chart: bool = False) -> str:
+        number = len(state.slots) + len(state.charts)
+        token = f"ainotesslot{number:04d}x{zlib.crc32(state.src.encode()):08x}"
+        (state.charts if chart else state.slots)[token] = html_text
         return token
 
     # -- step 2 ------------------------------------------------------------
 
     def page_content(self, html_text: str, page_src: str) -> str:
-        """Put rendered figures in place of the slot tokens; add chart scripts."""
+        """Put tables and math in place of their slot tokens, mark where charts go, add chart scripts.
+
+        Charts stay tokens until :meth:`page_output`, inside an element that the search
+        index skips: the index never holds SVG text or tick labels, and Material's search
+        parser never walks the charts' markup.
+        """
         state = self._pages.get(page_src)
-        if state is None or not state.slots:
+        if state is None or not (state.slots or state.charts):
             return html_text
         for token, fragment in state.slots.items():
-            block = f"<p>{token}</p>"
-            html_text = html_text.replace(block, fragment) if block in html_text else html_text.replace(token, fragment)
+            html_text = _replace_token(html_text, token, fragment)
+        for token in state.charts:
+            html_text = _replace_token(
+                html_text, token, f'<section class="ainotes-figure" data-search-exclude>{token}</section>'
+            )
         prefix = relative_prefix(state.url)
         scripts = []
         if state.has_roofline:
@@ -236,6 +248,15 @@ class NotesSite:
             scripts.append("collectives.js")
         tags = "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in scripts)
         return html_text + tags
+
+    def page_output(self, page_html: str, page_src: str) -> str:
+        """The whole rendered page with its charts in place."""
+        state = self._pages.get(page_src)
+        if state is None:
+            return page_html
+        for token, fragment in state.charts.items():
+            page_html = page_html.replace(token, fragment)
+        return page_html
 
     # -- step 3 ------------------------------------------------------------
 
@@ -290,13 +311,10 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise
 
 
-def _unsearched(fragment: str) -> str:
-    """``fragment`` kept out of the search index (SVG text and tick labels would drown the prose).
-
-    A <section>, not a <div>: Material's search parser matches elements by tag name alone,
-    so the first inner </div> would end the exclusion.
-    """
-    return f'<section class="ainotes-figure" data-search-exclude>{fragment}</section>'
+def _replace_token(html_text: str, token: str, fragment: str) -> str:
+    """``fragment`` in place of ``token``, or of the paragraph Markdown wrapped around it."""
+    block = f"<p>{token}</p>"
+    return html_text.replace(block, fragment) if block in html_text else html_text.replace(token, fragment)
 
 
 def _json_text(data: object) -> str:
