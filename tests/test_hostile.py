@@ -116,7 +116,8 @@ def process(site: NotesSite, markdown: str) -> str | None:
     """The page's HTML, or None when refused with a good one-line message (asserted here)."""
     try:
         with watchdog():
-            return site.page_content(site.page_markdown(markdown, PAGE, PAGE_URL), PAGE)
+            content = site.page_content(site.page_markdown(markdown, PAGE, PAGE_URL), PAGE)
+            return site.page_output(content, PAGE)  # as on_post_page does, around the theme's HTML
     except InputError as exc:
         assert_page_line_message(str(exc), markdown)
         return None
@@ -621,7 +622,7 @@ for ch in chars:
                  "kernel label": f"kernels: [{{spec: 'add:1024', label: {json.dumps(text)}}}]\n",
                  "preset name": ""}[place]
         page = f"# P\n\n```roofline\npresets: {json.dumps(ids)}\n{fence}```\n"
-        site.page_content(site.page_markdown(page, "page.md", "page/"), "page.md")
+        site.page_output(site.page_content(site.page_markdown(page, "page.md", "page/"), "page.md"), "page.md")
         for chart in site.charts.values():
             for make in chart.files.values():
                 content = make()
