@@ -229,3 +229,14 @@ def test_png_is_the_static_svg_rasterised():
     width = int.from_bytes(picture[16:20], "big")
     height = int.from_bytes(picture[20:24], "big")
     assert (width, height) == tuple(round(v) for v in render.svg_size(render.svg(spec)))
+
+
+@pytest.mark.parametrize("sparsity", [False, True])
+@pytest.mark.parametrize("presets", [FOUR, (H100,), (NO_SPARSE, ODD)], ids=["four", "one", "odd-names"])
+def test_dark_svg_from_the_light_one_is_the_dark_render(presets, sparsity):
+    kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16"), parse_kernel_spec("add:1024:fp16", "#ffffff & <b>")]
+    title = "Title naming #1f2329 and #ffffff"  # colour-like text must stay as written
+    light = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="light"))
+    dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark"))
+    assert chart.dark_svg(light) == dark
+    assert light != dark

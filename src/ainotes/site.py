@@ -169,6 +169,7 @@ class NotesSite:
             )
 
         light, dark = spec("light"), spec("dark")
+        svg_dark = roofline_chart.dark_svg(render.svg(light))  # no second Vega render
         title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
         chart = self._register(
             Chart(request.chart_id or self._default_id(state, "roofline"), "roofline", title, state.url, state.src),
@@ -177,7 +178,7 @@ class NotesSite:
         chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
         chart.files = {
             "svg": lambda: render.svg(light),
-            "svg-dark": lambda: render.svg(dark),
+            "svg-dark": lambda: svg_dark,
             "png": lambda: render.png(light),
             "json": lambda: _json_text(light),
             "html": lambda: render.standalone_html(light, title=title),
@@ -189,6 +190,7 @@ class NotesSite:
             dark,
             caption_html=roofline_chart.caption_html(presets, request.sparsity),
             downloads=self._downloads(chart, state),
+            svg_dark=svg_dark,
         )
 
     def _collective_html(self, request: directives.CollectiveRequest, fence: directives.Fence, state: _PageState) -> str:

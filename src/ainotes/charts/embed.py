@@ -49,8 +49,8 @@ def _namespace_ids(svg_text: str, prefix: str) -> str:
     return re.sub(r'(href="#)([^"]+)(")', rename, text)
 
 
-def _still(spec: dict[str, Any], scheme: str, chart_id: str) -> tuple[str, float, float]:
-    text = render.static_svg_for_page(render.svg(spec))
+def _still(svg_text: str, scheme: str, chart_id: str) -> tuple[str, float, float]:
+    text = render.static_svg_for_page(svg_text)
     width, height = render.svg_size(text)
     text = _namespace_ids(text, f"{chart_id}-{scheme}")
     return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}">{text}</div>', width, height
@@ -107,15 +107,17 @@ def interactive_figure_html(
     *,
     caption_html: str,
     downloads: Mapping[str, str],
+    svg_dark: str | None = None,
 ) -> str:
     """The in-page figure for one chart (see the module docstring).
 
     ``caption_html`` is trusted HTML (the chart modules escape what they put in it);
     ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
-    relative to the page.
+    relative to the page. ``svg_dark`` is the dark static SVG when the caller has it
+    already (rendered from ``spec_dark`` otherwise).
     """
-    light, width, height = _still(spec_light, "light", chart_id)
-    dark, _, _ = _still(spec_dark, "dark", chart_id)
+    light, width, height = _still(render.svg(spec_light), "light", chart_id)
+    dark, _, _ = _still(svg_dark if svg_dark is not None else render.svg(spec_dark), "dark", chart_id)
     title = _spec_title(spec_light)
     # <template>, not <script type="application/json">: Material's instant navigation re-runs
     # every <script> in the new page as JavaScript, dropping its type. A template's content

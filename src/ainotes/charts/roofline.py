@@ -36,6 +36,7 @@ import hashlib
 import html
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -216,6 +217,27 @@ def _initial_log_intensity(presets: Sequence[Preset], low: float, high: float) -
     middle = math.sqrt(min(ridges) * max(ridges))
     exponent = round(math.log10(middle), 2)
     return min(max(exponent, math.log10(low)), math.log10(high))
+
+
+_SVG_COLOUR = re.compile(r'\b(fill|stroke)="(#[0-9a-fA-F]{6})"')
+
+
+def dark_svg(light_svg: str) -> str:
+    """The dark static SVG from the light one, without a second Vega render.
+
+    The two specs differ only in colours (:func:`_with_theme`), so Vega lays both out alike
+    and the dark picture is the light one with each theme colour swapped, in ``fill`` and
+    ``stroke`` attributes only (never in text). The tests check it against a real render.
+    """
+    light, dark = _THEMES["light"], _THEMES["dark"]
+    swap = {light[key].lower(): dark[key] for key in light if key != "palette"}
+    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"]))
+
+    def recolour(match: re.Match[str]) -> str:
+        colour = swap.get(match.group(2).lower(), match.group(2))
+        return f'{match.group(1)}="{colour}"'
+
+    return _SVG_COLOUR.sub(recolour, light_svg)
 
 
 def _whole_numbers_as_ints(value: Any) -> Any:
