@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 class RooflineNumbers:
     render_svg_uncached_s: float   # median; Vega engine warm, render cache emptied before each call
     render_svg_cached_s: float     # median; the same spec served from the render cache
-    spec_build_s: float            # median time to build the spec with altair (build_roofline_spec, no cache)
+    spec_build_s: float            # median time to build the spec with altair (roofline_spec(cached=False))
     spec_cached_s: float           # median time of roofline_spec once its spec is in the render cache
     spec_compact: Weight           # Vega-Lite spec as compact JSON
     spec_embed_bytes: int          # as written to site/embed/ID.json (indented, sorted keys)
@@ -51,7 +51,7 @@ def roofline_numbers(repeats: int) -> RooflineNumbers:
 
     presets = load_presets(REPO / "presets")
     spec = roofline_chart.roofline_spec(presets)
-    spec_build = _median_time(lambda: roofline_chart.build_roofline_spec(presets), repeats)
+    spec_build = _median_time(lambda: roofline_chart.roofline_spec(presets, cached=False), repeats)
     spec_cached = _median_time(lambda: roofline_chart.roofline_spec(presets), repeats)
     render.clear_cache()
     render.svg(spec)  # the first call starts the JavaScript engine; not what a chart costs

@@ -237,6 +237,6 @@ def test_dark_svg_from_the_light_one_is_the_dark_render(presets, sparsity):
     kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16"), parse_kernel_spec("add:1024:fp16", "#ffffff & <b>")]
     title = "Title naming #1f2329 and #ffffff"  # colour-like text must stay as written
     light = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="light"))
-    dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark"))
+    dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark", cached=False))
     assert chart.dark_svg(light) == dark
     assert light != dark

@@ -310,19 +310,37 @@ def roofline_spec(
     title: str | None = None,
     theme: Theme = "light",
     readout_intensity_flop_per_byte: float | None = None,
+    cached: bool = True,
 ) -> dict[str, Any]:
-    """The roofline explorer as a Vega-Lite dict (see :func:`build_roofline_spec`).
+    """The roofline explorer as a Vega-Lite dict.
 
-    Building it with altair costs more than rendering it, so the result is kept in the
-    render cache, keyed by every input and by the package's code (:func:`_code_fingerprint`).
+    ``presets`` are drawn in the order given, coloured by name. ``sparsity`` is
+    the checkbox's initial state. ``kernels`` become labelled vertical markers
+    whose tooltip states, per preset, memory- or compute-bound and the ceiling
+    there. ``readout_intensity_flop_per_byte`` sets where the readout opens
+    (default: between the presets' ridge points). ``theme`` is ``"light"``
+    (Material's default scheme) or ``"dark"`` (its slate scheme).
+
+    Building the chart with altair costs more than rendering it, so the theme-neutral
+    spec is kept in the render cache, keyed by every input and by the package's code
+    (:func:`_code_fingerprint`); ``cached=False`` builds it afresh.
     """
     presets, kernels = tuple(presets), tuple(kernels)
+    if theme not in _THEMES:
+        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
     texts = [("title", title or ""), *(("preset name", p.name) for p in presets),
              *(("kernel label", k.label) for k in kernels)]
     for what, text in texts:
         bad = bad_character(text)
         if bad is not None:
             raise InputError(f"roofline chart: the {what} {short(text)} holds a control character ({bad})")
+
+    def build() -> dict[str, Any]:
+        return _build_neutral_spec(presets, kernels=kernels, sparsity=sparsity, title=title,
+                                   readout_intensity_flop_per_byte=readout_intensity_flop_per_byte)
+
+    if not cached:
+        return _with_theme(build(), theme)
     payload = {
         "presets": [dataclasses.asdict(p) for p in presets],
         "kernels": [dataclasses.asdict(k) for k in kernels],
@@ -330,13 +348,6 @@ def roofline_spec(
         "readout": readout_intensity_flop_per_byte,
         "code": _code_fingerprint(),
     }
-    if theme not in _THEMES:
-        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-
-    def build() -> dict[str, Any]:
-        return _build_neutral_spec(presets, kernels=kernels, sparsity=sparsity, title=title,
-                                   readout_intensity_flop_per_byte=readout_intensity_flop_per_byte)
-
     try:
         neutral = render.memo_json("roofline-spec", payload, build)
     except (TypeError, ValueError) as exc:
@@ -350,31 +361,6 @@ def _with_theme(neutral: dict[str, Any], theme: Theme) -> dict[str, Any]:
     themed = _themed(neutral, theme)
     assert "\x1b" not in json.dumps(themed), "a colour stand-in was left in the spec"
     return themed
-
-
-def build_roofline_spec(
-    presets: Iterable[Preset],
-    *,
-    kernels: Iterable[Kernel] = (),
-    sparsity: bool = False,
-    title: str | None = None,
-    theme: Theme = "light",
-    readout_intensity_flop_per_byte: float | None = None,
-) -> dict[str, Any]:
-    """The roofline explorer as a Vega-Lite dict, built with altair (no cache).
-
-    ``presets`` are drawn in the order given, coloured by name. ``sparsity`` is
-    the checkbox's initial state. ``kernels`` become labelled vertical markers
-    whose tooltip states, per preset, memory- or compute-bound and the ceiling
-    there. ``readout_intensity_flop_per_byte`` sets where the readout opens
-    (default: between the presets' ridge points). ``theme`` is ``"light"``
-    (Material's default scheme) or ``"dark"`` (its slate scheme).
-    """
-    if theme not in _THEMES:
-        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    return _with_theme(_build_neutral_spec(presets, kernels=kernels, sparsity=sparsity, title=title,
-                                           readout_intensity_flop_per_byte=readout_intensity_flop_per_byte),
-                       theme)
 
 
 def _build_neutral_spec(
