@@ -371,14 +371,25 @@ def _whole_tensor(ranks: int) -> str:
     return f"its own tensor, split into {ranks} chunks"
 
 
-def _all_reduce(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> tuple[Frame, ...]:
-    reduce_step = tuple(_send(before, r, j, j, j, "sum") for j in range(n) for r in range(n) if r != j)
-    shards = _empty(n)
+def _reduce_scatter_step(before: Buffers, n: int) -> tuple[tuple[Transfer, ...], Buffers]:
+    """Every rank sends its chunk j to rank j, which sums them: the transfers and the shards after."""
+    step = tuple(_send(before, r, j, j, j, "sum") for j in range(n) for r in range(n) if r != j)
+    rows = _empty(n)
     for j in range(n):
-        shards[j][j] = _total(before, j, n)
-    middle = _freeze(shards)
-    gather_step = tuple(_send(middle, j, r, j, j, "copy") for j in range(n) for r in range(n) if r != j)
-    after = _freeze([[shards[c][c] for c in range(n)] for _ in range(n)])
+        rows[j][j] = _total(before, j, n)
+    return step, _freeze(rows)
+
+
+def _all_gather_step(shards: Buffers, n: int) -> tuple[tuple[Transfer, ...], Buffers]:
+    """Every rank sends its shard j to every other rank: the transfers and the whole tensor after."""
+    step = tuple(_send(shards, j, r, j, j, "copy") for j in range(n) for r in range(n) if r != j)
+    return step, _freeze([[shards[c][c] for c in range(n)] for _ in range(n)])
+
+
+def _all_reduce(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> tuple[Frame, ...]:
+    # All-reduce = reduce-scatter then all-gather, drawn as those two steps.
+    reduce_step, middle = _reduce_scatter_step(before, n)
+    gather_step, after = _all_gather_step(middle, n)
     return (
         Frame("before", f"Before: each rank holds {_whole_tensor(n)}.", before),
         Frame("transfer", "Reduce step: every rank sends its chunk j to rank j, which adds the pieces up.",
@@ -403,20 +414,16 @@ def _reduce(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> tuple
 
 
 def _reduce_scatter(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> tuple[Frame, ...]:
-    step = tuple(_send(before, r, j, j, j, "sum") for j in range(n) for r in range(n) if r != j)
-    rows = _empty(n)
-    for j in range(n):
-        rows[j][j] = _total(before, j, n)
+    step, after = _reduce_scatter_step(before, n)
     return (
         Frame("before", f"Before: each rank holds {_whole_tensor(n)}.", before),
         Frame("transfer", "Every rank sends its chunk j to rank j, which adds the pieces up.", before, step),
-        Frame("after", "After: rank j holds the sum of chunk j, and only that shard.", _freeze(rows)),
+        Frame("after", "After: rank j holds the sum of chunk j, and only that shard.", after),
     )
 
 
 def _all_gather(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> tuple[Frame, ...]:
-    step = tuple(_send(before, j, r, j, j, "copy") for j in range(n) for r in range(n) if r != j)
-    after = _freeze([[before[c][c] for c in range(n)] for _ in range(n)])
+    step, after = _all_gather_step(before, n)
     return (
         Frame("before", "Before: rank j holds only its own shard, chunk j.", before),
         Frame("transfer", "Every rank sends a copy of its shard to every other rank.", before, step),
