@@ -14,13 +14,13 @@ import json
 import math
 import os
 import re
-import secrets
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ainotes.errors import InputError
+from ainotes.files import write_atomic
 from ainotes.hardware import Preset, default_presets_dir, load_presets, preset_by_id, validate_paths
 
 EXIT_USER_ERROR = 2
@@ -394,19 +394,10 @@ def _check_output(path_text: str, suffixes: tuple[str, ...]) -> Path:
 
 
 def _write_atomic(path: Path, content: str | bytes) -> None:
-    """Write to a temporary file next to ``path``, then rename it over ``path``."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    """Write the output file atomically; a failure is the user's one-line error."""
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
+        write_atomic(path, content)
     except OSError as exc:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
         raise InputError(f"-o {path}: cannot write the file: {exc.strerror or exc}") from None
 
 

@@ -25,12 +25,13 @@ import json
 import logging
 import os
 import re
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import vl_convert as vlc
+
+from ainotes.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def clear_cache() -> int:
     removed = 0
     for path in folder.iterdir():
         # Only our own files: entries and temporary files left by an interrupted write.
-        if path.is_file() and (path.suffix == _ENTRY_SUFFIX or path.name.startswith(".tmp-")):
+        if path.is_file() and (path.suffix == _ENTRY_SUFFIX or (path.name.startswith(".") and path.suffix == ".tmp")):
             path.unlink(missing_ok=True)
             removed += 1
     return removed
@@ -129,19 +130,11 @@ def _read_entry(path: Path) -> bytes | None:
 
 
 def _write_entry(path: Path, payload: bytes) -> None:
-    """Write atomically: a temporary file in the same folder, then :func:`os.replace`."""
+    """Write an entry atomically (:func:`ainotes.files.write_atomic`), its checksum header first."""
     header = f"ainotes-render {CACHE_FORMAT} sha256={hashlib.sha256(payload).hexdigest()} length={len(payload)}\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_ENTRY_SUFFIX)
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(header.encode("ascii"))
-                file.write(payload)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomic(path, header.encode("ascii") + payload)
     except OSError as exc:  # a read-only or full disk costs speed, not correctness
         log.debug("render cache: cannot write %s: %s", path, exc)
 

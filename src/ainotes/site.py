@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shutil
-import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from ainotes import collectives, directives, figures, tables
 from ainotes.errors import InputError
+from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
 
 ASSET_URL = "assets/ainotes"
@@ -297,20 +296,6 @@ def relative_prefix(page_url: str) -> str:
     if page_url and not page_url.endswith("/"):
         depth -= 1  # "page.html" sits in its folder
     return "../" * depth
-
-
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write ``content`` to ``path`` through a temporary file, so no reader sees half a file."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _replace_token(html_text: str, token: str, fragment: str) -> str:
