@@ -9,7 +9,7 @@ CHROMIUM := /usr/bin/chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: site test serve bench bench-slow clean clean-cache install install-test chromium
+.PHONY: site test test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
 
 site: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict --site-dir site
@@ -19,6 +19,11 @@ serve: $(VENV)/.installed
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
+
+# Lint and types: ruff (rules in pyproject.toml, each ignore justified) and mypy.
+check: $(VENV)/.installed-dev
+	$(BIN)/ruff check src hooks tests bench
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench
@@ -31,6 +36,7 @@ clean-cache: $(VENV)/.installed
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-dev: $(VENV)/.installed-dev
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +48,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 # Debian's chromium for Playwright; never a browser download.
