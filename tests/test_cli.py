@@ -127,22 +127,33 @@ def test_mfu_with_a_preset_uses_its_dense_rate(capsys: pytest.CaptureFixture[str
     status, out, _ = run(capsys, "mfu", "--params", "7e9", "--tokens-per-second", "3000", "--gpus", "1",
                          "--preset", "h100", "--json")
     assert status == 0
-    assert json.loads(out)["mfu"] == pytest.approx(6 * 7e9 * 3000 / 989.4e12)
+    record = json.loads(out)
+    assert record["mfu"] == pytest.approx(6 * 7e9 * 3000 / 989.4e12)
+    assert record["precision"] == "bf16"
+    assert record["peak_source"] == "--preset h100: NVIDIA H100 SXM5 80 GB, dense bf16 tensor"
+
+
+def test_mfu_names_the_precision_of_the_peak(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "mfu", "--params", "7e9", "--tokens-per-second", "3000", "--gpus", "1",
+                         "--preset", "h100", "--precision", "fp16")
+    assert status == 0
+    assert "of 989.4 TFLOP/s peak (--preset h100: NVIDIA H100 SXM5 80 GB, dense fp16 tensor)" in out
 
 
 @pytest.mark.parametrize(
     ("changes", "fragments"),
     [
-        (["--params", "0"], ["argument --params", "must be > 0: '0'"]),
-        (["--params", "-5e9"], ["argument --params", "must be > 0: '-5e9'"]),
-        (["--params", "nan"], ["argument --params", "must be a finite number: 'nan'"]),
-        (["--tokens-per-second", "inf"], ["argument --tokens-per-second", "must be a finite number: 'inf'"]),
-        (["--tokens-per-second", "fast"], ["argument --tokens-per-second", "must be a number: 'fast'"]),
-        (["--gpus", "0"], ["argument --gpus", "must be >= 1: '0'"]),
-        (["--gpus", "2.5"], ["argument --gpus", "must be a whole number: '2.5'"]),
-        (["--peak-tflops", "-1"], ["argument --peak-tflops", "must be > 0: '-1'"]),
-        (["--recompute", "some"], ["argument --recompute", "invalid choice: 'some'"]),
-        (["--layers", "0"], ["argument --layers", "must be >= 1: '0'"]),
+        (["--params", "0"], ["--params must be a finite number > 0: '0'"]),
+        (["--params", "-5e9"], ["--params must be a finite number > 0: '-5e9'"]),
+        (["--params", "nan"], ["--params must be a finite number > 0: 'nan'"]),
+        (["--tokens-per-second", "inf"], ["--tokens-per-second must be a finite number > 0: 'inf'"]),
+        (["--tokens-per-second", "fast"], ["--tokens-per-second must be a finite number > 0: 'fast'"]),
+        (["--gpus", "0"], ["--gpus must be a whole number >= 1: '0'"]),
+        (["--gpus", "2.5"], ["--gpus must be a whole number >= 1: '2.5'"]),
+        (["--peak-tflops", "-1"], ["--peak-tflops must be a finite number > 0: '-1'"]),
+        (["--recompute", "some"], ["--recompute must be one of none, selective, full: 'some'"]),
+        (["--layers", "0"], ["--layers must be a whole number >= 1: '0'"]),
+        (["--precision", "fp9"], ["--precision must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8: 'fp9'"]),
     ],
 )
 def test_bad_mfu_flags(capsys: pytest.CaptureFixture[str], changes: list[str], fragments: list[str]) -> None:
@@ -160,13 +171,13 @@ def test_bad_mfu_flags(capsys: pytest.CaptureFixture[str], changes: list[str], f
 def test_attention_flags_go_together(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "mfu", "--params", "1e9", "--tokens-per-second", "1e4", "--gpus", "8",
                            "--peak-tflops", "100", "--layers", "24", "--heads", "16")
-    assert_one_line_error(status, out, err, "mfu", "--layers, --heads given", "--head-dim, --seq-len missing")
+    assert_one_line_error(status, out, err, "mfu", "--layers, --heads given, --head-dim, --seq-len missing")
 
 
 def test_unknown_preset(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "mfu", "--params", "1e9", "--tokens-per-second", "1e4", "--gpus", "8",
                            "--preset", "h200")
-    assert_one_line_error(status, out, err, "mfu", "--preset: unknown preset 'h200'", "known presets: a100, b200")
+    assert_one_line_error(status, out, err, "mfu", "--preset: unknown preset 'h200' (known: ", "a100", "b200")
 
 
 def test_preset_and_peak_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:

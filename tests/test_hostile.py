@@ -694,8 +694,8 @@ def test_broken_preset_stops_the_build_with_one_line(tmp_path, preset, expected)
     [
         ("# Home\n\n```roofline\nkernels: [gemm:1x1x99999999999999]\n```\n", "index.md:4: kernel spec"),
         ("# Home\n\nText.\n\n```mfu-table\njobs:\n  - name: \"<script>x</script>\"\n    params: .nan\n"
-         "    tokens_per_second: 1\n    gpus: 1\n    preset: h100\n```\n", "index.md:8: 'params' must be a finite number > 0"),
-        ("# Home\n\n```collective\nop: all-reduce\nranks: 3\nroot: 5\n```\n", "index.md:6: 'root' must be between 0 and 2: 5"),
+         "    tokens_per_second: 1\n    gpus: 1\n    preset: h100\n```\n", "index.md:8: job '<script>x</script>': 'params' must be a finite number > 0"),
+        ("# Home\n\n```collective\nop: all-reduce\nranks: 3\nroot: 5\n```\n", "index.md:6: 'root' must be a whole number from 0 to 2: 5"),
     ],
 )
 def test_broken_fence_stops_the_build_with_one_line(tmp_path, page, expected):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -22,6 +21,7 @@ from typing import Any, NoReturn
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, default_presets_dir, load_presets, preset_by_id, validate_paths
+from ainotes.jobs import JOB_FIELDS, PRECISIONS, TrainingJob
 
 EXIT_USER_ERROR = 2
 
@@ -65,37 +65,6 @@ class _Parser(argparse.ArgumentParser):
 # --- argument types: each refuses bad values with the rule and the value -------------
 
 
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
-    return value
-
-
-def _positive_number(text: str) -> float:
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
-def _whole_number(text: str, minimum: int) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be >= {minimum}: {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    return _whole_number(text, 1)
-
-
 def _integer(text: str) -> int:
     try:
         return int(text.strip())
@@ -114,7 +83,7 @@ def _one_line(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ainotes`` argument parser with its subcommands."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--presets-dir", metavar="DIR", default=argparse.SUPPRESS,
         help="folder of preset YAML files (default: $AINOTES_PRESETS_DIR, else ./presets)",
@@ -146,21 +115,22 @@ def build_parser() -> argparse.ArgumentParser:
         "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
         "recomputed FLOPs (--recompute).",
     )
-    mfu.add_argument("--params", type=_positive_number, required=True, metavar="N",
-                     help="parameter count, e.g. 540e9")
-    mfu.add_argument("--tokens-per-second", type=_positive_number, required=True, metavar="T",
+    # Values go to TrainingJob as typed, which checks them all (as for the fence and inline forms).
+    mfu.add_argument("--params", required=True, metavar="N", help="parameter count, e.g. 540e9")
+    mfu.add_argument("--tokens-per-second", required=True, metavar="T",
                      help="the whole job's training throughput in tokens/s")
-    mfu.add_argument("--gpus", type=_count, required=True, metavar="G", help="how many devices share it")
+    mfu.add_argument("--gpus", required=True, metavar="G", help="how many devices share it")
     peak = mfu.add_mutually_exclusive_group(required=True)
-    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense FP16/BF16 rate")
-    peak.add_argument("--peak-tflops", type=_positive_number, metavar="P",
-                      help="peak per device in 10^12 FLOP/s")
-    mfu.add_argument("--layers", type=_count, metavar="L", help="transformer layers (attention term)")
-    mfu.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
-    mfu.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")
-    mfu.add_argument("--seq-len", type=_count, metavar="S", help="sequence length (attention term)")
-    mfu.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
-                     help="activation recomputation, counted by HFU (default: none)")
+    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense tensor rate")
+    peak.add_argument("--peak-tflops", metavar="P", help="peak per device in 10^12 FLOP/s")
+    mfu.add_argument("--precision", default="bf16", metavar="P",
+                     help=f"precision of the preset's peak: {', '.join(PRECISIONS)} (default: bf16)")
+    mfu.add_argument("--layers", metavar="L", help="transformer layers (attention term)")
+    mfu.add_argument("--heads", metavar="H", help="attention heads (attention term)")
+    mfu.add_argument("--head-dim", metavar="Q", help="head dimension (attention term)")
+    mfu.add_argument("--seq-len", metavar="S", help="sequence length (attention term)")
+    mfu.add_argument("--recompute", default="none", metavar="MODE",
+                     help="activation recomputation, counted by HFU: none, selective or full (default: none)")
     mfu.add_argument("--json", action="store_true", help="print JSON")
     mfu.set_defaults(handler=_cmd_mfu)
 
@@ -262,7 +232,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
@@ -308,47 +279,28 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_USER_ERROR if failed else 0
 
 
-_ATTENTION_FLAGS = (("layers", "--layers"), ("heads", "--heads"), ("head_dim", "--head-dim"), ("seq_len", "--seq-len"))
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
 
 
 def _cmd_mfu(args: argparse.Namespace) -> int:
-    from ainotes.utilization import utilization
-
-    given = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is not None]
-    if given and len(given) != len(_ATTENTION_FLAGS):
-        missing = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is None]
-        raise InputError(
-            f"{', '.join(f for _, f in _ATTENTION_FLAGS)} go together: {', '.join(given)} given, "
-            f"{', '.join(missing)} missing"
-        )
-    if args.preset is not None:
-        preset = _preset_flag(_load(args), args.preset)
-        peak_flops = preset.peak_flops_per_s(False)
-        peak_source = f"--preset {preset.id}: {preset.name}, dense FP16/BF16"
+    fields = {key: getattr(args, key) for key in JOB_FIELDS if getattr(args, key) is not None}
+    presets = {p.id: p for p in _load(args)} if args.preset is not None else {}
+    job = TrainingJob.from_fields(fields, presets, label=_flag)
+    result = job.utilization()
+    if job.preset_id is not None:
+        peak_source = f"--preset {job.preset_id}: {presets[job.preset_id].name}, dense {job.precision} tensor"
     else:
-        peak_flops = args.peak_tflops * 1e12
-        peak_source = "--peak-tflops"
-    result = utilization(
-        args.params,
-        tokens_per_second=args.tokens_per_second,
-        gpus=args.gpus,
-        peak_flops_per_s_per_gpu=peak_flops,
-        layers=args.layers,
-        heads=args.heads,
-        head_dim=args.head_dim,
-        seq_len=args.seq_len,
-        recompute=args.recompute,
-    )
+        peak_source = f"--peak-tflops ({job.precision})"
     if args.json:
         record = {
             "params": result.params,
             "tokens_per_second": result.tokens_per_second,
             "gpus": result.gpus,
             "peak_flops_per_s_per_gpu": result.peak_flops_per_s_per_gpu,
+            "precision": job.precision,
             "peak_source": peak_source,
-            "attention": (
-                {name: getattr(args, name) for name, _ in _ATTENTION_FLAGS} if given else None
-            ),
+            "attention": job.attention,
             "recompute": result.recompute,
             "model_flops_per_token": result.model_flops_per_token,
             "hardware_flops_per_token": result.hardware_flops_per_token,

@@ -2,7 +2,7 @@
 
 Every number a sentence states comes from the core through one of these forms,
 so editing a preset changes the prose along with the charts. Each form returns
-plain text; :func:`markdown_text` makes it safe to put back into Markdown.
+plain text, which the Markdown extension puts in the page as text (escaped).
 
 Forms (documented in the README and on the "Adding a GPU preset" page):
 
@@ -24,29 +24,23 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 ``{{ flops-per-token KEY=VALUE ... }}``  model FLOPs per token
 =====================================  =========================================
 
-Job keys: ``params``, ``tokens_per_second``, ``gpus``, ``peak_tflops`` or
-``preset``, and optionally ``layers heads head_dim seq_len`` and ``recompute``.
+Job keys (:class:`ainotes.jobs.TrainingJob`): ``params``, ``tokens_per_second``,
+``gpus``, ``peak_tflops`` or ``preset`` (with ``precision``, default ``bf16``), and
+optionally ``layers heads head_dim seq_len`` and ``recompute``. Every form is strict:
+an unknown option, an extra word or a misspelt key is an error naming what is allowed.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import collectives, kernels, roofline, units, utilization
+from ainotes import checks, collectives, kernels, roofline, units
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&])")
-
-
-def markdown_text(text: str) -> str:
-    """Backslash-escape Markdown's specials (and ``<``, ``&``) so ``text`` reads literally."""
-    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
-    return escaped.replace("\\<", "&lt;").replace("\\>", "&gt;").replace("\\&", "&amp;")
+from ainotes.jobs import JOB_FIELDS, TrainingJob
 
 
 def mathml(latex: str, *, block: bool) -> str:
@@ -58,200 +52,164 @@ def mathml(latex: str, *, block: bool) -> str:
 
 
 def evaluate(body: str, presets: Mapping[str, Preset]) -> str:
-    """The text of one inline figure body such as ``ridge h100 sparse``."""
-    name, args, options = _parse(body)
-    form = _FORMS.get(name)
-    if form is None:
-        raise InputError(f"unknown inline figure {name!r} (known: {', '.join(sorted(_FORMS))})")
-    return form(args, options, presets)
+    """The text of one inline figure body such as ``ridge h100 sparse``.
 
-
-def _parse(body: str) -> tuple[str, list[str], dict[str, str]]:
+    Strict: a missing or extra word, an unknown flag or ``key=`` option is an error that
+    names the allowed ones.
+    """
     words = body.split()
     if not words:
         raise InputError("inline figure '{{ }}' is empty")
-    args: list[str] = []
-    options: dict[str, str] = {}
-    for word in words[1:]:
-        key, sep, value = word.partition("=")
-        if sep:
-            options[key] = value
-        else:
-            args.append(word)
-    return words[0], args, options
+    form = _FORMS.get(words[0])
+    if form is None:
+        raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(sorted(_FORMS))})")
+    return form.evaluate(words[0], words[1:], presets)
 
 
-def _preset(args: list[str], presets: Mapping[str, Preset], form: str) -> Preset:
-    if not args:
-        raise InputError(f"'{form}' needs a preset id, e.g. {{{{ {form} h100 }}}}")
-    preset = presets.get(args[0])
+@dataclass(frozen=True)
+class _Call:
+    """One use of a form: its positional words, flags and ``key=value`` options, checked."""
+
+    args: tuple[str, ...]
+    flags: frozenset[str]
+    options: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class _Form:
+    """An inline form: the words it needs, the flags and options it allows, and what it computes."""
+
+    compute: Callable[[_Call, Mapping[str, Preset]], str]
+    needs: tuple[str, ...] = ()  # positional words, e.g. ("ID", "SPEC")
+    flags: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+
+    def allowed(self) -> str:
+        words = [*self.flags, *(f"{key}=" for key in self.options)]
+        return ", ".join(words) if words else "nothing more"
+
+    def usage(self, name: str) -> str:
+        parts = [name, *self.needs, *(f"[{flag}]" for flag in self.flags), *(f"[{key}=...]" for key in self.options)]
+        return "{{ " + " ".join(parts) + " }}"
+
+    def evaluate(self, name: str, words: list[str], presets: Mapping[str, Preset]) -> str:
+        args: list[str] = []
+        flags: set[str] = set()
+        options: dict[str, str] = {}
+        for word in words:
+            key, sep, value = word.partition("=")
+            if sep:
+                if key not in self.options:
+                    raise InputError(f"'{name}' does not take {key}= (allowed: {self.allowed()})")
+                if key in options:
+                    raise InputError(f"'{name}' is given {key}= twice")
+                options[key] = value
+            elif len(args) < len(self.needs):
+                args.append(word)
+            elif word in self.flags:
+                flags.add(word)
+            else:
+                raise InputError(f"'{name}' does not take {word!r} (allowed: {self.allowed()})")
+        if len(args) < len(self.needs):
+            raise InputError(f"'{name}' needs {' and '.join(self.needs[len(args):])}: {self.usage(name)}")
+        return self.compute(_Call(tuple(args), frozenset(flags), options), presets)
+
+
+def _preset(preset_id: str, presets: Mapping[str, Preset], form: str) -> Preset:
+    preset = presets.get(preset_id)
     if preset is None:
-        raise InputError(f"unknown preset {args[0]!r} in '{form}' (known: {', '.join(presets)})")
+        raise InputError(f"unknown preset {preset_id!r} in '{form}' (known: {', '.join(presets)})")
     return preset
 
 
-def _flag(args: list[str], allowed: tuple[str, ...], form: str, positional: int) -> set[str]:
-    extra = args[positional:]
-    flags = set(extra)
-    unknown = flags - set(allowed)
-    if unknown:
-        raise InputError(f"'{form}' does not take {sorted(unknown)[0]!r} (allowed: {', '.join(allowed) or 'nothing'})")
-    return flags
-
-
-def _no_options(options: dict[str, str], form: str) -> None:
-    if options:
-        raise InputError(f"'{form}' takes no key=value options: {', '.join(options)}")
-
-
-def _names(args, options, presets) -> str:
-    _no_options(options, "presets")
+def _names(call: _Call, presets: Mapping[str, Preset]) -> str:
     names = [p.name for p in presets.values()]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _count(args, options, presets) -> str:
-    _no_options(options, "preset-count")
+def _count(call: _Call, presets: Mapping[str, Preset]) -> str:
     return str(len(presets))
 
 
-def _name(args, options, presets) -> str:
-    return _preset(args, presets, "name").name
+def _name(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return _preset(call.args[0], presets, "name").name
 
 
-def _peak(args, options, presets) -> str:
-    preset = _preset(args, presets, "peak")
-    sparse = "sparse" in _flag(args, ("sparse",), "peak", 1)
-    return units.flops_per_s(preset.peak_flops_per_s(sparse))
+def _peak(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.flops_per_s(_preset(call.args[0], presets, "peak").peak_flops_per_s("sparse" in call.flags))
 
 
-def _bandwidth(args, options, presets) -> str:
-    preset = _preset(args, presets, "bandwidth")
-    _flag(args, (), "bandwidth", 1)
-    return units.bytes_per_s(preset.memory_bandwidth_bytes_per_s)
+def _bandwidth(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.bytes_per_s(_preset(call.args[0], presets, "bandwidth").memory_bandwidth_bytes_per_s)
 
 
-def _ridge(args, options, presets) -> str:
-    preset = _preset(args, presets, "ridge")
-    sparse = "sparse" in _flag(args, ("sparse",), "ridge", 1)
-    return units.intensity(preset.ridge_flop_per_byte(sparse))
+def _ridge(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.intensity(_preset(call.args[0], presets, "ridge").ridge_flop_per_byte("sparse" in call.flags))
 
 
-def _kernel(args: list[str], form: str, index: int = 0) -> kernels.Kernel:
-    if len(args) <= index:
-        raise InputError(f"'{form}' needs a kernel spec such as gemm:8192x8192x8192:bf16")
-    return kernels.parse_kernel_spec(args[index])
+def _intensity(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.intensity(kernels.parse_kernel_spec(call.args[0]).intensity_flop_per_byte)
 
 
-def _intensity(args, options, presets) -> str:
-    return units.intensity(_kernel(args, "intensity").intensity_flop_per_byte)
+def _kernel_flops(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.si(kernels.parse_kernel_spec(call.args[0]).flops, "FLOP")
 
 
-def _kernel_flops(args, options, presets) -> str:
-    return units.si(_kernel(args, "kernel-flops").flops, "FLOP")
+def _kernel_bytes(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.si(kernels.parse_kernel_spec(call.args[0]).bytes_moved, "B")
 
 
-def _kernel_bytes(args, options, presets) -> str:
-    return units.si(_kernel(args, "kernel-bytes").bytes_moved, "B")
+def _roof(call: _Call, presets: Mapping[str, Preset], form: str) -> tuple[float, float, float]:
+    preset = _preset(call.args[0], presets, form)
+    kernel = kernels.parse_kernel_spec(call.args[1])
+    return kernel.intensity_flop_per_byte, preset.peak_flops_per_s("sparse" in call.flags), \
+        preset.memory_bandwidth_bytes_per_s
 
 
-def _roof(args, form, presets):
-    preset = _preset(args, presets, form)
-    kernel = _kernel(args, form, 1)
-    sparse = "sparse" in _flag(args, ("sparse",), form, 2)
-    peak = preset.peak_flops_per_s(sparse)
-    return kernel.intensity_flop_per_byte, peak, preset.memory_bandwidth_bytes_per_s
+def _attainable(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.flops_per_s(roofline.attainable_flops_per_s(*_roof(call, presets, "attainable")))
 
 
-def _attainable(args, options, presets) -> str:
-    return units.flops_per_s(roofline.attainable_flops_per_s(*_roof(args, "attainable", presets)))
+def _bound(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return f"{roofline.bound_at(*_roof(call, presets, 'bound'))}-bound"
 
 
-def _bound(args, options, presets) -> str:
-    return f"{roofline.bound_at(*_roof(args, 'bound', presets))}-bound"
+def _bus_factor(call: _Call, presets: Mapping[str, Preset]) -> str:
+    ranks = checks.whole_number(call.options.get("ranks", "4"), "ranks=")
+    return units.significant(collectives.bus_factor(call.args[0], ranks), 3)
 
 
-def _bus_factor(args, options, presets) -> str:
-    if not args:
-        raise InputError("'bus-factor' needs an op, e.g. {{ bus-factor all-reduce }}")
-    ranks = _int_option(options, "ranks", 4)
-    return units.significant(collectives.bus_factor(args[0], ranks), 3)
+def _job(call: _Call, presets: Mapping[str, Preset]) -> TrainingJob:
+    return TrainingJob.from_fields(call.options, presets, label=lambda key: f"{key}=")
 
 
-def _int_option(options: dict[str, str], key: str, default: int | None = None) -> int | None:
-    value = options.get(key)
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        raise InputError(f"{key}= must be a number: {value!r}") from None
-    if not math.isfinite(number) or number != int(number) or number < 1:
-        raise InputError(f"{key}= must be a whole number >= 1: {value!r}")
-    return int(number)
+def _mfu(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.percent(_job(call, presets).utilization().mfu)
 
 
-def _job(options: dict[str, str], presets: Mapping[str, Preset], form: str) -> utilization.Utilization:
-    allowed = {"params", "tokens_per_second", "gpus", "peak_tflops", "preset",
-               "layers", "heads", "head_dim", "seq_len", "recompute"}
-    unknown = set(options) - allowed
-    if unknown:
-        raise InputError(f"'{form}' does not take {sorted(unknown)[0]}= (allowed: {', '.join(sorted(allowed))})")
-
-    def number(key: str) -> float:
-        if key not in options:
-            raise InputError(f"'{form}' needs {key}=")
-        try:
-            value = float(options[key])
-        except ValueError:
-            raise InputError(f"{key}= must be a number: {options[key]!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise InputError(f"{key}= must be a finite number > 0: {options[key]!r}")
-        return value
-
-    if ("preset" in options) == ("peak_tflops" in options):
-        raise InputError(f"'{form}' needs exactly one of preset= and peak_tflops=")
-    if "preset" in options:
-        peak_flops_per_s = _preset([options["preset"]], presets, form).peak_flops_per_s(False)
-    else:
-        peak_flops_per_s = number("peak_tflops") * 1e12
-    attention = {k: _int_option(options, k) for k in ("layers", "heads", "head_dim", "seq_len")}
-    return utilization.utilization(
-        number("params"),
-        tokens_per_second=number("tokens_per_second"),
-        gpus=_int_option(options, "gpus") or int(number("gpus")),
-        peak_flops_per_s_per_gpu=peak_flops_per_s,
-        recompute=options.get("recompute", "none"),
-        **attention,
-    )
+def _hfu(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.percent(_job(call, presets).utilization().hfu)
 
 
-def _mfu(args, options, presets) -> str:
-    return units.percent(_job(options, presets, "mfu").mfu)
+def _flops_per_token(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.si(_job(call, presets).utilization().model_flops_per_token, "FLOP")
 
 
-def _hfu(args, options, presets) -> str:
-    return units.percent(_job(options, presets, "hfu").hfu)
-
-
-def _flops_per_token(args, options, presets) -> str:
-    return units.si(_job(options, presets, "flops-per-token").model_flops_per_token, "FLOP")
-
-
-_FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset]], str]] = {
-    "presets": _names,
-    "preset-count": _count,
-    "name": _name,
-    "peak": _peak,
-    "bandwidth": _bandwidth,
-    "ridge": _ridge,
-    "intensity": _intensity,
-    "kernel-flops": _kernel_flops,
-    "kernel-bytes": _kernel_bytes,
-    "attainable": _attainable,
-    "bound": _bound,
-    "bus-factor": _bus_factor,
-    "mfu": _mfu,
-    "hfu": _hfu,
-    "flops-per-token": _flops_per_token,
+_ID, _SPEC = "a preset id", "a kernel spec such as gemm:8192x8192x8192:bf16"
+_FORMS: dict[str, _Form] = {
+    "presets": _Form(_names),
+    "preset-count": _Form(_count),
+    "name": _Form(_name, needs=(_ID,)),
+    "peak": _Form(_peak, needs=(_ID,), flags=("sparse",)),
+    "bandwidth": _Form(_bandwidth, needs=(_ID,)),
+    "ridge": _Form(_ridge, needs=(_ID,), flags=("sparse",)),
+    "intensity": _Form(_intensity, needs=(_SPEC,)),
+    "kernel-flops": _Form(_kernel_flops, needs=(_SPEC,)),
+    "kernel-bytes": _Form(_kernel_bytes, needs=(_SPEC,)),
+    "attainable": _Form(_attainable, needs=(_ID, _SPEC), flags=("sparse",)),
+    "bound": _Form(_bound, needs=(_ID, _SPEC), flags=("sparse",)),
+    "bus-factor": _Form(_bus_factor, needs=("an op such as all-reduce",), options=("ranks",)),
+    "mfu": _Form(_mfu, options=JOB_FIELDS),
+    "hfu": _Form(_hfu, options=JOB_FIELDS),
+    "flops-per-token": _Form(_flops_per_token, options=JOB_FIELDS),
 }

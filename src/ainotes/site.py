@@ -8,7 +8,7 @@ is a fence, an inline figure or math and hands the text here; this module valida
 
 :data:`FENCE_KINDS` is the one table of fence kinds. Adding a kind is one entry there:
 
-1. a parser ``parse(fence, where, known_preset_ids) -> request`` (in ``directives.py`` or a
+1. a parser ``parse(fence, where, presets_by_id) -> request`` (in ``directives.py`` or a
    module of your own) that raises :class:`~ainotes.errors.InputError` with ``where:line``;
 2. a drawer ``draw(site, request, page) -> Drawn`` here (call :meth:`NotesSite.new_chart`
    for a chart with embed files);
@@ -92,7 +92,7 @@ class FenceKind:
     """One row of the fence table: name → parser → drawer, and whether it is a chart."""
 
     name: str
-    parse: Callable[[directives.Fence, str, tuple[str, ...]], Any]
+    parse: Callable[[directives.Fence, str, Mapping[str, Preset]], Any]
     draw: Callable[[NotesSite, Any, Page], Drawn]
     chart: bool
 
@@ -132,7 +132,7 @@ class NotesSite:
         fence_kind = FENCE_KINDS[kind]
         fence = directives.Fence(kind, body, line + page.line_offset)
         try:
-            request = fence_kind.parse(fence, page.src, tuple(self.presets_by_id))
+            request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
         except InputError as exc:
             message = str(exc)
