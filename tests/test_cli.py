@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -349,3 +350,28 @@ def test_installed_command_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
         "ainotes roofline: --kernel: kernel spec 'gemm:4x4': gemm takes 3 dimensions MxNxK, got 2: '4x4'"
     ]
     assert not output.exists()
+
+
+# --- site-assets ------------------------------------------------------------------------
+
+
+def test_site_assets_refuses_a_missing_site_or_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, err = run(capsys, "site-assets", "--config", str(tmp_path / "mkdocs.yml"), str(tmp_path))
+    assert_one_line_error(status, out, err, "site-assets", f"{tmp_path / 'mkdocs.yml'}: cannot read the file")
+    status, out, err = run(capsys, "site-assets", str(tmp_path / "no-site"))
+    assert_one_line_error(status, out, err, "site-assets", "no-site: no such folder; build the site first")
+
+
+def test_site_assets_writes_what_the_hooks_write(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n\n> ```collective\n> op: reduce\n> ```\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: x\nmarkdown_extensions:\n  - pymdownx.superfences\n  - ainotes.markdown\n", encoding="utf-8"
+    )
+    shutil.copytree(PRESETS_DIR, tmp_path / "presets")
+    (tmp_path / "site").mkdir()
+    status, out, _ = run(capsys, "site-assets", "--config", str(tmp_path / "mkdocs.yml"), str(tmp_path / "site"))
+    assert status == 0, out
+    manifest = json.loads((tmp_path / "site" / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    assert [(c["id"], c["page"]) for c in manifest["charts"]] == [("index-reduce", "")]
+    assert (tmp_path / "site" / "assets" / "ainotes" / "collectives.js").is_file()

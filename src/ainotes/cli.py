@@ -166,6 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
     collective.set_defaults(handler=_cmd_collective)
 
+    assets = commands.add_parser(
+        "site-assets", parents=[common], help="write the charts' shared files into a site built without hooks",
+        description="For builders that run no MkDocs hooks (Zensical): convert the pages as mkdocs.yml says and "
+        "write the shared assets, every chart's embed files and embed/manifest.json into SITE_DIR, as "
+        "hooks/notes.py does after a MkDocs build.",
+    )
+    assets.add_argument("site_dir", metavar="SITE_DIR", help="the built site folder")
+    assets.add_argument("--config", default="mkdocs.yml", metavar="FILE", help="the project's mkdocs.yml")
+    assets.set_defaults(handler=_cmd_site_assets)
+
     cache = commands.add_parser("cache", parents=[common], help="the chart render cache",
                                 description="Show or clear the content-hash cache of rendered charts.")
     cache.add_argument("action", choices=("info", "clear"), metavar="ACTION", help="info or clear")
@@ -424,6 +434,14 @@ def _cmd_collective(args: argparse.Namespace) -> int:
     }
     _write_atomic(output, writers[output.suffix.lower()](run))
     print(f"wrote {output}")
+    return 0
+
+
+def _cmd_site_assets(args: argparse.Namespace) -> int:
+    from ainotes.project import write_site_assets
+
+    site = write_site_assets(args.config, args.site_dir)
+    print(f"wrote {len(site.charts)} charts' files and embed/manifest.json into {args.site_dir}")
     return 0
 
 

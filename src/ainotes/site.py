@@ -67,6 +67,7 @@ class Page:
     src: str
     url: str
     line_offset: int = 0
+    links_from: str = ""  # what the page's relative links are relative to (default: its URL)
     scripts: list[str] = field(default_factory=list)  # runtime files this page's charts need
     claimed_ids: set[str] = field(default_factory=set)  # chart ids given out on this page
 
@@ -116,11 +117,11 @@ class NotesSite:
         announced, self._announced = self._announced, None
         return announced
 
-    def begin_page(self, src: str, url: str, line_offset: int = 0) -> Page:
+    def begin_page(self, src: str, url: str, line_offset: int = 0, *, links_from: str | None = None) -> Page:
         """A fresh :class:`Page`; charts left from an earlier build of it (``mkdocs serve``) go."""
         for chart in [c for c in self.charts.values() if c.page_src == src]:
             del self.charts[chart.chart_id]
-        return Page(src=src, url=url, line_offset=line_offset)
+        return Page(src=src, url=url, line_offset=line_offset, links_from=url if links_from is None else links_from)
 
     # -- what the Markdown extension calls ------------------------------------
 
@@ -166,7 +167,7 @@ class NotesSite:
 
     def scripts_html(self, page: Page) -> str:
         """The ``<script>`` tags the page's charts need, or ``""``."""
-        prefix = relative_prefix(page.url)
+        prefix = relative_prefix(page.links_from)
         return "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in page.scripts)
 
     # -- helpers for drawers ---------------------------------------------------
@@ -183,7 +184,7 @@ class NotesSite:
         return Chart(chart_id, kind, title, page.url, page.src)
 
     def downloads(self, chart: Chart, page: Page) -> dict[str, str]:
-        prefix = relative_prefix(page.url)
+        prefix = relative_prefix(page.links_from)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     # -- after the last page ----------------------------------------------------
