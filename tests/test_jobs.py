@@ -22,7 +22,9 @@ def test_positive_numbers_pass_as_floats(value):
     assert checks.positive_number(value, "'x'") == float(value)
 
 
-@pytest.mark.parametrize("value", [0, -1, -0.0, math.nan, math.inf, "nan", "-inf", "fast", "", True, None, [1], 10**400])
+@pytest.mark.parametrize(
+    "value", [0, -1, -0.0, math.nan, math.inf, "nan", "-inf", "fast", "", True, None, [1], 10**400]
+)
 def test_non_positive_or_non_numbers_are_refused_with_the_rule(value):
     with pytest.raises(FieldError, match=r"^--x must be a finite number > 0: ") as info:
         checks.positive_number(value, "--x", "x")
@@ -70,7 +72,7 @@ def test_the_value_is_frozen_and_checked_when_built_directly():
     job = TrainingJob(params=1e9, tokens_per_second=1e4, gpus=8, peak_tflops=100)
     with pytest.raises(AttributeError):
         job.gpus = 9  # type: ignore[misc]
-    with pytest.raises(FieldError, match="^'gpus' must be a whole number >= 1: 0$"):
+    with pytest.raises(FieldError, match=r"^'gpus' must be a whole number >= 1: 0$"):
         TrainingJob(params=1e9, tokens_per_second=1e4, gpus=0, peak_tflops=100)
 
 

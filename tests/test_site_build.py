@@ -10,7 +10,7 @@ from html import unescape
 
 import pytest
 
-from ainotes.markdown import convert_page, locate_fences
+from ainotes.markdown import locate_fences
 from ainotes.site import CHART_KINDS, FENCE_KINDS
 from sitebuild import (
     CSS_IMPORT,
@@ -23,6 +23,8 @@ from sitebuild import (
     make_fixture,
     run_build,
 )
+
+pytestmark = pytest.mark.build
 
 
 @pytest.fixture(scope="module")
@@ -266,17 +268,3 @@ def test_search_index_holds_the_prose_not_the_chart_internals(real_site):
     assert "TFLOP/s" not in explorer and '"signals"' not in explorer  # tick labels, the Vega spec
     assert "rank 0" not in text["collectives/#all-reduce"]
     assert "Gradient averaging" in text["collectives/#all-reduce"]
-
-
-def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatch):
-    from ainotes.charts import roofline as roofline_chart
-    from ainotes.errors import InputError
-    from ainotes.site import NotesSite
-
-    def refuse(*args, **kwargs):
-        raise InputError("roofline chart: cannot draw this")
-
-    monkeypatch.setattr(roofline_chart, "roofline_spec", refuse)
-    site = NotesSite(REPO / "presets")
-    with pytest.raises(InputError, match=r"^notes/p\.md:3: roofline chart: cannot draw this$"):
-        convert_page(site, "# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")

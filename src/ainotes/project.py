@@ -68,7 +68,7 @@ def read_project(config_path: str | Path) -> Project:
     """The project that ``config_path`` (a ``mkdocs.yml``) describes; presets sit beside it."""
     path = Path(config_path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_ConfigLoader)  # noqa: S506 (safe loader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_ConfigLoader)
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     except (yaml.YAMLError, InputError) as exc:
