@@ -301,7 +301,7 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
     if job.preset_id is not None:
         peak_source = f"--preset {job.preset_id}: {presets[job.preset_id].name}, dense {job.precision} tensor"
     else:
-        peak_source = f"--peak-tflops ({job.precision})"
+        peak_source = f"--peak-tflops, {job.precision}"
     if args.json:
         record = {
             "params": result.params,
