@@ -254,7 +254,7 @@ def _preset_record(preset: Preset) -> dict[str, Any]:
         "structured_sparsity": sparse,
         "derivation": preset.derivation,
         "sources": [{"title": s.title, "url": s.url} for s in preset.sources],
-        "path": preset.path,
+        "path": preset.file,
     }
 
 
