@@ -10,7 +10,6 @@ H100_PLAIN = H100.format(name="H100 test", source_title="Datasheet", url="https:
 PEAKS = "peaks:\n  tensor:\n    fp8: {dense_tflops: 1978.9, sparse_tflops: 3957.8}\n    fp4: none\n"
 
 
-
 def test_a_sparse_figure_typed_as_dense_stops_the_build(tmp_path: Path) -> None:
     typo = H100_PLAIN + "peaks:\n  tensor:\n    fp8: {dense_tflops: 3957.8, sparse_tflops: 3957.8}\n"
     project = make_fixture(tmp_path, {"index.md": "# Home\n\nRidge {{ ridge h100 }}.\n"}, presets={"h100": typo})
