@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from typing import cast
 
 from latex2mathml.converter import convert as latex_to_mathml
 
@@ -268,7 +269,7 @@ def _bound(args, options, presets) -> str:
 def _bus_factor(args, options, presets) -> str:
     if not args:
         raise InputError("'bus-factor' needs an op, e.g. {{ bus-factor all-reduce }}")
-    ranks = _int_option(options, "ranks", 4)
+    ranks = _int_option(options, "ranks", 4) or 4
     return units.significant(collectives.bus_factor(args[0], ranks), 3)
 
 
@@ -315,7 +316,7 @@ def _job(options: dict[str, str], presets: Mapping[str, Preset], form: str) -> u
         tokens_per_second=number("tokens_per_second"),
         gpus=_int_option(options, "gpus") or int(number("gpus")),
         peak_flops_per_s_per_gpu=peak_flops_per_s,
-        recompute=options.get("recompute", "none"),
+        recompute=cast("utilization.Recompute", options.get("recompute", "none")),  # utilization checks it
         **attention,
     )
 
