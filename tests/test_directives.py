@@ -204,9 +204,13 @@ def test_figures_come_from_the_core():
     [
         ("ridge", "'ridge' needs a preset id"),
         ("ridge h101", "unknown preset 'h101'"),
-        ("ridge h100 dense", "'ridge' does not take 'dense' (allowed: sparse)"),
-        ("ridge h100 colour=red", "'ridge' does not take colour= (allowed: sparse)"),
+        ("ridge h100 dense", "'ridge' does not take 'dense' (allowed: a precision, fp64, fp32, tf32, fp16, bf16, "
+                             "fp8, fp4, int8; a unit, tensor, vector; sparse)"),
+        ("ridge h100 colour=red", "'ridge' takes no key=value options: colour= (allowed: a precision,"),
+        ("peak h100 fp8 fp16", "'peak' takes one precision: 'fp8 fp16'"),
+        ("attainable h100 add:1024 sparse", "'attainable' does not take 'sparse' (allowed: nothing more)"),
         ("bus-factor all-reduce rank=8", "'bus-factor' does not take rank= (allowed: ranks=)"),
+        ("name h100 colour=red", "'name' takes no key=value options: colour= (allowed: nothing more)"),
         ("bus-factor all-reduce ranks=4 ranks=8", "'bus-factor' is given ranks= twice"),
         ("intensity gemm:8x8x8 typo", "'intensity' does not take 'typo' (allowed: nothing more)"),
         ("presets all", "'presets' does not take 'all' (allowed: nothing more)"),
@@ -226,7 +230,7 @@ def test_figures_come_from_the_core():
         ("mfu params=1e9 tokens_per_second=1e5 gpus=8 peak_tflops=100 layers=2 heads=2",
          "layers=, heads=, head_dim=, seq_len= go together: layers=, heads= given, head_dim=, seq_len= missing"),
         ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 precision=fp9",
-         "precision= must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8: 'fp9'"),
+         "precision= must be one of fp64, tf32, fp16, bf16, fp8, fp4, int8: 'fp9'"),
         ("bus-factor all-reduce ranks=0", "ranks= must be a whole number >= 1: '0'"),
         ("intensity gemm:0x1x1", "kernel spec 'gemm:0x1x1': dimension M must be >= 1: 0"),
     ],
@@ -241,7 +245,7 @@ def test_bad_inline_figures(body, message):
     ("text", "message"),
     [
         ("# T\n\nRing: {{ bus-factor all-reduce rank=8 }}.\n", "p.md:3: 'bus-factor' does not take rank="),
-        ("# T\n\n!!! note\n\n    {{ ridge h100 colour=red }}\n", "p.md:5: 'ridge' does not take colour="),
+        ("# T\n\n!!! note\n\n    {{ ridge h100 colour=red }}\n", "p.md:5: 'ridge' takes no key=value options: colour="),
         ("# T\n\n- a\n- {{ intensity gemm:8x8x8 typo }}\n", "p.md:4: 'intensity' does not take 'typo'"),
     ],
 )

@@ -15,12 +15,13 @@ from typing import Any
 
 from ainotes import checks
 from ainotes.checks import FieldError
-from ainotes.hardware import Preset
+from ainotes.hardware import UNIT_PRECISIONS, Preset, precision_label
 from ainotes.textcheck import short
 from ainotes.utilization import RECOMPUTE_MODES, Utilization, utilization
 
-PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8")
 DEFAULT_PRECISION = "bf16"
+# MFU compares with a tensor-core peak: FP32 matrix work there is tf32.
+PRECISIONS = UNIT_PRECISIONS["tensor"]
 ATTENTION_FIELDS = ("layers", "heads", "head_dim", "seq_len")
 JOB_FIELDS = ("params", "tokens_per_second", "gpus", "peak_tflops", "preset", "precision", *ATTENTION_FIELDS,
               "recompute")
@@ -33,15 +34,9 @@ def quoted(key: str) -> str:
 
 def preset_peak_tflops(preset: Preset, precision: str) -> float | None:
     """The preset's dense tensor peak per GPU at ``precision`` in 10^12 FLOP/s, or ``None``
-    when the preset gives none.
-
-    Uses ``Preset.peak_tflops(precision, unit="tensor", sparsity=False)`` where presets have
-    per-precision peaks; otherwise only FP16/BF16 is known (``dense_fp16_tflops``).
-    """
-    per_precision: Callable[..., float | None] | None = getattr(preset, "peak_tflops", None)
-    if callable(per_precision):
-        return per_precision(precision, unit="tensor", sparsity=False)
-    return preset.dense_fp16_tflops if precision in ("fp16", "bf16") else None
+    when the GPU has no such path or its file does not give the rate (never another
+    precision's figure): ``Preset.peak_tflops(precision, unit="tensor", sparsity=False)``."""
+    return preset.peak_tflops(precision, unit="tensor", sparsity=False)
 
 
 @dataclass(frozen=True)
@@ -122,10 +117,10 @@ class TrainingJob:
                 )
             peak = preset_peak_tflops(preset, precision)
             if peak is None:
-                raise FieldError(
-                    f"{label('precision')} {precision}: preset {preset.id} gives no dense {precision} tensor peak",
-                    "precision",
-                )
+                ceiling = precision_label(precision, "tensor")
+                why = (f"has no {ceiling} path" if preset.status(precision, "tensor") == "no path"
+                       else f"does not give its {ceiling} rate")
+                raise FieldError(f"{label('precision')} {precision}: preset {preset.id} {why}", "precision")
         return cls(
             params=fields["params"],
             tokens_per_second=fields["tokens_per_second"],
