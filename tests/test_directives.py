@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -282,3 +283,28 @@ def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatc
     site = NotesSite(REPO / "presets")
     with pytest.raises(InputError, match=r"^notes/p\.md:3: roofline chart: cannot draw this$"):
         convert_page(site, "# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")
+
+
+def test_without_a_driver_the_extension_loads_presets_and_reloads_them(tmp_path):
+    """Zensical runs the extension with no hooks: it reads presets/ itself, again when a file changes."""
+    from markdown import Markdown
+
+    preset = (REPO / "presets" / "a100.yaml").read_text(encoding="utf-8")
+    (tmp_path / "gpu.yaml").write_text(preset, encoding="utf-8")
+
+    def convert() -> str:
+        md = Markdown(extensions=["pymdownx.superfences", "ainotes.markdown"],
+                      extension_configs={"ainotes.markdown": {"presets_dir": str(tmp_path)}})
+        return md.convert("{{ name gpu }}")
+
+    assert convert() == f"<p>{PRESETS['a100'].name}</p>"
+    (tmp_path / "gpu.yaml").write_text(preset.replace(PRESETS["a100"].name, "Renamed GPU"), encoding="utf-8")
+    os.utime(tmp_path / "gpu.yaml", ns=(1, 1))  # a different stamp even within the clock's resolution
+    assert convert() == "<p>Renamed GPU</p>"
+
+
+def test_the_extension_needs_superfences():
+    from markdown import Markdown
+
+    with pytest.raises(InputError, match="ainotes.markdown needs pymdownx.superfences"):
+        Markdown(extensions=["ainotes.markdown"]).convert("text")

@@ -60,16 +60,18 @@ _FIGURE = r"\{\{([^{}\n]*)\}\}"
 _MATH = r"(?<![\\$\w])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?![\w$])"
 _CODE_SPAN = re.compile(r"(`+).+?(?<!`)\1(?!`)")
 
-_SITES: dict[Path, NotesSite] = {}
+_SITES: dict[Path, tuple[tuple[tuple[str, int], ...], NotesSite]] = {}
 
 
 def shared_site(presets_dir: str | Path) -> NotesSite:
-    """One :class:`NotesSite` per presets folder for this process (builds without hooks)."""
+    """One :class:`NotesSite` per presets folder for this process (builds without hooks),
+    loaded again when a preset file changes (``zensical serve``)."""
     folder = Path(presets_dir).resolve()
-    site = _SITES.get(folder)
-    if site is None:
-        site = _SITES[folder] = NotesSite(folder)
-    return site
+    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
+    known = _SITES.get(folder)
+    if known is None or known[0] != stamp:
+        known = _SITES[folder] = (stamp, NotesSite(folder))
+    return known[1]
 
 
 @dataclass
