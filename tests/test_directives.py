@@ -306,5 +306,5 @@ def test_without_a_driver_the_extension_loads_presets_and_reloads_them(tmp_path)
 def test_the_extension_needs_superfences():
     from markdown import Markdown
 
-    with pytest.raises(InputError, match="ainotes.markdown needs pymdownx.superfences"):
+    with pytest.raises(InputError, match=r"ainotes\.markdown needs pymdownx\.superfences"):
         Markdown(extensions=["ainotes.markdown"]).convert("text")
