@@ -268,3 +268,76 @@ def test_search_index_holds_the_prose_not_the_chart_internals(real_site):
     assert "TFLOP/s" not in explorer and '"signals"' not in explorer  # tick labels, the Vega spec
     assert "rank 0" not in text["collectives/#all-reduce"]
     assert "Gradient averaging" in text["collectives/#all-reduce"]
+
+
+NESTED_PAGE = """\
+# Nested
+
+> ```collective
+> op: reduce
+> ```
+
+!!! note
+
+    ```collective
+    op: broadcast
+    ```
+
+- an item
+
+    ```collective
+    op: scatter
+    ```
+
+??? note "More"
+
+    ```collective
+    op: all-gather
+    ```
+
+=== "A tab"
+
+    ```collective
+    op: all-to-all
+    ```
+
+An example, indented:
+
+    ```roofline
+    presets: [nope]
+    ```
+
+````markdown
+```roofline
+presets: [nope]
+```
+````
+"""
+
+
+def test_the_issues_fences_in_a_real_build(tmp_path):
+    """A fence in a blockquote, admonition, list item, details or tab is a chart; an indented
+    one, or one inside a longer fence, is code (its bad body is no error)."""
+    build = run_build(make_fixture(tmp_path, {"index.md": NESTED_PAGE}))
+    assert build.returncode == 0, build.output
+    page = build.page("")
+    assert len(_with_class(page, "ainotes-stepper")) == 5
+    assert page.count("presets: [nope]") == 2
+    manifest = json.loads((build.site / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    assert sorted(c["op"] for c in manifest["charts"]) == ["all-gather", "all-to-all", "broadcast", "reduce", "scatter"]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Ring: {{ bus-factor all-reduce rank=8 }}.", "index.md:5: 'bus-factor' does not take rank= (allowed: ranks=)"),
+        ("Ridge: {{ ridge h100 colour=red }}.", "index.md:5: 'ridge' takes no key=value options: colour="),
+        ("GEMM: {{ intensity gemm:8x8x8 typo }}.",
+         "index.md:5: 'intensity' does not take 'typo' (allowed: nothing more)"),
+    ],
+)
+def test_the_issues_inline_typos_fail_a_real_build(tmp_path, line, expected):
+    build = run_build(make_fixture(tmp_path, {"index.md": f"# Home\n\nText.\n\n{line}\n"}))
+    assert build.returncode != 0
+    assert expected in build.output, build.output
+    assert "Traceback" not in build.output
