@@ -68,6 +68,7 @@ MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred 
 # every JOBS_PER_WORKER renders waiting, up to the usable cores.
 POOL_MIN_JOBS = 3
 JOBS_PER_WORKER = 8
+PNG_SCALE = 2.0  # device pixels per CSS pixel of the PNGs a site offers
 PROGRESS_AFTER_S = 2.0  # a render batch that ends sooner says nothing
 PROGRESS_EVERY_S = 3.0
 # The Vega-only runtime: pages get specs compiled at build time, so they need neither
@@ -269,7 +270,7 @@ def svg(spec: dict[str, Any]) -> str:
     return _cached(_svg_key(spec, version), lambda: _make_svg(spec, version)).decode("utf-8")
 
 
-def png(spec: dict[str, Any], scale: float = 2.0) -> bytes:
+def png(spec: dict[str, Any], scale: float = PNG_SCALE) -> bytes:
     """The chart as a PNG, ``scale`` device pixels per CSS pixel."""
     version = _vega_lite_version(spec)
     return _cached(_png_key(spec, version, scale), lambda: _make_png(svg(spec).encode("utf-8"), scale))
