@@ -171,3 +171,15 @@ def test_worker_limit_reads_the_environment(monkeypatch):
     monkeypatch.delenv(render.WORKERS_ENV)
     cores = render.usable_cores()
     assert render.worker_limit() == (cores if cores >= 2 else 0)
+
+
+def test_vega_script_json_is_script_json_of_vega():
+    spec = {**BASE_SPEC, "title": "</script><!-- & \u2028 \u2029 é 1e-7", "description": "<b>&amp;</b>"}
+    assert render.vega_script_json(spec) == render.script_json(render.vega(spec))
+    render._memo.clear()  # and from the disk entry
+    assert render.vega_script_json(spec) == render.script_json(render.vega(spec))
+
+
+def test_stderr_progress_is_one_line(capsys):
+    render.stderr_progress(3, 10)
+    assert capsys.readouterr().err == "ainotes: 3 of 10 chart renders done\n"

@@ -8,6 +8,7 @@ process or in a worker), never timed.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -92,3 +93,17 @@ def test_rebuild_with_workers_renders_the_same_count(project, monkeypatch):
     assert first["svg"] == 3 and first["png"] == 3 and first["vega"] == 6
     edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
     assert rebuild(project) == Counter({"svg": 2, "png": 2, "vega": 4})
+
+
+def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, monkeypatch, caplog):
+    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)  # "a long batch": every batch, here
+    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    with caplog.at_level("INFO", logger="mkdocs.plugins.ainotes"):
+        rebuild(project)
+    lines = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.ainotes"]
+    counts = [re.fullmatch(r"ainotes: (\d+) of (\d+) chart renders done", line) for line in lines]
+    assert counts and all(counts), lines
+    done, total = (int(n) for n in counts[-1].groups())
+    # Three SVG jobs (each with its PNG) and six Vega compiles, and the runtime bundle unless
+    # an earlier test of this module built it.
+    assert done == total and total in (9, 10)

@@ -43,6 +43,7 @@ import math
 import multiprocessing
 import os
 import re
+import sys
 import threading
 import time
 from collections import Counter, OrderedDict, deque
@@ -278,8 +279,18 @@ def png(spec: dict[str, Any], scale: float = PNG_SCALE) -> bytes:
 
 def vega(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec compiled to Vega, so pages can ship the smaller Vega-only runtime (a fresh dict each call)."""
+    return json.loads(_vega_bytes(spec))
+
+
+def vega_script_json(spec: dict[str, Any]) -> str:
+    """``script_json(vega(spec))`` without decoding and encoding it again: the cached text is
+    already compact JSON with sorted keys, as :func:`script_json` writes it."""
+    return _script_safe(_vega_bytes(spec).decode("utf-8"))
+
+
+def _vega_bytes(spec: dict[str, Any]) -> bytes:
     version = _vega_lite_version(spec)
-    return json.loads(_cached(_vega_key(spec, version), lambda: _make_vega(spec, version)))
+    return _cached(_vega_key(spec, version), lambda: _make_vega(spec, version))
 
 
 # -- the Vega runtime ----------------------------------------------------------------------------
@@ -704,6 +715,11 @@ def render_many(requests: Iterable[Request], *, progress: Progress | None = None
     return RenderSummary(requested=len(requests), rendered=queued, workers=workers if queued else 0)
 
 
+def stderr_progress(done: int, total: int) -> None:
+    """A :data:`Progress` for commands that render many files: one line on stderr."""
+    print(f"ainotes: {done} of {total} chart renders done", file=sys.stderr, flush=True)
+
+
 def shutdown() -> None:
     """Stop the render workers (a build's end; also run at exit). The next batch starts new ones."""
     _scheduler.shutdown()
@@ -719,7 +735,10 @@ def responsive(spec: dict[str, Any]) -> dict[str, Any]:
 def script_json(value: Any) -> str:
     """JSON safe inside ``<script>``: ``<``, ``>`` and ``&`` become ``\\u003c`` ``\\u003e`` ``\\u0026``
     (so no ``</script>`` or ``<!--`` can end or bend the element), as do U+2028/U+2029."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return _script_safe(json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True))
+
+
+def _script_safe(text: str) -> str:
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escape)
@@ -786,7 +805,7 @@ def standalone_html(spec: dict[str, Any], *, title: str) -> str:
     from outside. ``title`` is escaped."""
     still = static_svg_for_page(svg(spec))
     width, height = svg_size(still)
-    compiled = vega(responsive(spec))
+    compiled = vega_script_json(responsive(spec))
     background = str(spec.get("config", {}).get("background", "#ffffff"))
     text_colour = str(spec.get("config", {}).get("title", {}).get("color", "#1f2329"))
     css = (_STANDALONE_CSS.replace("BG", _css_colour(background)).replace("FG", _css_colour(text_colour))
@@ -804,7 +823,7 @@ def standalone_html(spec: dict[str, Any], *, title: str) -> str:
         "<noscript><p>The interactive controls need JavaScript; "
         "the picture above is the chart as it opens.</p></noscript>\n"
         "</main>\n"
-        f'<script type="application/json" id="ainotes-spec">{script_json(compiled)}</script>\n'
+        f'<script type="application/json" id="ainotes-spec">{compiled}</script>\n'
         f"<script>{_inline_runtime(runtime_js())}</script>\n"
         f"<script>{_STANDALONE_JS}</script>\n"
         "</body>\n</html>\n"

@@ -230,6 +230,7 @@ class NotesSite:
         for name in _PACKAGE_ASSETS:
             with resources.as_file(package_assets / name) as path:
                 shutil.copyfile(path, assets / name)
+        render.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
         if any(chart.kind == "roofline" for chart in self.charts.values()):
             write_atomic(assets / _RUNTIME_FILE, render.runtime_js())
         embed_dir = site / EMBED_DIR
