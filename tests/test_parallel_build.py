@@ -19,7 +19,7 @@ def serial_and_parallel(tmp_path_factory) -> tuple[Path, Path]:
         root = tmp_path_factory.mktemp(f"build-{name}")
         project = copy_real_project(root / "project")
         build = run_build(project, env={"AINOTES_CACHE_DIR": str(root / "render-cache"),
-                                        "AINOTES_RUNTIME_DIR": str(runtime), "AINOTES_RENDER_WORKERS": workers})
+                                        "AINOTES_SHARED_CACHE_DIR": str(runtime), "AINOTES_RENDER_WORKERS": workers})
         assert build.returncode == 0, build.output
         sites.append(build.site)
     return sites[0], sites[1]

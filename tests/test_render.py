@@ -37,7 +37,7 @@ PRESETS = (
 def cache(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(folder))
-    monkeypatch.setenv("AINOTES_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
     render._memo.clear()  # a fresh process as far as the memo goes
     render._runtime_text.clear()
     yield folder

@@ -35,7 +35,7 @@ def requests_for(chart_specs: list[dict]) -> list[render.Request]:
 @pytest.fixture(autouse=True)
 def fresh(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("AINOTES_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
     render._memo.clear()
     render._runtime_text.clear()
     yield tmp_path
@@ -183,3 +183,19 @@ def test_vega_script_json_is_script_json_of_vega():
 def test_stderr_progress_is_one_line(capsys):
     render.stderr_progress(3, 10)
     assert capsys.readouterr().err == "ainotes: 3 of 10 chart renders done\n"
+
+
+def test_shared_memo_survives_a_cold_render_cache(fresh, monkeypatch):
+    made: list[int] = []
+
+    def make() -> dict:
+        made.append(1)
+        return {"structure": [1, 2, 3]}
+
+    assert render.memo_json("grammar-test", {"code": "abc"}, make, shared=True) == {"structure": [1, 2, 3]}
+    assert list((fresh / "runtime").glob("*.entry")) and not list((fresh / "cache").glob("*.entry"))
+    _use_cache(monkeypatch, fresh / "another-render-cache")  # cold render cache, same shared cache
+    assert render.memo_json("grammar-test", {"code": "abc"}, make, shared=True) == {"structure": [1, 2, 3]}
+    assert len(made) == 1
+    render._memo.clear()
+    assert render.memo_json("grammar-test", {"code": "abd"}, make, shared=True) and len(made) == 2  # new code

@@ -35,7 +35,7 @@ def runtime_cache(tmp_path_factory) -> Path:
 @pytest.fixture
 def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render-cache"))
-    monkeypatch.setenv("AINOTES_RUNTIME_DIR", str(runtime_cache))
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
     render._memo.clear()
     render._runtime_text.clear()

@@ -25,10 +25,12 @@ pay for a worker's start-up. A worker renders exactly what :func:`svg`,
 :func:`png` and :func:`vega` would render here, through the same functions, so
 a parallel build is byte-identical to a serial one.
 
-The Vega runtime bundle (about a second to build) is kept apart from the render
-cache, in ``$AINOTES_RUNTIME_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/ainotes/runtime``:
-one entry per vl-convert version and snippet, shared by every build and
-project, with the same checksum header and atomic writes.
+What depends only on code and tool versions, not on anyone's charts (the Vega
+runtime bundle, about a second to build; chart grammars that altair builds) is
+kept apart from the render cache, in ``$AINOTES_SHARED_CACHE_DIR``, else
+``${XDG_CACHE_HOME:-~/.cache}/ainotes/shared``: one entry per version of what made
+it, shared by every build and project (a cold render cache does not cost it
+again), with the same checksum header and atomic writes.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
 CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
-RUNTIME_DIR_ENV = "AINOTES_RUNTIME_DIR"
+SHARED_DIR_ENV = "AINOTES_SHARED_CACHE_DIR"
 WORKERS_ENV = "AINOTES_RENDER_WORKERS"  # an upper bound on worker processes; 0 renders in-process only
 MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred kB each
 # A worker costs about a second to start (interpreter, imports, V8); one render 0.02-0.2 s.
@@ -122,15 +124,14 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "ainotes" / "render"
 
 
-def runtime_dir() -> Path:
-    """Where the Vega runtime bundle is kept: ``$AINOTES_RUNTIME_DIR``, else
-    ``${XDG_CACHE_HOME:-~/.cache}/ainotes/runtime`` (apart from the render cache, so a cold
-    render cache does not cost the bundle again)."""
-    configured = os.environ.get(RUNTIME_DIR_ENV, "").strip()
+def shared_dir() -> Path:
+    """Where entries that depend only on code and tool versions are kept (the runtime bundle,
+    chart grammars): ``$AINOTES_SHARED_CACHE_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/ainotes/shared``."""
+    configured = os.environ.get(SHARED_DIR_ENV, "").strip()
     if configured:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "ainotes" / "runtime"
+    return Path(base).expanduser() / "ainotes" / "shared"
 
 
 def clear_cache() -> int:
@@ -301,7 +302,7 @@ def _runtime_key() -> str:
 
 
 def _make_runtime_bundle() -> bytes:
-    """vl-convert's bundle of the Vega runtime (about a second): cached in :func:`runtime_dir`."""
+    """vl-convert's bundle of the Vega runtime (about a second): cached in :func:`shared_dir`."""
     render_counts["runtime"] += 1
     try:
         bundle = vlc.javascript_bundle(snippet=RUNTIME_SNIPPET.format(version=vlc.get_vega_version()))
@@ -319,16 +320,19 @@ def _assemble_runtime(bundle: str) -> str:
     return f'(function () {{"use strict";\n{bundle}\n}})();\n'
 
 
-def memo_json(kind: str, payload: Any, make: Any) -> Any:
+def memo_json(kind: str, payload: Any, make: Callable[[], Any], *, shared: bool = False) -> Any:
     """A JSON value that ``make()`` computes, cached like a render under ``kind`` and ``payload``.
 
     ``payload`` must hold everything the value depends on, code included: callers put a
-    fingerprint of their source in it. A fresh copy each call."""
+    fingerprint of their source in it. ``shared``: the value depends on code and tool
+    versions only (a chart grammar), so it goes to :func:`shared_dir`, where a cold render
+    cache does not lose it. A fresh copy each call."""
     key = cache_key(kind, payload)
     text = _cached(
         key,
         lambda: json.dumps(make(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                            allow_nan=False).encode("utf-8"),
+        shared_dir() if shared else None,
     )
     return json.loads(text)
 
@@ -336,11 +340,11 @@ def memo_json(kind: str, payload: Any, make: Any) -> Any:
 def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
     nothing else global. Deterministic for one vl-convert version; the bundle is built once
-    per version and kept in :func:`runtime_dir`."""
+    per version and kept in :func:`shared_dir`."""
     key = _runtime_key()
     text = _runtime_text.get(key)
     if text is None:
-        bundle = _cached(key, _make_runtime_bundle, runtime_dir())
+        bundle = _cached(key, _make_runtime_bundle, shared_dir())
         text = _runtime_text[key] = _assemble_runtime(bundle.decode("utf-8"))
     return text
 
@@ -489,7 +493,7 @@ class _Scheduler:
         spec = request.spec
         keys: tuple[str, ...]
         if request.kind == "runtime":
-            folder, version, keys = runtime_dir(), "", (_runtime_key(),)
+            folder, version, keys = shared_dir(), "", (_runtime_key(),)
         elif request.kind in ("svg", "vega") and isinstance(spec, dict):
             folder, version = cache_dir(), _vega_lite_version(spec)
             if request.kind == "svg":
