@@ -73,6 +73,7 @@ def test_parallel_renders_are_byte_identical_to_serial_ones(fresh, monkeypatch):
     assert parallel.workers >= 1 and parallel.rendered == 12
     assert render._scheduler._pool is not None
     assert render._scheduler._pool._mp_context.get_start_method() == "spawn"
+    assert 1 <= len(render._scheduler._pool._processes) <= 2  # never more processes than allowed
     assert _outputs(chart_specs) == serial_out
     counted = render.render_counts - before
     assert counted == {"svg": 6, "png": 6, "vega": 6}  # nothing rendered again by svg()/png()/vega()

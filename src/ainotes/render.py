@@ -444,7 +444,8 @@ class _Scheduler:
     """Queued renders, the worker pool and the batch's progress.
 
     Jobs run in a spawn-started :class:`ProcessPoolExecutor`; at most one job per wanted
-    worker is in flight, which is also how many processes the executor starts. Completions
+    worker is in flight (one more once all are started), which is also how many processes
+    the executor starts. Completions
     go through a queue to one collector thread that writes the cache entries and hands out
     the next jobs, so the executor's own threads never wait on our lock.
     """
@@ -538,7 +539,12 @@ class _Scheduler:
         pool = self._pool
         if pool is None:
             return
-        while self._queue and self._in_flight < self._wanted_workers():
+        wanted = self._wanted_workers()
+        # One job waits ahead in the executor's queue once every worker is started (a worker then
+        # never idles while this process hands out the next job); before that, one more job in
+        # flight would start one more process.
+        cap = wanted + 1 if wanted == self._limit else wanted
+        while self._queue and self._in_flight < cap:
             job = self._queue.popleft()
             job.state = "running"
             try:
@@ -550,7 +556,7 @@ class _Scheduler:
                 self._pool = None
                 return
             self._in_flight += 1
-            self.batch_workers = max(self.batch_workers, self._in_flight)
+            self.batch_workers = max(self.batch_workers, min(self._in_flight, wanted))
             future.add_done_callback(functools.partial(self._completed, job))
 
     def _completed(self, job: _Job, future: Future[list[bytes]]) -> None:
