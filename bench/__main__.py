@@ -435,6 +435,20 @@ def run_slow_hypothesis() -> Row:
 # --------------------------------------------------------------------------
 
 
+NOTES_MARKER = "<!-- Notes below this line are written by hand and kept by `python -m bench`. -->"
+
+
+def _kept_notes(output: Path) -> str:
+    """The hand-written notes of the results file being replaced (profiles, what a missed goal
+    comes from), from :data:`NOTES_MARKER` on; ``""`` when it has none."""
+    try:
+        previous = output.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    at = previous.find(NOTES_MARKER)
+    return "\n" + previous[at:] if at >= 0 else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: fewer repeats, small generated sites")
@@ -509,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     ])
     print(report.table(rows))
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
+    output.write_text(text + _kept_notes(output), encoding="utf-8")
     log(f"written to {output.relative_to(REPO) if output.is_relative_to(REPO) else output}")
     return 1 if failed else 0  # goals missed are results, not failures; a build that failed is
 
