@@ -20,8 +20,10 @@ so neither ``mkdocs.yml`` nor the hooks change.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import secrets
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js")
 _RUNTIME_FILE = "vega.min.js"
+_DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 
 
 @dataclass
@@ -108,6 +111,14 @@ class NotesSite:
         # The exception a driver wants for a user's mistake (hooks/notes.py: MkDocs' PluginError).
         self.error_type: Callable[[str], Exception] = InputError
         self._announced: tuple[str, str, int] | None = None
+        # A driver that calls finish_page on every page sets defer_figures: chart figures are
+        # then drawn there, so that the renders of every page run meanwhile, in parallel
+        # (ainotes.render.prefetch), instead of one page at a time. render_progress hears
+        # how far the renders are, every few seconds, when there are many.
+        self.defer_figures = False
+        self.render_progress: Callable[[int, int], None] | None = None
+        self._deferred: dict[str, Callable[[], str]] = {}
+        self._nonce = secrets.token_hex(4)
 
     def announce_page(self, src: str, url: str, line_offset: int = 0) -> None:
         """Name the page the next Markdown conversion is of (a driver calls this before it)."""
@@ -170,7 +181,27 @@ class NotesSite:
         prefix = relative_prefix(page.links_from)
         return "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in page.scripts)
 
+    def finish_page(self, html_text: str) -> str:
+        """A page's finished HTML with its deferred chart figures drawn in (see ``defer_figures``)."""
+        if not self._deferred:
+            return html_text
+
+        def draw(match: re.Match[str]) -> str:
+            make = self._deferred.get(match.group(0))
+            return make() if make is not None else match.group(0)
+
+        return _DEFERRED_FIGURE.sub(draw, html_text)
+
     # -- helpers for drawers ---------------------------------------------------
+
+    def figure_html(self, make: Callable[[], str]) -> str:
+        """``make()``, the HTML of a chart figure; with ``defer_figures``, a placeholder that
+        :meth:`finish_page` replaces by it (letters and digits: Markdown leaves them alone)."""
+        if not self.defer_figures:
+            return make()
+        token = f"ainotesfigure{len(self._deferred):06d}x{self._nonce}"
+        self._deferred[token] = make
+        return token
 
     def new_chart(self, page: Page, kind: str, stem: str, chart_id: str | None, title: str) -> Chart:
         """A chart with ``chart_id`` or a page-derived default id not taken yet."""
@@ -200,6 +231,7 @@ class NotesSite:
         for name in _PACKAGE_ASSETS:
             with resources.as_file(package_assets / name) as path:
                 shutil.copyfile(path, assets / name)
+        render.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
         if any(chart.kind == "roofline" for chart in self.charts.values()):
             write_atomic(assets / _RUNTIME_FILE, render.runtime_js())
         embed_dir = site / EMBED_DIR
@@ -239,27 +271,32 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
 
     light, dark = spec("light"), spec("dark")
-    svg_dark = roofline_chart.dark_svg(render.svg(light))  # no second Vega render
+    # Everything vl-convert will be asked for this chart, queued now: it renders (once, in
+    # parallel with other charts) while the build goes on; each use below waits for its own.
+    render.prefetch([render.svg_request(light, png_scales=(render.PNG_SCALE,)),
+                     render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
+                     render.RUNTIME_REQUEST], progress=site.render_progress)
+
+    @functools.cache
+    def svg_dark() -> str:
+        return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
+
     title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
     chart.files = {
         "svg": lambda: render.svg(light),
-        "svg-dark": lambda: svg_dark,
+        "svg-dark": svg_dark,
         "png": lambda: render.png(light),
         "json": lambda: _json_text(light),
         "html": lambda: render.standalone_html(light, title=title),
     }
     page.need_script(_RUNTIME_FILE, "vega-charts.js")
-    figure_html = embed.interactive_figure_html(
-        chart.chart_id,
-        light,
-        dark,
-        caption_html=roofline_chart.caption_html(presets, request.sparsity),
-        downloads=site.downloads(chart, page),
-        svg_dark=svg_dark,
-    )
-    return Drawn(_figure_section(figure_html), chart)
+    downloads = site.downloads(chart, page)
+    caption = roofline_chart.caption_html(presets, request.sparsity)
+    return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
+        chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
+    ))), chart)
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
