@@ -31,6 +31,7 @@ from typing import Any
 
 import vl_convert as vlc
 
+from ainotes import notices
 from ainotes.files import write_atomic
 
 log = logging.getLogger(__name__)
@@ -212,9 +213,10 @@ def memo_json(kind: str, payload: Any, make: Any) -> Any:
 
 def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
-    nothing else global. Deterministic for one vl-convert version."""
+    nothing else global. Deterministic for one vl-convert version. Starts with the
+    third-party notices (:func:`ainotes.notices.with_notices`), so every file it goes into carries them."""
     key = cache_key("runtime", RUNTIME_SNIPPET, fallback=RUNTIME_FALLBACK_SNIPPET)
-    return _cached(key, _build_runtime).decode("utf-8")
+    return notices.with_notices(_cached(key, _build_runtime).decode("utf-8"))
 
 
 def responsive(spec: dict[str, Any]) -> dict[str, Any]:
