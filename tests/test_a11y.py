@@ -123,7 +123,8 @@ def test_axe_finds_no_serious_violation_on_any_page(site, open_context, scheme, 
 
 CONTROLS_JS = """() => {
   const scopes = [...document.querySelectorAll('figure.ainotes-chart, .ainotes-stepper')];
-  const controls = scopes.flatMap(s => [s, ...s.querySelectorAll('a[href], button, input, select, summary, [tabindex]')])
+  const inside = 'a[href], button, input, select, summary, [tabindex]';
+  const controls = scopes.flatMap(s => [s, ...s.querySelectorAll(inside)])
     .filter(el => el.tabIndex >= 0 && !el.disabled && el.checkVisibility({visibilityProperty: true}));
   controls.forEach((el, i) => el.setAttribute('data-a11y-control', String(i)));
   return controls.length;
