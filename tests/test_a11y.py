@@ -5,8 +5,8 @@ static host is), and one Debian chromium for the session (``conftest.browser``).
 comes from the pinned ``axe-playwright-python`` package, which bundles ``axe.min.js``:
 nothing is downloaded at test time.
 
-The page list is every ``index.html`` the build wrote, plus ``404.html``: a page added
-later is checked without editing this file.
+The page list is every ``index.html`` the build wrote, plus ``404.html`` and the standalone
+chart pages in ``embed/``: a page added later is checked without editing this file.
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ class Site:
 
     def pages(self) -> list[str]:
         return [*site_pages(self.root), "404.html"]
+
+    def embeds(self) -> list[str]:
+        """The standalone chart pages (``embed/ID.html``): pages of the site too, opened on their own."""
+        return sorted(f"embed/{path.name}" for path in (self.root / "embed").glob("*.html"))
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +120,14 @@ def test_axe_finds_no_serious_violation_on_any_page(site, open_context, scheme, 
         assert page.locator("body").get_attribute("data-md-color-scheme") == material_scheme, path
         results = AXE.run(page)
         problems += _report(results.response["violations"], f"/{path} [{scheme}, {size['width']} px]")
+    if size == DESK:  # the standalone pages have no layout of their own to vary with width
+        embeds = site.embeds()
+        assert embeds
+        for path in embeds:
+            page.goto(site.url + path)
+            page.wait_for_load_state("load")
+            results = AXE.run(page)
+            problems += _report(results.response["violations"], f"/{path} [{scheme}]")
     assert not problems, f"{len(problems)} serious or critical axe-core violations:\n" + "\n".join(problems)
 
 
