@@ -557,7 +557,8 @@ def _build_neutral_spec(
         .properties(
             title=alt.Title(title if title is not None else DEFAULT_TITLE),
             # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
-            description=f"Roofline chart on log-log axes: attainable FLOP/s against arithmetic intensity for {', '.join(names)}.",
+            description=("Roofline chart on log-log axes: attainable FLOP/s against arithmetic intensity for "
+                         f"{', '.join(names)}."),
             width=STATIC_WIDTH_PX,
             height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"),
