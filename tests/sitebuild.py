@@ -104,8 +104,8 @@ def make_fixture(root: Path, pages: dict[str, str], presets: dict[str, str] | No
 
 
 def copy_real_project(dest: Path) -> Path:
-    """The repository's own site sources (mkdocs.yml, docs, presets, hooks) in a temp folder."""
-    for name in ("docs", "presets", "hooks"):
+    """The repository's own site sources (mkdocs.yml, docs, presets, hooks, overrides) in a temp folder."""
+    for name in ("docs", "presets", "hooks", "overrides"):
         shutil.copytree(REPO / name, dest / name)
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     (dest / "src").symlink_to(REPO / "src")  # mkdocs.yml watches it

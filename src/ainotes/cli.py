@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ainotes import units
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import (
@@ -347,8 +348,9 @@ def _cmd_presets(args: argparse.Namespace) -> int:
             f"{p.dense_fp16_tflops:.6g}",
             f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
             f"{p.memory_bandwidth_tbps:.6g}",
-            f"{record['dense_ridge_flop_per_byte']:.1f}",
-            f"{record['sparse_ridge_flop_per_byte']:.1f}" if p.structured_sparsity else "-",
+            # units.fixed: ties half-up, the rule pages and charts follow (281.25 → 281.3).
+            units.fixed(record["dense_ridge_flop_per_byte"], 1),
+            units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
         ])
     print(_table(header, rows, right={2, 3, 4, 5, 6}))
     columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
@@ -411,8 +413,8 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
         }
         print(json.dumps(record, indent=2, ensure_ascii=False))
     else:
-        print(f"MFU: {result.mfu * 100:.1f} %")
-        print(f"HFU: {result.hfu * 100:.1f} %  (recompute: {result.recompute})")
+        print(f"MFU: {units.percent(result.mfu)}")
+        print(f"HFU: {units.percent(result.hfu)}  (recompute: {result.recompute})")
         print(f"model FLOPs per token:    {result.model_flops_per_token:.4e}")
         print(f"hardware FLOPs per token: {result.hardware_flops_per_token:.4e}")
         devices = "device" if result.gpus == 1 else "devices"
@@ -558,7 +560,7 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
             record["id"], ceiling_name,
             "-" if record["peak_tflops"] is None else f"{record['peak_tflops']:.6g}",
             "-" if record["attainable_tflops"] is None else f"{record['attainable_tflops']:.6g}",
-            "-" if record["ridge_flop_per_byte"] is None else f"{record['ridge_flop_per_byte']:.1f}",
+            "-" if record["ridge_flop_per_byte"] is None else units.fixed(record["ridge_flop_per_byte"], 1),
             record["bound"] + (f" ({record['reason']})" if record["reason"] else ""),
         ]
         if args.sparsity:

@@ -38,7 +38,8 @@ from ainotes.hardware import Preset, load_presets
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
-_PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js")
+_PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
+                   "THIRD_PARTY_NOTICES.txt")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 
