@@ -90,6 +90,7 @@ class Drawn:
 
     html: str
     chart: Chart | None = None
+    scripts: tuple[str, ...] = ()  # runtime files the page then needs, under assets/ainotes/
 
 
 @dataclass(frozen=True)
@@ -292,12 +293,11 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         "json": lambda: _json_text(light),
         "html": lambda: render.standalone_html(light, title=title),
     }
-    page.need_script(_RUNTIME_FILE, "vega-charts.js")
     downloads = site.downloads(chart, page)
     caption = roofline_chart.caption_html(presets, request.sparsity)
     return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
         chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
-    ))), chart)
+    ))), chart, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
@@ -313,7 +313,6 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
         "json": lambda: _json_text(collectives.run_to_json(run)),
         "html": lambda: collective_chart.standalone_html(run, title=title),
     }
-    page.need_script("collectives.js")
     return Drawn(
         _figure_section(
             '<div class="ainotes-collective">'
@@ -323,6 +322,7 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
             "</div>"
         ),
         chart,
+        scripts=("collectives.js",),
     )
 
 
