@@ -116,3 +116,11 @@ def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
                 continue
             target = zensical_site / url.lstrip("/") if url.startswith("/") else page.parent / url  # 404.html: absolute
             assert target.resolve().is_file(), f"{page.relative_to(zensical_site)}: {url}"
+
+
+def test_zensical_search_index_holds_the_prose_not_the_chart_internals(zensical_site):
+    items = json.loads((zensical_site / "search.json").read_text(encoding="utf-8"))["items"]
+    text = {item["location"]: item["text"] for item in items}
+    assert "Choose one preset or all" in text["roofline/#the-explorer"]
+    assert "TFLOP/s" not in text["roofline/#the-explorer"] and "signals" not in text["roofline/#the-explorer"]
+    assert "Gradient averaging" in text["collectives/#all-reduce"] and "rank 0" not in text["collectives/#all-reduce"]
