@@ -19,6 +19,8 @@ from mkdocs.config import load_config
 from ainotes import render
 from sitebuild import make_fixture
 
+pytestmark = pytest.mark.build  # whole-site builds: not in make test-fast
+
 PAGES = {
     "index.md": "# Home\n\nNo charts here.\n",
     "a.md": "# A\n\nSome prose.\n\n```roofline\npresets: [h100]\ntitle: Only H100\n```\n",
