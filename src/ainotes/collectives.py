@@ -240,9 +240,16 @@ _BUS_FACTORS = {
 
 
 def bus_factor_fraction(op: str, ranks: int) -> Fraction:
-    """Exact bus factor (see :func:`bus_factor`)."""
-    _check_op(op)
+    """Exact bus factor (see :func:`bus_factor`) at a rank count the pictures can draw."""
     _check_ranks(ranks)
+    return bus_factor_exact(op, ranks)
+
+
+def bus_factor_exact(op: str, ranks: int) -> Fraction:
+    """Exact bus factor at any rank count >= 2 (the cost model goes far past the pictures' 8)."""
+    _check_op(op)
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < MIN_RANKS:
+        raise InputError(f"'ranks' must be a whole number >= {MIN_RANKS}: {ranks!r}")
     return _BUS_FACTORS[op][0](ranks)
 
 
