@@ -249,12 +249,12 @@ def _bisect(low: float, high: float, sign_at: Callable[[float], bool]) -> float:
     return math.sqrt(low * high)
 
 
-def _grid(low_bytes: float, high_bytes: float) -> list[float]:
-    """Sizes from ``low_bytes`` to ``high_bytes``, 64 per decade, evenly spaced in log S."""
+def _grid(low_bytes: float, high_bytes: float, per_decade: int = 64) -> list[float]:
+    """Sizes from ``low_bytes`` to ``high_bytes``, ``per_decade`` per decade, evenly spaced in log S."""
     low, high = check_message_bytes(low_bytes), check_message_bytes(high_bytes)
     if high <= low:
         raise InputError(f"the size range must grow: {low:g} to {high:g} bytes")
-    points = max(2, math.ceil(64 * math.log10(high / low)) + 1)
+    points = max(2, math.ceil(per_decade * math.log10(high / low)) + 1)
     return [low * (high / low) ** (i / (points - 1)) for i in range(points)]
 
 
@@ -285,20 +285,27 @@ def crossovers(op: str, ranks: int, first: str, second: str, *, bandwidth_bytes_
                latency_s: float, low_bytes: float = 1e3, high_bytes: float = 1e10) -> tuple[Crossover, ...]:
     """Every size between ``low_bytes`` and ``high_bytes`` where ``first`` and ``second`` take the same time.
 
-    Two affine algorithms cross at most once; a chain against another algorithm can
-    cross twice (a ring broadcast against scatter + all-gather). Found on a grid of 64
-    points per decade, then located exactly.
+    Two affine algorithms cross at most once, where the closed form says. A chain against
+    another algorithm can cross twice (a ring broadcast against scatter + all-gather): those
+    crossings are found on a grid of 16 points per decade, then bisected.
     """
     check_algorithm(op, first)
     check_algorithm(op, second)
     link = {"bandwidth_bytes_per_s": bandwidth_bytes_per_s, "latency_s": latency_s}
+    if (op, first) not in _CHAINS and (op, second) not in _CHAINS:
+        low, high = check_message_bytes(low_bytes), check_message_bytes(high_bytes)
+        (a1, b1), (a2, b2) = coefficients(op, first, ranks), coefficients(op, second, ranks)
+        if b1 == b2:
+            return ()
+        size = (a2 - a1) * latency_s * bandwidth_bytes_per_s / (b1 - b2)
+        return (_locate(op, ranks, first, second, low, high, link),) if low < size < high else ()
 
     def sign(size: float) -> int:
         gap = (algorithm_time(op, first, ranks, size, **link).time_s
                - algorithm_time(op, second, ranks, size, **link).time_s)
         return (gap > 0) - (gap < 0)
 
-    sizes = _grid(low_bytes, high_bytes)
+    sizes = _grid(low_bytes, high_bytes, per_decade=16)
     signs = [sign(s) for s in sizes]
     found = []
     for i in range(len(sizes) - 1):
@@ -328,13 +335,15 @@ def latency_bandwidth_balance_bytes(op: str, algorithm: str, ranks: int, *, band
                                     latency_s: float) -> float:
     """The size where the latency and bandwidth terms are equal: a·α = b·S/B, so S = a·α·B ÷ b.
 
-    Below it the algorithm is latency-bound, above it bandwidth-bound. For a chain the
-    terms are equal at k = 1 chunk, S = α·B; beyond, pipelining keeps the two in step.
+    Below it the algorithm is latency-bound, above it bandwidth-bound. A chain with its
+    best k ≈ √((p−2)·S/(α·B)) has bandwidth term ÷ latency term = S/(k·α·B) = √(S/((p−2)·α·B)),
+    so the two are equal at S = (p−2)·α·B (α·B for p = 2, where k = 1).
     """
     if (op, algorithm) in _CHAINS:
         check_ranks(ranks)
-        return _check_link_figure("latency_s", latency_s) * _check_link_figure(
+        product = _check_link_figure("latency_s", latency_s) * _check_link_figure(
             "bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+        return max(1, ranks - 2) * product
     rounds, multiple = coefficients(op, algorithm, ranks)
     return rounds * latency_s * bandwidth_bytes_per_s / multiple
 
