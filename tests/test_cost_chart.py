@@ -13,7 +13,7 @@ from ainotes import collective_cost as cc
 from ainotes import render
 from ainotes.charts import cost
 from ainotes.errors import InputError
-from ainotes.links import load_links
+from ainotes.links import Link, load_links
 
 LINKS = load_links(Path(__file__).resolve().parents[1] / "presets" / "links")
 
@@ -52,7 +52,7 @@ def test_controls_offer_every_primitive_rank_count_and_link(light: dict) -> None
 
 
 @pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
-def test_line_coefficients_reproduce_the_core(light: dict, link) -> None:  # noqa: ANN001
+def test_line_coefficients_reproduce_the_core(light: dict, link: Link) -> None:
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     for row in light["datasets"]["algorithms"]:
         if row["chain"]:
@@ -64,7 +64,7 @@ def test_line_coefficients_reproduce_the_core(light: dict, link) -> None:  # noq
 
 
 @pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
-def test_crossover_marks_scale_with_alpha_times_b_and_match_the_core(light: dict, link) -> None:  # noqa: ANN001
+def test_crossover_marks_scale_with_alpha_times_b_and_match_the_core(light: dict, link: Link) -> None:
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     product = link.latency_s * link.bandwidth_bytes_per_s
     rows = light["datasets"]["crossovers"]
