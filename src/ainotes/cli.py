@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "broadcast, scatter or all-to-all")
     collective.add_argument("--ranks", type=_integer, default=4, metavar="N", help="number of ranks (default 4)")
     collective.add_argument("--root", type=_integer, metavar="R", help="root rank for reduce, broadcast, scatter")
+    collective.add_argument("--schedule", choices=("logical", "ring"), default="logical",
+                            help="logical: one exchange per step (default); ring: the ring algorithm chunk by chunk, "
+                            "for all-reduce, reduce-scatter and all-gather")
     output = collective.add_mutually_exclusive_group(required=True)
     output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
     output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
@@ -458,7 +461,8 @@ def _cmd_collective(args: argparse.Namespace) -> int:
         )
     if args.root is not None and not 0 <= args.root < args.ranks:
         raise InputError(f"--root must be a rank from 0 to {args.ranks - 1}: {args.root}")
-    run = collectives.simulate(args.op, args.ranks, args.root if args.root is not None else 0)
+    run = collectives.simulate(args.op, args.ranks, args.root if args.root is not None else 0,
+                               schedule=args.schedule)
     if args.root is not None and run.root is None:
         raise InputError(f"--root does not apply to {args.op}, which has no root rank")
     if output is None:
@@ -469,7 +473,7 @@ def _cmd_collective(args: argparse.Namespace) -> int:
 
     writers: dict[str, Callable[[Any], Any]] = {
         ".svg": collective_charts.animated_svg,
-        ".json": lambda r: json.dumps(collective_charts.frames_json(r), indent=2, ensure_ascii=False) + "\n",
+        ".json": lambda r: json.dumps(collectives.run_to_json(r), indent=2, ensure_ascii=False) + "\n",
         ".html": collective_charts.standalone_html,
     }
     _write_atomic(output, writers[output.suffix.lower()](run))

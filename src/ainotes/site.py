@@ -205,7 +205,7 @@ class NotesSite:
         chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
         chart.files = {
             "svg": lambda: collective_chart.animated_svg(run, title=title),
-            "json": lambda: _json_text(collective_chart.frames_json(run)),
+            "json": lambda: _json_text(collectives.run_to_json(run)),
             "html": lambda: collective_chart.standalone_html(run, title=title),
         }
         state.has_collective = True
