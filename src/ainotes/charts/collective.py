@@ -495,7 +495,7 @@ def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None,
     data = ""
     # Other rank counts get default names, so a run with its own names keeps its one picture.
     if controls and run.rank_names == tuple(f"rank {r}" for r in range(run.ranks)):
-        data = f'<template class="ainotes-stepper-data">{_script_json(stepper_data(run, title=name))}</template>'
+        data = f'<template class="ainotes-stepper-data">{_script_json(stepper_data(run, title=title))}</template>'
     return (
         f'<div class="ainotes-coll ainotes-stepper" id="{cid}" role="region" aria-label="{_esc(name)}"'
         f' data-frames="{count}"><ol class="ainotes-stepper-frames">{"".join(items)}</ol>{data}</div>'
@@ -509,8 +509,9 @@ def _chunk_code(chunk: Chunk | None) -> int | None:
     return chunk.index * 256 + sum(1 << r for r in chunk.sources)
 
 
-def _variant(run: CollectiveRun) -> dict:
+def _variant(run: CollectiveRun, title: str | None) -> dict:
     return {
+        "title": title if title is not None else run.title,
         "ranks": run.ranks,
         "root": run.root,
         "schedule": run.schedule,
@@ -531,6 +532,7 @@ def stepper_data(run: CollectiveRun, *, title: str | None = None) -> dict:
     """What the stepper's controls can switch to: the op at every rank count from 2 to 8, in
     the logical schedule and (all-reduce, reduce-scatter, all-gather) the ring schedule, plus
     the geometry :func:`frame_svg` uses. A root beyond the rank count becomes the last rank.
+    A ``title`` given by the author names every variant; else each has its run's default title.
 
     Each frame: ``kind``, ``caption``, ``chunks`` (rank × position: :func:`_chunk_code` or
     null), ``transfers`` ([src, dst, src position, dst position]) and ``sent`` (ring only).
@@ -538,13 +540,12 @@ def stepper_data(run: CollectiveRun, *, title: str | None = None) -> dict:
     root = run.root if run.root is not None else 0
     schedules = ("logical", "ring") if run.op in RING_OPS else ("logical",)
     variants = {
-        f"{schedule}-{ranks}": _variant(simulate(run.op, ranks, min(root, ranks - 1), schedule=schedule))
+        f"{schedule}-{ranks}": _variant(simulate(run.op, ranks, min(root, ranks - 1), schedule=schedule), title)
         for schedule in schedules
         for ranks in range(MIN_RANKS, MAX_RANKS + 1)
     }
     return {
         "op": run.op,
-        "title": _title(run, title),
         "initial": f"{run.schedule}-{run.ranks}",
         "variants": variants,
         "geometry": {"pad": PAD, "label_w": LABEL_W, "box_w": BOX_W, "box_h": BOX_H, "row_pitch": ROW_PITCH,
@@ -616,7 +617,7 @@ def standalone_html(run: CollectiveRun, *, title: str | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_esc(name)}</title><style>{page_css}{_minify_css(_stylesheet())}</style></head>"
         f"<body><main><h1>{_esc(name)}</h1>"
-        f"{stepper_html(run, 'collective', title=name)}{table_html(run, title=name)}</main>"
+        f"{stepper_html(run, 'collective', title=title)}{table_html(run, title=name)}</main>"
         f"<script>{script}</script></body></html>\n"
     )
 
