@@ -22,7 +22,12 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 ``{{ mfu KEY=VALUE ... }}``            MFU of a training job, e.g. ``46.2 %``
 ``{{ hfu KEY=VALUE ... }}``            HFU of the same job (``recompute=``)
 ``{{ flops-per-token KEY=VALUE ... }}``  model FLOPs per token
+``{{ train-time KEY=VALUE ... }}``     days (or GPU-hours, FLOPs) to train
+``{{ collective-time OP ... }}``       a collective's α–β time (or algbw, busbw)
+``{{ crossover OP ... }}``             where the fastest algorithm changes
 =====================================  =========================================
+
+The last three live in :mod:`ainotes.cost_notes`.
 
 Job keys: ``params``, ``tokens_per_second``, ``gpus``, ``peak_tflops`` or
 ``preset``, and optionally ``layers heads head_dim seq_len`` and ``recompute``.
@@ -36,7 +41,7 @@ from collections.abc import Callable, Mapping
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import collectives, kernels, roofline, units, utilization
+from ainotes import collectives, cost_notes, kernels, roofline, units, utilization
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
 
@@ -57,12 +62,18 @@ def mathml(latex: str, *, block: bool) -> str:
         raise InputError(f"math {latex.strip()!r} could not be converted: {exc}") from None
 
 
-def evaluate(body: str, presets: Mapping[str, Preset]) -> str:
-    """The text of one inline figure body such as ``ridge h100 sparse``."""
+def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None) -> str:
+    """The text of one inline figure body such as ``ridge h100 sparse``.
+
+    ``links`` loads the interconnect presets for the cost forms (:mod:`ainotes.cost_notes`).
+    """
     name, args, options = _parse(body)
+    if name in cost_notes.FORMS:
+        return cost_notes.FORMS[name](args, options, presets, links)
     form = _FORMS.get(name)
     if form is None:
-        raise InputError(f"unknown inline figure {name!r} (known: {', '.join(sorted(_FORMS))})")
+        known = sorted([*_FORMS, *cost_notes.FORMS])
+        raise InputError(f"unknown inline figure {name!r} (known: {', '.join(known)})")
     return form(args, options, presets)
 
 
