@@ -216,22 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
                           help="output file: .svg, .png, .json or .html")
     roofline.set_defaults(handler=_cmd_roofline)
 
-    collective = commands.add_parser(
-        "collective", parents=[common], help="a collective operation's states and frames",
-        description="Simulate a collective on a few ranks: print its states and frames as JSON, or write an "
-        "animated .svg, a .json of the frames or a self-contained .html stepper.",
-    )
-    collective.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, "
-                            "broadcast, scatter or all-to-all")
-    collective.add_argument("--ranks", type=_integer, default=4, metavar="N", help="number of ranks (default 4)")
-    collective.add_argument("--root", type=_integer, metavar="R", help="root rank for reduce, broadcast, scatter")
-    collective.add_argument("--schedule", choices=("logical", "ring"), default="logical",
-                            help="logical: one exchange per step (default); ring: the ring algorithm chunk by chunk, "
-                            "for all-reduce, reduce-scatter and all-gather")
-    output = collective.add_mutually_exclusive_group(required=True)
-    output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
-    output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
-    collective.set_defaults(handler=_cmd_collective)
 
     _add_cost_commands(commands, common)
 
@@ -674,6 +658,24 @@ def _message_bytes(text: str) -> float:
 
 
 def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """The communication and cost commands: collective, links, collective-cost, train-time."""
+    collective = commands.add_parser(
+        "collective", parents=[common], help="a collective operation's states and frames",
+        description="Simulate a collective on a few ranks: print its states and frames as JSON, or write an "
+        "animated .svg, a .json of the frames or a self-contained .html stepper.",
+    )
+    collective.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, "
+                            "broadcast, scatter or all-to-all")
+    collective.add_argument("--ranks", type=_integer, default=4, metavar="N", help="number of ranks (default 4)")
+    collective.add_argument("--root", type=_integer, metavar="R", help="root rank for reduce, broadcast, scatter")
+    collective.add_argument("--schedule", choices=("logical", "ring"), default="logical",
+                            help="logical: one exchange per step (default); ring: the ring algorithm chunk by chunk, "
+                            "for all-reduce, reduce-scatter and all-gather")
+    output = collective.add_mutually_exclusive_group(required=True)
+    output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
+    output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
+    collective.set_defaults(handler=_cmd_collective)
+
     links = commands.add_parser("links", parents=[common], help="list the interconnect presets",
                                 description="List the interconnect presets in <presets dir>/links: bandwidth "
                                 "per direction per GPU (GB/s) and the per-message latency α (µs, an assumption).")

@@ -57,7 +57,7 @@ def parse_collective_cost(fence: Any, where: str, known_presets: tuple[str, ...]
     data, lines = _load_body(fence, where)
     reader = _Reader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
     op = data.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
     ranks = reader.integer("ranks", 8, cc.MIN_RANKS, cc.MAX_RANKS)
     if ranks not in RANK_CHOICES:
@@ -65,7 +65,7 @@ def parse_collective_cost(fence: Any, where: str, known_presets: tuple[str, ...]
     link_id = data.get("link", "nvlink-4")
     if not isinstance(link_id, str) or not link_id:
         reader.fail("link", f"'link' must be a link id such as nvlink-4: {short(link_id)}")
-    return CollectiveCostRequest(op=op, ranks=ranks, link_id=link_id, title=reader.text("title"),
+    return CollectiveCostRequest(op=str(op), ranks=ranks, link_id=link_id, title=reader.text("title"),
                                  chart_id=reader.chart_id())
 
 

@@ -89,6 +89,7 @@ class MfuJob:
     head_dim: int | None
     seq_len: int | None
     recompute: str
+    tokens: float | None = None  # training tokens, for the time-to-train column
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ def parse_presets_table(fence: Fence, where: str, known_presets: tuple[str, ...]
 
 _JOB_KEYS = (
     "name", "params", "tokens_per_second", "gpus", "peak_tflops", "preset",
-    "layers", "heads", "head_dim", "seq_len", "recompute",
+    "layers", "heads", "head_dim", "seq_len", "recompute", "tokens",
 )
 
 
@@ -359,6 +360,7 @@ def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) ->
                 preset_id=preset,
                 layers=layers, heads=heads, head_dim=head_dim, seq_len=seq_len,
                 recompute=recompute,
+                tokens=job.number("tokens"),
             )
         )
     return MfuTableRequest(tuple(jobs))

@@ -45,6 +45,8 @@ RANK_CHOICES = tuple(2**i for i in range(1, 11))
 GRID_STEP_DECADES = 1 / 16
 # A crossover label left of its point needs about two decades of room.
 LABEL_LEFT_FROM_BYTES = 1e6
+# Below this plot width (px) crossover labels are left to tooltips and the caption.
+NARROW_PLOT_PX = 420
 
 Theme = Literal["light", "dark"]
 
@@ -215,7 +217,7 @@ def cost_spec(
 
 
 def default_title(op: str) -> str:
-    return f"{OP_TITLES[op]}: time against message size (α–β model)"
+    return f"{OP_TITLES[op]}: time against message size"
 
 
 def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, title: str | None) -> dict[str, Any]:
@@ -232,7 +234,8 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
     x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
     decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
     x = alt.X("bytes:Q", scale=x_scale, title="Message size S (bytes)",
-              axis=alt.Axis(values=decades, labelExpr="format(datum.value, '.0s') + 'B'"))
+              axis=alt.Axis(values=decades, labelExpr="format(datum.value, '.0s') + 'B'",
+                            labelOverlap="greedy", labelSeparation=6))
     seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
                      "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
     y = alt.Y("time:Q", scale=alt.Scale(type="log", nice=True), title="Time (log scale)",
@@ -294,6 +297,8 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
         .transform_calculate(label="datum.pair + ' at ' + format(datum.bytes, '.3~s') + 'B'")
     )
     cross_tips = [alt.Tooltip("label:N", title="Crossover"), alt.Tooltip("below:N", title="Faster below")]
+    # On a phone the labels would collide; the diamonds stay, with their tooltips, and the caption says where.
+    narrow_hidden = alt.ExprRef(f"width >= {NARROW_PLOT_PX} ? 1 : 0")
     layers = [
         # Left of the balance point the first algorithm's latency term is the larger one.
         balance.mark_rect(style="regime-band").encode(x=alt.X("start:Q", scale=x_scale), x2="bytes:Q"),
@@ -307,10 +312,10 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
         .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", tooltip=cross_tips),
         # Labels go left of their point, except near the left edge, where they go right.
         crosses.transform_filter(f"datum.bytes >= {LABEL_LEFT_FROM_BYTES:g}")
-        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6)
+        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6, opacity=narrow_hidden)
         .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", text="label:N", tooltip=cross_tips),
         crosses.transform_filter(f"datum.bytes < {LABEL_LEFT_FROM_BYTES:g}")
-        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6)
+        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, opacity=narrow_hidden)
         .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", text="label:N", tooltip=cross_tips),
     ]
     chart = (
@@ -318,7 +323,7 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
         .add_params(op_param, ranks_param, link_param)
         .properties(
             title=alt.Title(title if title is not None else default_title(op),
-                            subtitle="t = a·α + b·S/B per algorithm; shaded: the ring's latency term is the larger"),
+                            subtitle="α–β model, one line per algorithm; shaded: latency-bound"),
             width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
         )
@@ -343,12 +348,12 @@ def caption_html(op: str, ranks: int, link: Link) -> str:
             f"{html.escape(cc.ALGORITHM_TITLES[c.faster_below])} at {size_label(c.message_bytes)}"
             for c in changes
         )
-        fastest = f"As drawn, the fastest algorithm changes as the message grows: {change_text}."
+        fastest = f"As first drawn, the fastest algorithm changes as the message grows: {change_text}."
     else:
         winner = cc.best_algorithm(op, ranks, MAX_BYTES, **figures).algorithm
-        fastest = (f"As drawn, {html.escape(cc.ALGORITHM_TITLES[winner])} is fastest at every size: in this model "
-                   "it sends as many bytes as the ring in fewer rounds. Real libraries still favour rings, whose "
-                   "messages only ever go to a neighbour.")
+        fastest = (f"As first drawn, {html.escape(cc.ALGORITHM_TITLES[winner])} is fastest at every size: in this "
+                   "model it sends as many bytes as the ring in fewer rounds. Real libraries still favour rings, "
+                   "whose messages only ever go to a neighbour.")
     return (
         f"{html.escape(OP_TITLES[op])} over {ranks} ranks on {html.escape(link.name)} "
         f"(B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, an assumption taken from "
