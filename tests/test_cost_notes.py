@@ -64,6 +64,9 @@ def test_links_table_lists_every_link_with_its_sources(site: NotesSite) -> None:
         ("# T\n\n```collective-cost\nop: all-reduce\ncolour: red\n```\n", "f.md:5: unknown key 'colour'"),
         ("# T\n\n```collective-cost\nop: all-reduce\ntitle: \"a\\x01b\"\n```\n", "f.md:5: 'title' holds a control"),
         ("# T\n\n```links-table\nlinks: [x]\n```\n", "f.md:4: unknown key 'links'"),
+        ("# T\n\n```collective\nop: broadcast\nschedule: ring\n```\n",
+         "f.md:5: 'schedule: ring' is drawn for all-reduce, reduce-scatter, all-gather only, not broadcast"),
+        ("# T\n\n```collective\nop: all-reduce\nschedule: tree\n```\n", "f.md:5: 'schedule' must be logical or ring"),
         ("x {{ collective-time all-reduce ranks=8 bytes=0 link=nvlink-4 }}\n", "f.md:1: bytes= must be a finite"),
         ("x {{ collective-time all-reduce ranks=1 bytes=1e6 link=nvlink-4 }}\n", "f.md:1: 'ranks' must be from 2"),
         ("x {{ collective-time all-reduce ranks=8 bytes=1e6 }}\n", "f.md:1: 'collective-time' needs link="),
@@ -138,3 +141,11 @@ def test_a_build_without_links_fails_only_where_a_page_needs_them(tmp_path: Path
     assert "295" in page(site, "{{ ridge h100 }}\n")
     with pytest.raises(InputError, match=r"^n\.md:1: .*links folder does not exist"):
         page(site, "```collective-cost\nop: all-reduce\n```\n", "n.md")
+
+
+def test_collective_fence_can_open_on_the_ring_schedule(site: NotesSite) -> None:
+    out = page(site, "```collective\nop: reduce-scatter\nschedule: ring\nid: rs-ring\n```\n", "ring.md")
+    assert "Ring step 1 of 3 (reduce-scatter)" in out
+    assert '"initial":"ring-4"' in out
+    assert site.charts["rs-ring"].about["schedule"] == "ring"
+    assert '"title":"Reduce-scatter across 8 ranks"' in out, "without an author's title each rank count names itself"

@@ -275,20 +275,21 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
     from ainotes.charts import collective as collective_chart
     from ainotes.charts import embed
 
-    run = collectives.simulate(request.op, request.ranks, request.root)
+    run = collectives.simulate(request.op, request.ranks, request.root, schedule=request.schedule)
     title = request.title or run.title
     chart = site.new_chart(page, "collective", request.op, request.chart_id, title)
-    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
+    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root, "schedule": run.schedule}
     chart.files = {
         "svg": lambda: collective_chart.animated_svg(run, title=title),
         "json": lambda: _json_text(collectives.run_to_json(run)),
-        "html": lambda: collective_chart.standalone_html(run, title=title),
+        "html": lambda: collective_chart.standalone_html(run, title=request.title),
     }
     page.need_script("collectives.js")
     return Drawn(
         _figure_section(
             '<div class="ainotes-collective">'
-            f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
+            # The author's title only: without one, each rank count the reader picks names itself.
+            f"{collective_chart.stepper_html(run, chart.chart_id, title=request.title)}"
             f"{collective_chart.table_html(run, title=title)}"
             f"{embed.downloads_html(chart.chart_id, site.downloads(chart, page), title=title)}"
             "</div>"
