@@ -153,3 +153,89 @@ def test_screenshots_of_the_ring_stepper(open_stepper, scheme: str, viewport: di
     assert width <= viewport["width"], "the stepper must not scroll sideways"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"ring-stepper-{viewport['width']}-{scheme}.png"), full_page=True)
+
+
+# -- the collective-cost chart: the browser's arithmetic is the core's --------------------------------
+
+def _links():
+    from ainotes.links import load_links
+
+    return load_links(REPO / "presets" / "links")
+
+
+VIEW_DATA_JS = """async ([op, ranks, link]) => {
+  const spec = JSON.parse(document.getElementById('ainotes-spec').textContent);
+  const view = new vega.View(vega.parse(spec), {renderer: 'none'});
+  view.signal('op', op).signal('ranks', ranks).signal('link', link);
+  await view.runAsync();
+  const out = {lines: [], crosses: [], balance: []};
+  for (const name of Object.keys(view._runtime.data)) {
+    let rows;
+    try { rows = view.data(name); } catch (e) { continue; }
+    for (const row of rows || []) {
+      if ('log_bytes' in row && 'time' in row) out.lines.push([row.algorithm, row.bytes, row.time]);
+      else if ('pair' in row && 'bytes' in row) out.crosses.push([row.pair, row.bytes]);
+      else if ('balance' in row && 'bytes' in row) out.balance.push([row.algorithm, row.balance]);
+    }
+  }
+  view.finalize();
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("op", "ranks", "link_id"), [
+    ("all-reduce", 8, "nvlink-4"), ("broadcast", 64, "ib-ndr"), ("all-to-all", 1024, "pcie-4-x16"),
+    ("reduce", 2, "nvlink-5"), ("scatter", 16, "ib-hdr"),
+])
+def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_path: Path, op, ranks, link_id) -> None:
+    from ainotes import collective_cost as cc
+    from ainotes import render
+    from ainotes.charts.cost import cost_spec
+
+    links = _links()
+    (link,) = [candidate for candidate in links if candidate.id == link_id]
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    path = tmp_path / "cost.html"
+    path.write_text(render.standalone_html(cost_spec(links), title="cost"), encoding="utf-8")
+    watch = Watch()
+    context = browser.new_context(viewport=DESK)
+    guard_requests(context, file_only, watch)
+    page = watch.attach(context.new_page())
+    page.goto(path.as_uri())
+    data = page.evaluate(VIEW_DATA_JS, [op, ranks, link_id])
+    context.close()
+    assert watch.problems() == []
+
+    assert {row[0] for row in data["lines"]} == set(cc.ALGORITHMS[op])
+    assert len(data["lines"]) == len(cc.ALGORITHMS[op]) * 113  # 7 decades, 16 points each, both ends
+    for algorithm, size, time in data["lines"]:
+        expected = cc.algorithm_time(op, algorithm, ranks, size, **figures).time_s
+        assert time == pytest.approx(expected, rel=1e-9), (algorithm, size)
+    first = cc.ALGORITHMS[op][0]
+    expected_crossings = sorted(c.message_bytes for other in cc.ALGORITHMS[op][1:]
+                                for c in cc.crossovers(op, ranks, first, other, **figures))
+    # Layers that share a filtered dataset list its rows once each: compare the distinct rows.
+    drawn_crossings = sorted({(pair, round(size)) for pair, size in data["crosses"]}, key=lambda row: row[1])
+    assert [size for _, size in drawn_crossings] == pytest.approx(expected_crossings, rel=2e-3)
+    (balance,) = {(algorithm, value) for algorithm, value in data["balance"]}
+    assert balance[1] == pytest.approx(cc.latency_bandwidth_balance_bytes(op, first, ranks, **figures), rel=1e-9)
+
+
+def test_cost_chart_controls_redraw_the_live_view(browser: Browser, tmp_path: Path) -> None:
+    from ainotes import render
+    from ainotes.charts.cost import cost_spec
+
+    path = tmp_path / "cost.html"
+    path.write_text(render.standalone_html(cost_spec(_links()), title="cost"), encoding="utf-8")
+    watch = Watch()
+    context = browser.new_context(viewport=PHONE)
+    guard_requests(context, file_only, watch)
+    page = watch.attach(context.new_page())
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ainotes-standalone__view svg")
+    page.select_option("select[name='op']", "all-to-all")
+    page.wait_for_function("() => document.querySelector('.ainotes-standalone__view svg')"
+                           ".textContent.includes('Bruck')", timeout=WAIT_MS)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()
+    assert watch.problems() == []
