@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -52,15 +53,23 @@ def test_controls_offer_every_primitive_rank_count_and_link(light: dict) -> None
 
 
 @pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
-def test_line_coefficients_reproduce_the_core(light: dict, link: Link) -> None:
+def test_line_terms_reproduce_the_core(light: dict, link: Link) -> None:
+    # The chart evaluates a = a1·(p−1) + a2·lg and b = b1·(p−1)/p + b2·lg, then a·α + b·S/B (the browser
+    # tests run the real expressions); here the same arithmetic in Python, against the core.
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
-    for row in light["datasets"]["algorithms"]:
+    rows = light["datasets"]["algorithms"]
+    assert len(rows) == sum(len(names) for names in cc.ALGORITHMS.values())
+    for row in rows:
         if row["chain"]:
             continue
-        for size in (1e3, 4.2e6, 1e10):
-            expected = cc.algorithm_time(row["op"], row["algorithm"], row["ranks"], size, **figures).time_s
-            drawn = row["a"] * link.latency_s + row["b"] * size / link.bandwidth_bytes_per_s
-            assert drawn == pytest.approx(expected, rel=1e-12)
+        for ranks in cost.RANK_CHOICES:
+            lg = round(math.log2(ranks))
+            a = row["a1"] * (ranks - 1) + row["a2"] * lg
+            b = row["b1"] * (ranks - 1) / ranks + row["b2"] * lg
+            for size in (1e3, 4.2e6, 1e10):
+                expected = cc.algorithm_time(row["op"], row["algorithm"], ranks, size, **figures).time_s
+                drawn = a * link.latency_s + b * size / link.bandwidth_bytes_per_s
+                assert drawn == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
@@ -88,6 +97,7 @@ def test_all_reduce_marks_ring_against_the_binomial_tree(light: dict) -> None:
 def test_expressions_state_the_core_formula(light: dict) -> None:
     text = json.dumps(light)
     assert "datum.a * datum.latency + datum.b * datum.bytes / datum.bandwidth" in text
+    assert "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg" in text
     assert "sqrt((datum.ranks - 2) * datum.bytes / (datum.latency * datum.bandwidth))" in text
 
 

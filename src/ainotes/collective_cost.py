@@ -152,32 +152,41 @@ def bus_factor(op: str, ranks: int) -> float:
     return float(bus_factor_exact(op, ranks))
 
 
+# Each affine algorithm's terms, as multiples of the four quantities they are built from:
+# a = a₁·(p−1) + a₂·lg rounds of α; b = b₁·(p−1)/p + b₂·lg multiples of S/B (the module table).
+_TERMS: dict[tuple[str, str], tuple[float, float, float, float]] = {
+    ("all-gather", "ring"): (1, 0, 1, 0),
+    ("all-gather", "recursive-doubling"): (0, 1, 1, 0),
+    ("reduce-scatter", "ring"): (1, 0, 1, 0),
+    ("reduce-scatter", "recursive-halving"): (0, 1, 1, 0),
+    ("all-reduce", "ring"): (2, 0, 2, 0),
+    ("all-reduce", "rabenseifner"): (0, 2, 2, 0),
+    ("all-reduce", "binomial-tree"): (0, 2, 0, 2),
+    ("broadcast", "binomial-tree"): (0, 1, 0, 1),
+    ("broadcast", "scatter-allgather"): (1, 1, 2, 0),
+    ("reduce", "binomial-tree"): (0, 1, 0, 1),
+    ("scatter", "direct"): (1, 0, 1, 0),
+    ("scatter", "binomial-tree"): (0, 1, 1, 0),
+    ("all-to-all", "pairwise"): (1, 0, 1, 0),
+    ("all-to-all", "bruck"): (0, 1, 0, 0.5),
+}
+
+
+def terms(op: str, algorithm: str) -> tuple[float, float, float, float] | None:
+    """(a₁, a₂, b₁, b₂) with a = a₁·(p−1) + a₂·lg and b = b₁·(p−1)/p + b₂·lg; ``None`` for a chain."""
+    check_algorithm(op, algorithm)
+    return _TERMS.get((op, algorithm))
+
+
 def coefficients(op: str, algorithm: str, ranks: int) -> tuple[float, float]:
     """(a, b) in t = a·α + b·S/B for every algorithm but the chains (see the module table)."""
-    check_algorithm(op, algorithm)
     check_ranks(ranks)
-    if (op, algorithm) in _CHAINS:
+    found = terms(op, algorithm)
+    if found is None:
         raise InputError(f"{op} {algorithm} is a pipelined chain: its terms depend on the chunk count")
-    p, lg = ranks, rounds_log2(ranks)
-    share = (p - 1) / p
-    table = {
-        ("all-gather", "ring"): (p - 1, share),
-        ("all-gather", "recursive-doubling"): (lg, share),
-        ("reduce-scatter", "ring"): (p - 1, share),
-        ("reduce-scatter", "recursive-halving"): (lg, share),
-        ("all-reduce", "ring"): (2 * (p - 1), 2 * share),
-        ("all-reduce", "rabenseifner"): (2 * lg, 2 * share),
-        ("all-reduce", "binomial-tree"): (2 * lg, 2 * lg),
-        ("broadcast", "binomial-tree"): (lg, lg),
-        ("broadcast", "scatter-allgather"): (lg + p - 1, 2 * share),
-        ("reduce", "binomial-tree"): (lg, lg),
-        ("scatter", "direct"): (p - 1, share),
-        ("scatter", "binomial-tree"): (lg, share),
-        ("all-to-all", "pairwise"): (p - 1, share),
-        ("all-to-all", "bruck"): (lg, lg / 2),
-    }
-    latency_rounds, bandwidth_multiple = table[(op, algorithm)]
-    return float(latency_rounds), float(bandwidth_multiple)
+    a_steps, a_rounds, b_share, b_rounds = found
+    lg = rounds_log2(ranks)
+    return a_steps * (ranks - 1) + a_rounds * lg, b_share * (ranks - 1) / ranks + b_rounds * lg
 
 
 def chain_time(ranks: int, message_bytes: float, chunks: int, *, bandwidth_bytes_per_s: float,

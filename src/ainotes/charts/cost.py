@@ -1,8 +1,8 @@
 """What a collective costs, as a chart: time against message size, one line per algorithm (altair → Vega-Lite).
 
 Log-log axes from 1 kB to 10 GB. Every number in the data comes from the core
-(:mod:`ainotes.collective_cost`): each algorithm's latency rounds ``a`` and
-bandwidth multiple ``b`` at each rank count, the links' α and B, the sizes
+(:mod:`ainotes.collective_cost`): each algorithm's terms (latency rounds
+a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b1·(p−1)/p + b2·log₂p), the links' α and B, the sizes
 where the ring (pairwise, direct) line meets another, and the size where the
 ring's latency and bandwidth terms are equal (the shaded latency-bound
 regime lies left of it). The browser only re-evaluates the formula the core
@@ -103,15 +103,15 @@ def time_label(seconds: float) -> str:
 
 
 def _algorithm_rows() -> list[dict[str, Any]]:
-    """Per primitive, algorithm and rank count: the latency rounds ``a`` and bandwidth multiple ``b``."""
+    """Per primitive and algorithm, the terms of :func:`ainotes.collective_cost.terms`: a = a1·(p−1) + a2·lg,
+    b = b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression)."""
     rows = []
     for op in OPS:
         for order, name in enumerate(cc.ALGORITHMS[op]):
-            for ranks in RANK_CHOICES:
-                chain = (op, name) in {("broadcast", "ring"), ("reduce", "ring")}
-                a, b = (0.0, 0.0) if chain else cc.coefficients(op, name, ranks)
-                rows.append({"op": op, "algorithm": name, "title": cc.ALGORITHM_TITLES[name], "order": order,
-                             "ranks": ranks, "a": a, "b": b, "chain": chain})
+            found = cc.terms(op, name)
+            a1, a2, b1, b2 = found if found is not None else (0, 0, 0, 0)
+            rows.append({"op": op, "algorithm": name, "title": cc.ALGORITHM_TITLES[name], "order": order,
+                         "a1": a1, "a2": a2, "b1": b1, "b2": b2, "chain": found is None})
     return rows
 
 
@@ -230,6 +230,11 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
     link_param = alt.param(name="link", value=link_id, bind=alt.binding_select(
         options=[link.id for link in links], labels=[link.name for link in links], name="Link "))
     this_case = f"datum.op == {op_param.name} && datum.ranks == {ranks_param.name}"
+    this_op = f"datum.op == {op_param.name}"
+    # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
+    with_ranks = {"ranks": ranks_param.name, "lg": f"round(log({ranks_param.name}) / LN2)"}
+    coefficients = {"a": "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg",
+                    "b": "datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
 
     x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
     decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
@@ -246,8 +251,9 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
     chain_time = f"{chain_steps} * (datum.latency + datum.bytes / ({{k}} * datum.bandwidth))"
     lines = (
         alt.Chart(alt.NamedData(name="algorithms"))
-        .transform_filter(this_case)
-        .transform_calculate(link=link_param.name)
+        .transform_filter(this_op)
+        .transform_calculate(link=link_param.name, **with_ranks)
+        .transform_calculate(**coefficients)
         .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
                                                              ["bandwidth", "latency", "name"]))
         .transform_calculate(log_bytes=f"sequence({math.log10(MIN_BYTES)}, {math.log10(MAX_BYTES)}"
@@ -278,8 +284,9 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
     # Where the first algorithm's two terms are equal (:func:`ainotes.collective_cost.latency_bandwidth_balance_bytes`).
     balance = (
         alt.Chart(alt.NamedData(name="algorithms"))
-        .transform_filter(f"{this_case} && datum.order == 0")
-        .transform_calculate(link=link_param.name)
+        .transform_filter(f"{this_op} && datum.order == 0")
+        .transform_calculate(link=link_param.name, **with_ranks)
+        .transform_calculate(**coefficients)
         .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
                                                              ["bandwidth", "latency"]))
         .transform_calculate(balance="datum.chain ? max(1, datum.ranks - 2) * datum.latency * datum.bandwidth"
