@@ -417,3 +417,13 @@ def test_train_time_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv
     assert status == 2 and out == ""
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert fragment in err
+
+
+def test_the_cost_core_imports_neither_mkdocs_nor_altair() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, ainotes.collective_cost, ainotes.links, ainotes.utilization, ainotes.collectives; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('altair', 'mkdocs', 'markdown')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
