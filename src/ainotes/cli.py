@@ -23,7 +23,6 @@ from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import (
     PRECISIONS,
-    UNIT_PRECISIONS,
     UNITS,
     Preset,
     default_presets_dir,
@@ -208,9 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="use the 2:4 structured-sparse rate where the GPU supports it")
     roofline.add_argument("--kernel", nargs="+", action="extend", default=[], metavar="SPEC",
                           help="kernels to place on the chart (syntax below)")
-    roofline.add_argument("--precision", choices=[p for p in PRECISIONS if p in UNIT_PRECISIONS["tensor"]] + ["fp32"],
-                          metavar="P", help="draw every preset's ceiling at this precision (tensor rates; fp32: the "
-                          "CUDA-core rate); default: FP16/BF16")
+    roofline.add_argument("--precision", choices=PRECISIONS, metavar="P",
+                          help=f"draw every preset's ceiling at this precision ({', '.join(PRECISIONS)}; fp32 is "
+                          "the CUDA-core rate, the others tensor rates); default: FP16/BF16")
     roofline.add_argument("--title", type=_one_line, help="chart title")
     roofline.add_argument("-o", "--output", required=True, metavar="FILE",
                           help="output file: .svg, .png, .json or .html")

@@ -10,14 +10,16 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 ``{{ presets }}``                      the presets' names as a list in words
 ``{{ preset-count }}``                 how many presets there are
 ``{{ name ID }}``                      a preset's display name
-``{{ peak ID [sparse] }}``             its tensor ceiling, e.g. ``989.4 TFLOP/s``
+``{{ peak ID [P] [UNIT] [sparse] }}``  a ceiling, e.g. ``989.4 TFLOP/s`` (default bf16 tensor)
 ``{{ bandwidth ID }}``                 its memory bandwidth, e.g. ``3.35 TB/s``
-``{{ ridge ID [sparse] }}``            its ridge point, e.g. ``295 FLOP/byte``
+``{{ ridge ID [P] [UNIT] [sparse] }}`` its ridge point, e.g. ``295 FLOP/byte``
+``{{ ridges [P] [UNIT] [sparse] }}``   every preset's ridge point, in words
 ``{{ intensity SPEC }}``               a kernel's arithmetic intensity
 ``{{ kernel-flops SPEC }}``            a kernel's FLOPs
 ``{{ kernel-bytes SPEC }}``            a kernel's minimum bytes moved
-``{{ attainable ID SPEC [sparse] }}``  the roofline's ceiling for that kernel
-``{{ bound ID SPEC [sparse] }}``       ``memory-bound`` or ``compute-bound``
+``{{ attainable ID SPEC }}``           the kernel's ceiling at its own precision
+``{{ bound ID SPEC }}``                ``memory-bound``, ``compute-bound`` or
+                                       ``unsupported (no FP8 path)``
 ``{{ bus-factor OP [ranks=N] }}``      ring bus factor, e.g. ``1.5``
 ``{{ mfu KEY=VALUE ... }}``            MFU of a training job, e.g. ``46.2 %``
 ``{{ hfu KEY=VALUE ... }}``            HFU of the same job (``recompute=``)
@@ -29,6 +31,14 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 
 The last three live in :mod:`ainotes.cost_notes`.
 
+P is a precision (``fp64 fp32 tf32 fp16 bf16 fp8 fp4 int8``), UNIT ``tensor``
+or ``vector`` (default: ``vector`` for fp32, the CUDA-core path, else
+``tensor``): ``{{ peak h100 fp8 }}``, ``{{ ridge b200 fp4 }}``,
+``{{ peak h100 fp32 vector }}``. Each word may appear once; any other word is
+an error, and so is a ceiling the preset lacks or does not give (never another
+precision's figure). A kernel meets the roof of its own dtype
+(``roofline.kernel_ceiling``); whether it is 2:4 sparse is part of its spec.
+
 Job keys: ``params``, ``tokens_per_second``, ``gpus``, ``peak_tflops`` or
 ``preset``, and optionally ``layers heads head_dim seq_len`` and ``recompute``.
 """
@@ -38,12 +48,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from typing import cast
 
 from latex2mathml.converter import convert as latex_to_mathml
 
 from ainotes import collectives, cost_notes, kernels, roofline, units, utilization
 from ainotes.errors import InputError
-from ainotes.hardware import Preset
+from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&])")
 
@@ -130,10 +141,81 @@ def _name(args, options, presets) -> str:
     return _preset(args, presets, "name").name
 
 
+def _ceiling_words(args: list[str], form: str, start: int) -> tuple[str, str, bool]:
+    """(precision, unit, sparse) from the words after the preset id; each kind of word at most once."""
+    precision: str | None = None
+    unit: str | None = None
+    sparse = False
+    for word in args[start:]:
+        kind = next((name for name, words in (("precision", PRECISIONS), ("unit", UNITS), ("sparse", ("sparse",)))
+                     if word in words), None)
+        if kind is None:
+            raise InputError(f"'{form}' does not take {word!r} (allowed: a precision, {', '.join(PRECISIONS)}; "
+                             f"a unit, {', '.join(UNITS)}; sparse)")
+        if (kind == "precision" and precision) or (kind == "unit" and unit) or (kind == "sparse" and sparse):
+            raise InputError(f"'{form}' takes one {kind}: {' '.join(args[start:])!r}")
+        if kind == "precision":
+            precision = word
+        elif kind == "unit":
+            unit = word
+        else:
+            sparse = True
+    precision = precision or "bf16"
+    unit = unit or default_unit(precision)
+    check_precision(precision, unit)
+    return precision, unit, sparse
+
+
+def _given_path(preset: Preset, precision: str, unit: str, form: str) -> None:
+    """Refuse a ceiling the preset lacks or leaves out, in words, rather than print another one."""
+    status = preset.status(precision, unit)
+    if status == "no path":
+        raise InputError(f"'{form}': {preset.id} has no {precision_label(precision, unit)} path")
+    if status == "not given":
+        raise InputError(f"'{form}': {preset.id}'s {precision_label(precision, unit)} rate is not given "
+                         f"in {preset.file or 'its preset file'}")
+
+
+def _rate(precision: str, flops_per_s: float) -> str:
+    # int8 rates count integer operations: OP/s, not FLOP/s.
+    return units.si(flops_per_s, "OP/s") if precision == "int8" else units.flops_per_s(flops_per_s)
+
+
 def _peak(args, options, presets) -> str:
+    _no_options(options, "peak")
     preset = _preset(args, presets, "peak")
-    sparse = "sparse" in _flag(args, ("sparse",), "peak", 1)
-    return units.flops_per_s(preset.peak_flops_per_s(sparse))
+    precision, unit, sparse = _ceiling_words(args, "peak", 1)
+    _given_path(preset, precision, unit, "peak")
+    tflops = preset.peak_tflops(precision, unit=unit, sparsity=sparse)
+    assert tflops is not None  # _given_path refused the other cases
+    return _rate(precision, tflops * 1e12)
+
+
+def _ridge_of(preset: Preset, precision: str, unit: str, sparse: bool) -> float | None:
+    return preset.ridge_flop_per_byte(sparse, precision=precision, unit=unit)
+
+
+def _ridges(args, options, presets) -> str:
+    """Every preset's ridge at one ceiling, in words; presets without it are named as such."""
+    _no_options(options, "ridges")
+    precision, unit, sparse = _ceiling_words(args, "ridges", 0)
+    at, without = [], []
+    for preset in presets.values():
+        ridge = _ridge_of(preset, precision, unit, sparse)
+        if ridge is None:
+            label = precision_label(precision, unit)
+            without.append(f"the {preset.name} has no {label} path" if preset.status(precision, unit) == "no path"
+                           else f"the {preset.name} preset does not give its {label} rate")
+        else:
+            at.append(f"{preset.name} at {units.intensity(ridge)}")
+    if not at:
+        raise InputError(f"'ridges': no preset has a {precision_label(precision, unit)} ceiling")
+    text = _in_words(at)
+    return text + (f" ({_in_words(without)})" if without else "")
+
+
+def _in_words(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _bandwidth(args, options, presets) -> str:
@@ -143,9 +225,13 @@ def _bandwidth(args, options, presets) -> str:
 
 
 def _ridge(args, options, presets) -> str:
+    _no_options(options, "ridge")
     preset = _preset(args, presets, "ridge")
-    sparse = "sparse" in _flag(args, ("sparse",), "ridge", 1)
-    return units.intensity(preset.ridge_flop_per_byte(sparse))
+    precision, unit, sparse = _ceiling_words(args, "ridge", 1)
+    _given_path(preset, precision, unit, "ridge")
+    ridge = _ridge_of(preset, precision, unit, sparse)
+    assert ridge is not None
+    return units.intensity(ridge)
 
 
 def _kernel(args: list[str], form: str, index: int = 0) -> kernels.Kernel:
@@ -166,26 +252,35 @@ def _kernel_bytes(args, options, presets) -> str:
     return units.si(_kernel(args, "kernel-bytes").bytes_moved, "B")
 
 
-def _roof(args, form, presets):
+def _roof(args, options, form, presets) -> roofline.KernelRoof:
+    _no_options(options, form)
     preset = _preset(args, presets, form)
     kernel = _kernel(args, form, 1)
-    sparse = "sparse" in _flag(args, ("sparse",), form, 2)
-    peak = preset.peak_flops_per_s(sparse)
-    return kernel.intensity_flop_per_byte, peak, preset.memory_bandwidth_bytes_per_s
+    if len(args) > 2:
+        hint = " (a 2:4 sparse kernel says so in its spec: gemm:MxNxK:fp8:sparse)" if "sparse" in args[2:] else ""
+        raise InputError(f"'{form}' takes a preset id and a kernel spec only: {' '.join(args[2:])!r}{hint}")
+    roof = roofline.kernel_roof(preset, kernel)
+    if roof.bound == "unknown":
+        raise InputError(f"'{form}': {roof.reason}")
+    return roof
 
 
 def _attainable(args, options, presets) -> str:
-    return units.flops_per_s(roofline.attainable_flops_per_s(*_roof(args, "attainable", presets)))
+    roof = _roof(args, options, "attainable", presets)
+    if roof.attainable_flops_per_s is None:
+        raise InputError(f"'attainable': {roof.reason} on {args[0]}, so no ceiling for {args[1]}")
+    return _rate(roof.precision, roof.attainable_flops_per_s)
 
 
 def _bound(args, options, presets) -> str:
-    return f"{roofline.bound_at(*_roof(args, 'bound', presets))}-bound"
+    roof = _roof(args, options, "bound", presets)
+    return f"unsupported ({roof.reason})" if roof.bound == "unsupported" else f"{roof.bound}-bound"
 
 
 def _bus_factor(args, options, presets) -> str:
     if not args:
         raise InputError("'bus-factor' needs an op, e.g. {{ bus-factor all-reduce }}")
-    ranks = _int_option(options, "ranks", 4)
+    ranks = _int_option(options, "ranks", 4) or 4
     return units.significant(collectives.bus_factor(args[0], ranks), 3)
 
 
@@ -232,7 +327,7 @@ def _job(options: dict[str, str], presets: Mapping[str, Preset], form: str) -> u
         tokens_per_second=number("tokens_per_second"),
         gpus=_int_option(options, "gpus") or int(number("gpus")),
         peak_flops_per_s_per_gpu=peak_flops_per_s,
-        recompute=options.get("recompute", "none"),
+        recompute=cast("utilization.Recompute", options.get("recompute", "none")),  # utilization checks it
         **attention,
     )
 
@@ -256,6 +351,7 @@ _FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset]], st
     "peak": _peak,
     "bandwidth": _bandwidth,
     "ridge": _ridge,
+    "ridges": _ridges,
     "intensity": _intensity,
     "kernel-flops": _kernel_flops,
     "kernel-bytes": _kernel_bytes,

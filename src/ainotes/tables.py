@@ -190,8 +190,10 @@ def _roof_cell(roof: roofline.KernelRoof) -> str:
     if roof.bound in ("memory", "compute"):
         assert roof.peak_flops_per_s is not None
         peak = units.flops_per_s(roof.peak_flops_per_s)
+        # The row's "ceiling" cell names the roof; each preset's cell gives its height there.
         return (f'<span class="ainotes-bound ainotes-bound--{roof.bound}">{roof.bound}</span>'
-                f'<br><small class="ainotes-ceiling">{escape(roof.label)}, {escape(peak)}</small>')
+                f'<br><small class="ainotes-ceiling" title="{escape(roof.label, quote=True)}">'
+                f"roof {escape(peak)}</small>")
     return f'<span class="ainotes-bound ainotes-bound--{roof.bound}">{escape(roof.reason or roof.bound)}</span>'
 
 
