@@ -1,7 +1,8 @@
 """The collective stepper's controls in a real browser: schedule switch, rank count, the ring's byte counts.
 
 Each test opens a standalone stepper page (``ainotes.charts.collective.standalone_html``) from a file,
-so no site build is needed; every request leaving the file is aborted and recorded. The frames the
+so no site build is needed; every request leaving the file is aborted and recorded. The browser is
+the session's (``conftest.browser``). The frames the
 script draws for a rank count must match what the Python renderer draws for it.
 """
 
@@ -12,24 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from ainotes.charts.collective import frame_svg, standalone_html
 from ainotes.collectives import simulate
-from browser_support import DESK, PHONE, WAIT_MS, Watch, file_only, guard_requests, launch_chromium
+from browser_support import DESK, PHONE, WAIT_MS, Watch, file_only, guard_requests
 from sitebuild import REPO
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
