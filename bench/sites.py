@@ -12,11 +12,11 @@ from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
 
 REPO = Path(__file__).resolve().parents[1]
 CHART_FENCES = ("roofline", "collective")
-PROJECT_PARTS = ("docs", "presets", "hooks")
+PROJECT_PARTS = ("docs", "presets", "hooks", "overrides")
 
 
 def copy_project(dest: Path) -> Path:
-    """docs/, presets/, hooks/ and mkdocs.yml of the repository, copied into ``dest``.
+    """docs/, presets/, hooks/, overrides/ and mkdocs.yml of the repository, copied into ``dest``.
 
     mkdocs.yml loses its ``watch`` list: it names src/, which the copy does not
     have, and only ``mkdocs serve`` reads it.
@@ -159,7 +159,7 @@ def make_scale_site(dest: Path, point: ScalePoint, *, with_charts: bool) -> Path
     chart fences: the no-chart baseline the chart cost is measured against.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("presets", "hooks"):
+    for name in ("presets", "hooks", "overrides"):
         shutil.copytree(REPO / name, dest / name)
     config = _without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("nav", "watch"))
     site_name = f"Scale benchmark {point.name}"

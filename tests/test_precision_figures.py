@@ -30,7 +30,7 @@ PRESETS = {p.id: p for p in load_presets(PRESETS_DIR)}
         ("peak h100 sparse", "1.979 PFLOP/s"),
         ("ridge h100", "295 FLOP/byte"),
         ("ridge b200", "281 FLOP/byte"),
-        ("ridge b200 fp8", "562 FLOP/byte"),
+        ("ridge b200 fp8", "563 FLOP/byte"),  # 562.5 exactly: ties round half-up (issue 14), as the charts do
         ("ridge b200 fp4", "1,125 FLOP/byte"),
         ("ridge h100 fp32", "20 FLOP/byte"),
         ("attainable h100 gemm:8192x8192x8192:fp8", "1.979 PFLOP/s"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -19,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ainotes import units
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import (
@@ -30,6 +30,8 @@ from ainotes.hardware import (
     preset_by_id,
     validate_paths,
 )
+from ainotes.jobs import JOB_FIELDS, TrainingJob
+from ainotes.jobs import PRECISIONS as JOB_PRECISIONS
 
 EXIT_USER_ERROR = 2
 
@@ -75,37 +77,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 # --- argument types: each refuses bad values with the rule and the value -------------
-
-
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
-    return value
-
-
-def _positive_number(text: str) -> float:
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
-def _whole_number(text: str, minimum: int) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be >= {minimum}: {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    return _whole_number(text, 1)
 
 
 def _integer(text: str) -> int:
@@ -170,29 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="*", metavar="PATH", help="preset files or folders")
     validate.set_defaults(handler=_cmd_validate)
 
-    mfu = commands.add_parser(
-        "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
-        description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
-        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
-        "recomputed FLOPs (--recompute).",
-    )
-    mfu.add_argument("--params", type=_positive_number, required=True, metavar="N",
-                     help="parameter count, e.g. 540e9")
-    mfu.add_argument("--tokens-per-second", type=_positive_number, required=True, metavar="T",
-                     help="the whole job's training throughput in tokens/s")
-    mfu.add_argument("--gpus", type=_count, required=True, metavar="G", help="how many devices share it")
-    peak = mfu.add_mutually_exclusive_group(required=True)
-    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense FP16/BF16 rate")
-    peak.add_argument("--peak-tflops", type=_positive_number, metavar="P",
-                      help="peak per device in 10^12 FLOP/s")
-    mfu.add_argument("--layers", type=_count, metavar="L", help="transformer layers (attention term)")
-    mfu.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
-    mfu.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")
-    mfu.add_argument("--seq-len", type=_count, metavar="S", help="sequence length (attention term)")
-    mfu.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
-                     help="activation recomputation, counted by HFU (default: none)")
-    mfu.add_argument("--json", action="store_true", help="print JSON")
-    mfu.set_defaults(handler=_cmd_mfu)
+    _add_mfu(commands, common)
 
     roofline = commands.add_parser(
         "roofline", parents=[common], help="draw a roofline chart to a file",
@@ -229,11 +178,52 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
     collective.set_defaults(handler=_cmd_collective)
 
+    _add_site_assets(commands, common)
+
     cache = commands.add_parser("cache", parents=[common], help="the chart render cache",
                                 description="Show or clear the content-hash cache of rendered charts.")
     cache.add_argument("action", choices=("info", "clear"), metavar="ACTION", help="info or clear")
     cache.set_defaults(handler=_cmd_cache)
     return parser
+
+
+def _add_mfu(commands: Any, common: argparse.ArgumentParser) -> None:
+    mfu = commands.add_parser(
+        "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
+        description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
+        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
+        "recomputed FLOPs (--recompute).",
+    )
+    # Values go to TrainingJob as typed, which checks them all (as for the fence and inline forms).
+    mfu.add_argument("--params", required=True, metavar="N", help="parameter count, e.g. 540e9")
+    mfu.add_argument("--tokens-per-second", required=True, metavar="T",
+                     help="the whole job's training throughput in tokens/s")
+    mfu.add_argument("--gpus", required=True, metavar="G", help="how many devices share it")
+    peak = mfu.add_mutually_exclusive_group(required=True)
+    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense tensor rate")
+    peak.add_argument("--peak-tflops", metavar="P", help="peak per device in 10^12 FLOP/s")
+    mfu.add_argument("--precision", default="bf16", metavar="P",
+                     help=f"precision of the preset's tensor peak: {', '.join(JOB_PRECISIONS)} (default: bf16)")
+    mfu.add_argument("--layers", metavar="L", help="transformer layers (attention term)")
+    mfu.add_argument("--heads", metavar="H", help="attention heads (attention term)")
+    mfu.add_argument("--head-dim", metavar="Q", help="head dimension (attention term)")
+    mfu.add_argument("--seq-len", metavar="S", help="sequence length (attention term)")
+    mfu.add_argument("--recompute", default="none", metavar="MODE",
+                     help="activation recomputation, counted by HFU: none, selective or full (default: none)")
+    mfu.add_argument("--json", action="store_true", help="print JSON")
+    mfu.set_defaults(handler=_cmd_mfu)
+
+
+def _add_site_assets(commands: Any, common: argparse.ArgumentParser) -> None:
+    assets = commands.add_parser(
+        "site-assets", parents=[common], help="write the charts' shared files into a site built without hooks",
+        description="For builders that run no MkDocs hooks (Zensical): convert the pages as mkdocs.yml says and "
+        "write the shared assets, every chart's embed files and embed/manifest.json into SITE_DIR, as "
+        "hooks/notes.py does after a MkDocs build.",
+    )
+    assets.add_argument("site_dir", metavar="SITE_DIR", help="the built site folder")
+    assets.add_argument("--config", default="mkdocs.yml", metavar="FILE", help="the project's mkdocs.yml")
+    assets.set_defaults(handler=_cmd_site_assets)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -358,8 +348,9 @@ def _cmd_presets(args: argparse.Namespace) -> int:
             f"{p.dense_fp16_tflops:.6g}",
             f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
             f"{p.memory_bandwidth_tbps:.6g}",
-            f"{record['dense_ridge_flop_per_byte']:.1f}",
-            f"{record['sparse_ridge_flop_per_byte']:.1f}" if p.structured_sparsity else "-",
+            # units.fixed: ties half-up, the rule pages and charts follow (281.25 → 281.3).
+            units.fixed(record["dense_ridge_flop_per_byte"], 1),
+            units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
         ])
     print(_table(header, rows, right={2, 3, 4, 5, 6}))
     columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
@@ -391,47 +382,28 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_USER_ERROR if failed else 0
 
 
-_ATTENTION_FLAGS = (("layers", "--layers"), ("heads", "--heads"), ("head_dim", "--head-dim"), ("seq_len", "--seq-len"))
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
 
 
 def _cmd_mfu(args: argparse.Namespace) -> int:
-    from ainotes.utilization import utilization
-
-    given = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is not None]
-    if given and len(given) != len(_ATTENTION_FLAGS):
-        missing = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is None]
-        raise InputError(
-            f"{', '.join(f for _, f in _ATTENTION_FLAGS)} go together: {', '.join(given)} given, "
-            f"{', '.join(missing)} missing"
-        )
-    if args.preset is not None:
-        preset = _preset_flag(_load(args), args.preset)
-        peak_flops = preset.peak_flops_per_s(False)
-        peak_source = f"--preset {preset.id}: {preset.name}, dense FP16/BF16"
+    fields = {key: getattr(args, key) for key in JOB_FIELDS if getattr(args, key) is not None}
+    presets = {p.id: p for p in _load(args)} if args.preset is not None else {}
+    job = TrainingJob.from_fields(fields, presets, label=_flag)
+    result = job.utilization()
+    if job.preset_id is not None:
+        peak_source = f"--preset {job.preset_id}: {presets[job.preset_id].name}, dense {job.precision} tensor"
     else:
-        peak_flops = args.peak_tflops * 1e12
-        peak_source = "--peak-tflops"
-    result = utilization(
-        args.params,
-        tokens_per_second=args.tokens_per_second,
-        gpus=args.gpus,
-        peak_flops_per_s_per_gpu=peak_flops,
-        layers=args.layers,
-        heads=args.heads,
-        head_dim=args.head_dim,
-        seq_len=args.seq_len,
-        recompute=args.recompute,
-    )
+        peak_source = f"--peak-tflops, {job.precision}"
     if args.json:
         record = {
             "params": result.params,
             "tokens_per_second": result.tokens_per_second,
             "gpus": result.gpus,
             "peak_flops_per_s_per_gpu": result.peak_flops_per_s_per_gpu,
+            "precision": job.precision,
             "peak_source": peak_source,
-            "attention": (
-                {name: getattr(args, name) for name, _ in _ATTENTION_FLAGS} if given else None
-            ),
+            "attention": job.attention,
             "recompute": result.recompute,
             "model_flops_per_token": result.model_flops_per_token,
             "hardware_flops_per_token": result.hardware_flops_per_token,
@@ -441,8 +413,8 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
         }
         print(json.dumps(record, indent=2, ensure_ascii=False))
     else:
-        print(f"MFU: {result.mfu * 100:.1f} %")
-        print(f"HFU: {result.hfu * 100:.1f} %  (recompute: {result.recompute})")
+        print(f"MFU: {units.percent(result.mfu)}")
+        print(f"HFU: {units.percent(result.hfu)}  (recompute: {result.recompute})")
         print(f"model FLOPs per token:    {result.model_flops_per_token:.4e}")
         print(f"hardware FLOPs per token: {result.hardware_flops_per_token:.4e}")
         devices = "device" if result.gpus == 1 else "devices"
@@ -588,7 +560,7 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
             record["id"], ceiling_name,
             "-" if record["peak_tflops"] is None else f"{record['peak_tflops']:.6g}",
             "-" if record["attainable_tflops"] is None else f"{record['attainable_tflops']:.6g}",
-            "-" if record["ridge_flop_per_byte"] is None else f"{record['ridge_flop_per_byte']:.1f}",
+            "-" if record["ridge_flop_per_byte"] is None else units.fixed(record["ridge_flop_per_byte"], 1),
             record["bound"] + (f" ({record['reason']})" if record["reason"] else ""),
         ]
         if args.sparsity:
@@ -627,6 +599,14 @@ def _cmd_collective(args: argparse.Namespace) -> int:
     }
     _write_atomic(output, writers[output.suffix.lower()](run))
     print(f"wrote {output}")
+    return 0
+
+
+def _cmd_site_assets(args: argparse.Namespace) -> int:
+    from ainotes.project import write_site_assets
+
+    site = write_site_assets(args.config, args.site_dir)
+    print(f"wrote {len(site.charts)} charts' files and embed/manifest.json into {args.site_dir}")
     return 0
 
 

@@ -57,6 +57,7 @@ from typing import Any, NamedTuple
 
 import vl_convert as vlc
 
+from ainotes import notices
 from ainotes.files import write_atomic
 
 log = logging.getLogger(__name__)
@@ -340,12 +341,13 @@ def memo_json(kind: str, payload: Any, make: Callable[[], Any], *, shared: bool 
 def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
     nothing else global. Deterministic for one vl-convert version; the bundle is built once
-    per version and kept in :func:`shared_dir`."""
+    per version and kept in :func:`shared_dir`. Starts with the third-party notices
+    (:func:`ainotes.notices.with_notices`), so every file it goes into carries them."""
     key = _runtime_key()
     text = _runtime_text.get(key)
     if text is None:
         bundle = _cached(key, _make_runtime_bundle, shared_dir())
-        text = _runtime_text[key] = _assemble_runtime(bundle.decode("utf-8"))
+        text = _runtime_text[key] = notices.with_notices(_assemble_runtime(bundle.decode("utf-8")))
     return text
 
 

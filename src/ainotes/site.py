@@ -8,7 +8,7 @@ is a fence, an inline figure or math and hands the text here; this module valida
 
 :data:`FENCE_KINDS` is the one table of fence kinds. Adding a kind is one entry there:
 
-1. a parser ``parse(fence, where, known_preset_ids) -> request`` (in ``directives.py`` or a
+1. a parser ``parse(fence, where, presets_by_id) -> request`` (in ``directives.py`` or a
    module of your own) that raises :class:`~ainotes.errors.InputError` with ``where:line``;
 2. a drawer ``draw(site, request, page) -> Drawn`` here (call :meth:`NotesSite.new_chart`
    for a chart with embed files);
@@ -38,7 +38,8 @@ from ainotes.hardware import Preset, load_presets
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
-_PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js")
+_PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
+                   "THIRD_PARTY_NOTICES.txt")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 
@@ -70,6 +71,7 @@ class Page:
     src: str
     url: str
     line_offset: int = 0
+    links_from: str = ""  # what the page's relative links are relative to (default: its URL)
     scripts: list[str] = field(default_factory=list)  # runtime files this page's charts need
     claimed_ids: set[str] = field(default_factory=set)  # chart ids given out on this page
 
@@ -95,7 +97,7 @@ class FenceKind:
     """One row of the fence table: name → parser → drawer, and whether it is a chart."""
 
     name: str
-    parse: Callable[[directives.Fence, str, tuple[str, ...]], Any]
+    parse: Callable[[directives.Fence, str, Mapping[str, Preset]], Any]
     draw: Callable[[NotesSite, Any, Page], Drawn]
     chart: bool
 
@@ -127,11 +129,11 @@ class NotesSite:
         announced, self._announced = self._announced, None
         return announced
 
-    def begin_page(self, src: str, url: str, line_offset: int = 0) -> Page:
+    def begin_page(self, src: str, url: str, line_offset: int = 0, *, links_from: str | None = None) -> Page:
         """A fresh :class:`Page`; charts left from an earlier build of it (``mkdocs serve``) go."""
         for chart in [c for c in self.charts.values() if c.page_src == src]:
             del self.charts[chart.chart_id]
-        return Page(src=src, url=url, line_offset=line_offset)
+        return Page(src=src, url=url, line_offset=line_offset, links_from=url if links_from is None else links_from)
 
     # -- what the Markdown extension calls ------------------------------------
 
@@ -143,7 +145,7 @@ class NotesSite:
         fence_kind = FENCE_KINDS[kind]
         fence = directives.Fence(kind, body, line + page.line_offset)
         try:
-            request = fence_kind.parse(fence, page.src, tuple(self.presets_by_id))
+            request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
         except InputError as exc:
             message = str(exc)
@@ -177,7 +179,7 @@ class NotesSite:
 
     def scripts_html(self, page: Page) -> str:
         """The ``<script>`` tags the page's charts need, or ``""``."""
-        prefix = relative_prefix(page.url)
+        prefix = relative_prefix(page.links_from)
         return "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in page.scripts)
 
     def finish_page(self, html_text: str) -> str:
@@ -214,7 +216,7 @@ class NotesSite:
         return Chart(chart_id, kind, title, page.url, page.src)
 
     def downloads(self, chart: Chart, page: Page) -> dict[str, str]:
-        prefix = relative_prefix(page.url)
+        prefix = relative_prefix(page.links_from)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     # -- after the last page ----------------------------------------------------

@@ -520,7 +520,8 @@ def _build_neutral_spec(
     readout_line_y = alt.Y("line_y:Q", scale=None, axis=None)
     one_row = alt.Chart(alt.NamedData(name="one_row"))
     layers += [
-        one_row.mark_rule(color=colours["muted"], strokeWidth=1).encode(
+        # aria=False: a bare line; the readout text beside it says what it marks.
+        one_row.mark_rule(color=colours["muted"], strokeWidth=1, aria=False).encode(
             x=alt.X(datum=alt.ExprRef(at), type="quantitative")
         ),
         one_row.mark_text(align="left", baseline="middle", fontWeight=600, color=colours["text"],
@@ -555,6 +556,9 @@ def _build_neutral_spec(
         .add_params(sparsity_param, preset_param, intensity_param)
         .properties(
             title=alt.Title(title if title is not None else DEFAULT_TITLE),
+            # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
+            description=("Roofline chart on log-log axes: attainable FLOP/s against arithmetic intensity for "
+                         f"{', '.join(names)}."),
             width=STATIC_WIDTH_PX,
             height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"),
