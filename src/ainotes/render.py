@@ -67,11 +67,12 @@ CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
 SHARED_DIR_ENV = "AINOTES_SHARED_CACHE_DIR"
 WORKERS_ENV = "AINOTES_RENDER_WORKERS"  # an upper bound on worker processes; 0 renders in-process only
 MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred kB each
-# A worker costs about a second to start (interpreter, imports, V8); one render 0.02-0.2 s.
-# Fewer queued renders than POOL_MIN_JOBS are cheaper in-process, and a worker is added for
-# every JOBS_PER_WORKER renders waiting, up to the usable cores.
+# A worker costs 0.7-1 s of CPU to start (interpreter, imports, V8's start, which the build
+# process then skips); one render 0.02-0.2 s. Fewer queued renders than POOL_MIN_JOBS are
+# cheaper in-process; a worker is added for every JOBS_PER_WORKER renders waiting (about
+# 1.5 s of work, what another start costs), up to the usable cores.
 POOL_MIN_JOBS = 3
-JOBS_PER_WORKER = 8
+JOBS_PER_WORKER = 16
 PNG_SCALE = 2.0  # device pixels per CSS pixel of the PNGs a site offers
 PROGRESS_AFTER_S = 2.0  # a render batch that ends sooner says nothing
 PROGRESS_EVERY_S = 3.0
