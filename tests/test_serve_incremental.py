@@ -107,3 +107,17 @@ def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, mon
     # Three SVG jobs (each with its PNG) and six Vega compiles, and the runtime bundle unless
     # an earlier test of this module built it.
     assert done == total and total in (9, 10)
+
+
+def test_site_assets_reports_render_progress_on_stderr(project, monkeypatch, capsys):
+    from ainotes import cli
+
+    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    (project / "site").mkdir()
+    assert cli.main(["site-assets", "--config", str(project / "mkdocs.yml"), str(project / "site")]) == 0
+    err_lines = capsys.readouterr().err.splitlines()
+    assert err_lines and all(re.fullmatch(r"ainotes: \d+ of \d+ chart renders done", line) for line in err_lines)
+    done, total = (int(n) for n in re.findall(r"\d+", err_lines[-1]))
+    assert done == total >= 9
+    assert (project / "site" / "embed" / "a-roofline.png").read_bytes().startswith(b"\x89PNG")
