@@ -70,7 +70,7 @@ class Plan:
 
 
 FULL = Plan(
-    real_repeats=5,
+    real_repeats=3,
     scale_points=(sites.ScalePoint(10, 10), sites.ScalePoint(100, 50), sites.ScalePoint(500, 100)),
     scale_repeats=3,
     scale_repeats_up_to=10,
