@@ -424,6 +424,11 @@ def measure_charts(plan: Plan) -> list[Row]:
                     f"{ms(roof.spec_build_s)} (from the render cache: {ms(roof.spec_cached_s)})"))
     rows.append(Row("e", "explorer static SVG size",
                     f"{kb(roof.svg.raw_bytes)} ({kb(roof.svg.gzip_bytes)} gz)"))
+    cost = charts.cost_numbers(plan.chart_repeats)
+    rows.append(Row("e", f"collective-cost chart to SVG, beside the explorer (median of {plan.chart_repeats})",
+                    f"{ms(cost.render_svg_uncached_s)}; spec built in {ms(cost.spec_build_s)}"))
+    rows.append(Row("e", "collective-cost Vega-Lite spec size (compact JSON; every primitive, rank count and link)",
+                    f"{kb(cost.spec_compact.raw_bytes)} ({kb(cost.spec_compact.gzip_bytes)} gz)"))
     coll = charts.collective_numbers(plan.chart_repeats)
     for op, size in coll.svg_by_op.items():
         rows.append(Row(

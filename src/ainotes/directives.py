@@ -17,7 +17,7 @@ import yaml
 
 from ainotes import checks
 from ainotes.checks import FieldError
-from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS
+from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, RING_OPS
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
 from ainotes.jobs import JOB_FIELDS, TrainingJob
@@ -74,6 +74,7 @@ class CollectiveRequest:
     root: int
     title: str | None
     chart_id: str | None
+    schedule: str = "logical"  # "ring": the ring algorithm step by step (all-reduce, reduce-scatter, all-gather)
 
 
 @dataclass(frozen=True)
@@ -262,15 +263,21 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
 
 
 def parse_collective(fence: Fence, where: str, presets: Mapping[str, Preset]) -> CollectiveRequest:
-    """``collective`` fence: op, ranks (default 4), root (default 0), title, id."""
+    """``collective`` fence: op, ranks (default 4), root (default 0), schedule (logical or ring), title, id."""
     data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("op", "ranks", "root", "title", "id"), lines)
+    reader = _Reader(fence, where, data, ("op", "ranks", "root", "schedule", "title", "id"), lines)
     op = data.get("op")
     if op not in OPS:
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
     ranks = reader.integer("ranks", 4, MIN_RANKS, MAX_RANKS)
     root = reader.integer("root", 0, 0, ranks - 1)
-    return CollectiveRequest(op=op, ranks=ranks, root=root, title=reader.text("title"), chart_id=reader.chart_id())
+    schedule = data.get("schedule", "logical")
+    if schedule not in ("logical", "ring"):
+        reader.fail("schedule", f"'schedule' must be logical or ring: {short(schedule)}")
+    if schedule == "ring" and op not in RING_OPS:
+        reader.fail("schedule", f"'schedule: ring' is drawn for {', '.join(RING_OPS)} only, not {op}")
+    return CollectiveRequest(op=op, ranks=ranks, root=root, title=reader.text("title"), chart_id=reader.chart_id(),
+                             schedule=schedule)
 
 
 def parse_presets_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> PresetsTableRequest:

@@ -24,7 +24,12 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 ``{{ mfu KEY=VALUE ... }}``            MFU of a training job, e.g. ``46.2 %``
 ``{{ hfu KEY=VALUE ... }}``            HFU of the same job (``recompute=``)
 ``{{ flops-per-token KEY=VALUE ... }}``  model FLOPs per token
+``{{ train-time KEY=VALUE ... }}``     days (or GPU-hours, FLOPs) to train
+``{{ collective-time OP ... }}``       a collective's α–β time (or algbw, busbw)
+``{{ crossover OP ... }}``             where the fastest algorithm changes
 =====================================  =========================================
+
+The last three live in :mod:`ainotes.cost_notes`.
 
 P is a precision (``fp64 fp32 tf32 fp16 bf16 fp8 fp4 int8``), UNIT ``tensor``
 or ``vector`` (default: ``vector`` for fp32, the CUDA-core path, else
@@ -47,7 +52,7 @@ from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import checks, collectives, kernels, roofline, units
+from ainotes import checks, collectives, cost_notes, kernels, roofline, units
 from ainotes.errors import InputError
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.jobs import JOB_FIELDS, TrainingJob
@@ -61,19 +66,39 @@ def mathml(latex: str, *, block: bool) -> str:
         raise InputError(f"math {latex.strip()!r} could not be converted: {exc}") from None
 
 
-def evaluate(body: str, presets: Mapping[str, Preset]) -> str:
+def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None) -> str:
     """The text of one inline figure body such as ``ridge h100 sparse``.
 
     Strict: a missing or extra word, an unknown flag or ``key=`` option is an error that
-    names the allowed ones.
+    names the allowed ones. ``links`` loads the interconnect presets for the cost forms
+    (:mod:`ainotes.cost_notes`).
     """
     words = body.split()
     if not words:
         raise InputError("inline figure '{{ }}' is empty")
+    if words[0] in cost_notes.FORMS:
+        args, options = _split_options(words[0], words[1:])
+        return cost_notes.FORMS[words[0]](args, options, presets, links)
     form = _FORMS.get(words[0])
     if form is None:
-        raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(sorted(_FORMS))})")
+        known = sorted([*_FORMS, *cost_notes.FORMS])
+        raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})")
     return form.evaluate(words[0], words[1:], presets)
+
+
+def _split_options(name: str, words: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Positional words and ``key=value`` options; a key given twice is an error."""
+    args: list[str] = []
+    options: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep:
+            args.append(word)
+        elif key in options:
+            raise InputError(f"'{name}' is given {key}= twice")
+        else:
+            options[key] = value
+    return args, options
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ DEFAULT_PRECISION = "bf16"
 PRECISIONS = UNIT_PRECISIONS["tensor"]
 ATTENTION_FIELDS = ("layers", "heads", "head_dim", "seq_len")
 JOB_FIELDS = ("params", "tokens_per_second", "gpus", "peak_tflops", "preset", "precision", *ATTENTION_FIELDS,
-              "recompute")
+              "recompute", "tokens")
 
 
 def quoted(key: str) -> str:
@@ -58,6 +58,7 @@ class TrainingJob:
     head_dim: int | None = None
     seq_len: int | None = None
     recompute: str = "none"
+    tokens: float | None = None  # training tokens D, for the time to train (optional)
     name: str | None = None
     label: Callable[[str], str] = field(default=quoted, compare=False, repr=False)
 
@@ -81,6 +82,8 @@ class TrainingJob:
             )
         for key in given:
             set_(self, key, checks.whole_number(getattr(self, key), label(key), key))
+        if self.tokens is not None:
+            set_(self, "tokens", checks.positive_number(self.tokens, label("tokens"), "tokens"))
 
     @classmethod
     def from_fields(
@@ -131,6 +134,7 @@ class TrainingJob:
             layers=fields.get("layers"), heads=fields.get("heads"),
             head_dim=fields.get("head_dim"), seq_len=fields.get("seq_len"),
             recompute=fields.get("recompute", "none"),
+            tokens=fields.get("tokens"),
             name=name,
             label=label,
         )

@@ -31,10 +31,11 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from ainotes import collectives, directives, figures, tables
+from ainotes import collectives, cost_notes, directives, figures, tables
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
+from ainotes.links import Link, default_links_dir, load_links
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
@@ -42,6 +43,7 @@ _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css
                    "THIRD_PARTY_NOTICES.txt")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
+_VEGA_KINDS = ("roofline", "collective-cost")  # charts drawn by the Vega runtime
 
 
 @dataclass
@@ -108,6 +110,8 @@ class NotesSite:
     def __init__(self, presets_dir: str | Path):
         self.presets: tuple[Preset, ...] = load_presets(presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
+        self.presets_dir = Path(presets_dir)
+        self._links: dict[str, Link] | None = None
         self.charts: dict[str, Chart] = {}
         # The exception a driver wants for a user's mistake (hooks/notes.py: MkDocs' PluginError).
         self.error_type: Callable[[str], Exception] = InputError
@@ -166,7 +170,7 @@ class NotesSite:
     def figure(self, body: str, page: Page, line: int | None) -> str:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
-            return figures.evaluate(body, self.presets_by_id)
+            return figures.evaluate(body, self.presets_by_id, self.links)
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -192,6 +196,12 @@ class NotesSite:
             return make() if make is not None else match.group(0)
 
         return _DEFERRED_FIGURE.sub(draw, html_text)
+
+    def links(self) -> dict[str, Link]:
+        """The interconnect presets in ``<presets>/links``, loaded when a page first needs them."""
+        if self._links is None:
+            self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+        return self._links
 
     # -- helpers for drawers ---------------------------------------------------
 
@@ -233,7 +243,7 @@ class NotesSite:
             with resources.as_file(package_assets / name) as path:
                 shutil.copyfile(path, assets / name)
         render.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
-        if any(chart.kind == "roofline" for chart in self.charts.values()):
+        if any(chart.kind in _VEGA_KINDS for chart in self.charts.values()):
             write_atomic(assets / _RUNTIME_FILE, render.runtime_js())
         embed_dir = site / EMBED_DIR
         embed_dir.mkdir(parents=True, exist_ok=True)
@@ -304,26 +314,63 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
     from ainotes.charts import collective as collective_chart
     from ainotes.charts import embed
 
-    run = collectives.simulate(request.op, request.ranks, request.root)
+    run = collectives.simulate(request.op, request.ranks, request.root, schedule=request.schedule)
     title = request.title or run.title
     chart = site.new_chart(page, "collective", request.op, request.chart_id, title)
-    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
+    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root, "schedule": run.schedule}
     chart.files = {
         "svg": lambda: collective_chart.animated_svg(run, title=title),
         "json": lambda: _json_text(collectives.run_to_json(run)),
-        "html": lambda: collective_chart.standalone_html(run, title=title),
+        "html": lambda: collective_chart.standalone_html(run, title=request.title),
     }
     page.need_script("collectives.js")
     return Drawn(
         _figure_section(
             '<div class="ainotes-collective">'
-            f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
+            # The author's title only: without one, each rank count the reader picks names itself.
+            f"{collective_chart.stepper_html(run, chart.chart_id, title=request.title)}"
             f"{collective_chart.table_html(run, title=title)}"
             f"{embed.downloads_html(chart.chart_id, site.downloads(chart, page), title=title)}"
             "</div>"
         ),
         chart,
     )
+
+
+def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostRequest, page: Page) -> Drawn:
+    from ainotes import render
+    from ainotes.charts import cost as cost_chart
+    from ainotes.charts import embed
+
+    links = tuple(site.links().values())
+    link = cost_notes.link_for(site.links(), request.link_id)
+
+    def spec(theme: Literal["light", "dark"]) -> dict:
+        return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,
+                                    title=request.title, theme=theme)
+
+    light, dark = spec("light"), spec("dark")
+    title = request.title or cost_chart.default_title(request.op)
+    chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
+    chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
+    chart.files = {
+        "svg": lambda: render.svg(light),
+        "svg-dark": lambda: render.svg(dark),
+        "png": lambda: render.png(light),
+        "json": lambda: _json_text(light),
+        "html": lambda: render.standalone_html(light, title=title),
+    }
+    page.need_script(_RUNTIME_FILE, "vega-charts.js")
+    figure_html = embed.interactive_figure_html(
+        chart.chart_id, light, dark,
+        caption_html=cost_chart.caption_html(request.op, request.ranks, link),
+        downloads=site.downloads(chart, page),
+    )
+    return Drawn(_figure_section(figure_html), chart)
+
+
+def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
+    return Drawn(tables.links_table_html(tuple(site.links().values())))
 
 
 def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest, page: Page) -> Drawn:
@@ -351,6 +398,8 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("mfu-table", directives.parse_mfu_table, _draw_mfu_table, chart=False),
         FenceKind("kernels-table", directives.parse_kernels_table, _draw_kernels_table, chart=False),
         FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
+        FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
+        FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)
