@@ -37,6 +37,7 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render-cache"))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
+    render.shutdown()  # renders an earlier test left running would count in this one
     render._memo.clear()
     render._runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)

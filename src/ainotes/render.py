@@ -682,15 +682,24 @@ class _Scheduler:
                 job.state = "running"
             self._run_here(job)
 
-    def shutdown(self) -> None:
-        """Stop the workers; queued jobs are dropped (their callers render them here)."""
+    def forget_queued(self) -> int:
+        """Drop the jobs no worker has started (anyone waiting for one renders it itself)."""
         with self._lock:
-            pool, self._pool = self._pool, None
+            dropped = len(self._queue)
             for job in self._queue:
                 job.state = "done"
                 for key in job.keys:
-                    self._jobs.pop(key, None)
+                    if self._jobs.get(key) is job:
+                        del self._jobs[key]
             self._queue.clear()
+            self._lock.notify_all()
+        return dropped
+
+    def shutdown(self) -> None:
+        """Stop the workers; queued jobs are dropped (their callers render them here)."""
+        self.forget_queued()
+        with self._lock:
+            pool, self._pool = self._pool, None
             self._lock.notify_all()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -731,6 +740,13 @@ def render_many(requests: Iterable[Request], *, progress: Progress | None = None
 def stderr_progress(done: int, total: int) -> None:
     """A :data:`Progress` for commands that render many files: one line on stderr."""
     print(f"ainotes: {done} of {total} chart renders done", file=sys.stderr, flush=True)
+
+
+def forget_queued() -> int:
+    """Drop queued renders no worker has started: a new build calls this, so that an earlier
+    build that stopped half-way (a page error under ``mkdocs serve``) leaves no stale work.
+    Returns how many were dropped."""
+    return _scheduler.forget_queued()
 
 
 def shutdown() -> None:
