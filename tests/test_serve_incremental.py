@@ -39,6 +39,7 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render-cache"))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
+    render.shutdown()  # renders an earlier test left running would count in this one
     render._memo.clear()
     render._runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)
@@ -109,3 +110,17 @@ def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, mon
     # Three SVG jobs (each with its PNG) and six Vega compiles, and the runtime bundle unless
     # an earlier test of this module built it.
     assert done == total and total in (9, 10)
+
+
+def test_site_assets_reports_render_progress_on_stderr(project, monkeypatch, capsys):
+    from ainotes import cli
+
+    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    (project / "site").mkdir()
+    assert cli.main(["site-assets", "--config", str(project / "mkdocs.yml"), str(project / "site")]) == 0
+    err_lines = capsys.readouterr().err.splitlines()
+    assert err_lines and all(re.fullmatch(r"ainotes: \d+ of \d+ chart renders done", line) for line in err_lines)
+    done, total = (int(n) for n in re.findall(r"\d+", err_lines[-1]))
+    assert done == total >= 9
+    assert (project / "site" / "embed" / "a-roofline.png").read_bytes().startswith(b"\x89PNG")
