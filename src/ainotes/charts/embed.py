@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ainotes import render
+from ainotes.charts import roofline
 
 DOWNLOAD_LABELS = {
     "svg": "SVG",
@@ -127,11 +128,22 @@ def interactive_figure_html(
         f"{render.script_json(render.vega(render.responsive(spec)))}</template>"
         for scheme, spec in (("light", spec_light), ("dark", spec_dark))
     )
+    cid = html.escape(chart_id)
+    summary = controls = tables = ""
+    box_role = ""
+    if roofline.spec_meta(spec_light) is not None:
+        # A text alternative for the picture, the explorer's controls, and its data as tables.
+        summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(roofline.summary_text(spec_light))}</p>'
+        box_role = f' role="img" aria-labelledby="{cid}-summary"'
+        controls = roofline.controls_html(chart_id, spec_light)
+        tables = roofline.tables_html(chart_id, spec_light)
+    else:
+        controls = '<div class="ainotes-chart__controls"></div>'
     return (
-        f'<figure class="ainotes-chart" id="{html.escape(chart_id)}">'
-        f'<div class="ainotes-chart__box" style="--ainotes-aspect: {width:g} / {height:g}">'
+        f'<figure class="ainotes-chart" id="{cid}">{summary}'
+        f'<div class="ainotes-chart__box"{box_role} style="--ainotes-aspect: {width:g} / {height:g}">'
         f'{light}{dark}<div class="ainotes-chart__view"></div></div>'
-        '<div class="ainotes-chart__controls"></div>'
+        f"{controls}{tables}"
         f"{specs}"
         f"<figcaption>{caption_html}</figcaption>"
         f"{downloads_html(chart_id, downloads, title=title)}"
