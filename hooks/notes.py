@@ -1,7 +1,10 @@
-"""MkDocs hooks: a thin adapter from MkDocs events to ``ainotes.site``.
+"""MkDocs hooks (MkDocs and ProperDocs): a thin driver for ``ainotes.markdown``.
 
-Each event is a few lines; the work (fences, figures, charts, embed files)
-happens in ``ainotes``, which knows nothing of MkDocs.
+The Markdown extension draws the fences, figures and math; these events only load
+the presets, hand the extension the build's state, name each page for its messages,
+and write the shared assets, embed files and manifest at the end. Zensical runs the
+extension without these hooks; ``ainotes site-assets`` then writes what
+:func:`on_post_build` writes here.
 """
 
 from __future__ import annotations
@@ -16,42 +19,43 @@ from ainotes.site import NotesSite
 
 log = logging.getLogger("mkdocs.plugins.ainotes")
 
+EXTENSION = "ainotes.markdown"
 _site: NotesSite | None = None
 
 
 def on_config(config, **kwargs):
-    """Load and validate the GPU presets next to mkdocs.yml."""
+    """Load the GPU presets next to mkdocs.yml and give them to the Markdown extension."""
     global _site
     presets_dir = Path(config.config_file_path).parent / "presets"
     try:
         _site = NotesSite(presets_dir)
     except InputError as exc:
         raise PluginError(str(exc)) from None
+    _site.error_type = PluginError  # a user's mistake ends the build with its one line
+    if EXTENSION not in config.markdown_extensions:
+        config.markdown_extensions.append(EXTENSION)
+    config.mdx_configs[EXTENSION] = {**config.mdx_configs.get(EXTENSION, {}), "site": _site}
     log.debug("ainotes: %d presets from %s", len(_site.presets), presets_dir)
     return config
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    """Turn fences, inline figures and math into slots and text."""
-    try:
-        return _site.page_markdown(markdown, page.file.src_uri, page.url)
-    except InputError as exc:
-        raise PluginError(str(exc)) from None
-
-
-def on_page_content(html, page, config, files, **kwargs):
-    """Put the tables and math into the page's HTML; mark where the charts go."""
-    return _site.page_content(html, page.file.src_uri)
-
-
-def on_post_page(output, page, config, **kwargs):
-    """Put the charts into the finished page (after the search index has read it)."""
-    return _site.page_output(output, page.file.src_uri)
+    """Name the page for messages; count the front-matter lines MkDocs cut off."""
+    source = page.file.content_string
+    cut = source.count("\n") - markdown.count("\n") if source.endswith(markdown) else 0
+    _build_site().announce_page(page.file.src_uri, page.url, cut)
+    return markdown
 
 
 def on_post_build(config, **kwargs):
     """Write the shared assets, the embed files and embed/manifest.json."""
     try:
-        _site.write_outputs(config.site_dir)
+        _build_site().write_outputs(config.site_dir)
     except InputError as exc:
         raise PluginError(str(exc)) from None
+
+
+def _build_site() -> NotesSite:
+    if _site is None:
+        raise PluginError("ainotes: on_config did not run")
+    return _site

@@ -34,7 +34,9 @@ extra_css:
   - assets/ainotes/collectives.css
   - assets/ainotes/notes.css
 plugins: [search]
-markdown_extensions: [admonition, attr_list, md_in_html, tables, pymdownx.superfences]
+markdown_extensions:
+  [admonition, attr_list, md_in_html, tables, pymdownx.details, pymdownx.superfences, pymdownx.tabbed,
+   ainotes.markdown]
 """
 
 H100 = """\

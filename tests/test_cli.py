@@ -48,7 +48,8 @@ def assert_one_line_error(status: int, out: str, err: str, command: str, *fragme
 def test_presets_table_shows_figures_and_ridges(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "presets")
     assert (status, err) == (0, "")
-    rows = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0] in
+    first_table = out.split("\n\n")[0]
+    rows = {line.split()[0]: line for line in first_table.splitlines() if line.split() and line.split()[0] in
             {"b200", "h100", "a100", "rtx-4090"}}
     assert list(rows) == ["b200", "h100", "a100", "rtx-4090"]
     assert rows["h100"].split()[-5:] == ["989.4", "1978.8", "3.35", "295.3", "590.7"]
@@ -147,7 +148,7 @@ def test_mfu_with_a_preset_uses_its_dense_rate(capsys: pytest.CaptureFixture[str
 )
 def test_bad_mfu_flags(capsys: pytest.CaptureFixture[str], changes: list[str], fragments: list[str]) -> None:
     argv = list(PALM_FLAGS)
-    for flag, value in zip(changes[::2], changes[1::2]):
+    for flag, value in zip(changes[::2], changes[1::2], strict=True):
         if flag in argv:
             argv[argv.index(flag) + 1] = value
         else:
@@ -181,7 +182,7 @@ def test_missing_required_flags_are_one_line(capsys: pytest.CaptureFixture[str])
 
 
 def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(capsys, "rooflines")
+    status, _, err = run(capsys, "rooflines")
     assert status == 2 and len(err.splitlines()) == 1
     assert err.startswith("ainotes: argument COMMAND: invalid choice: 'rooflines'")
 
@@ -233,7 +234,7 @@ def test_collective_to_files(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 
 def test_roofline_json_is_vega_lite(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     output = tmp_path / "roofline.json"
-    status, out, err = run(capsys, "roofline", "--preset", "h100", "b200", "--sparsity",
+    status, _, err = run(capsys, "roofline", "--preset", "h100", "b200", "--sparsity",
                            "--kernel", "gemm:8192x8192x8192", "QKV=gemm:4096x12288x4096:fp16",
                            "--title", "Two GPUs", "-o", str(output))
     assert (status, err) == (0, "")
@@ -250,7 +251,8 @@ def test_roofline_json_is_vega_lite(capsys: pytest.CaptureFixture[str], tmp_path
         (["-o", "{tmp}/chart.gif"], ["-o {tmp}/chart.gif", "must end in .svg, .png, .json or .html", "'.gif'"]),
         (["-o", "{tmp}/chart"], ["must end in", "'no suffix'"]),
         (["--preset", "h200", "-o", "{tmp}/chart.json"], ["--preset: unknown preset 'h200'"]),
-        (["--kernel", "gemm:0x1x1", "-o", "{tmp}/chart.json"], ["--kernel: kernel spec 'gemm:0x1x1'", "M must be >= 1: 0"]),
+        (["--kernel", "gemm:0x1x1", "-o", "{tmp}/chart.json"],
+         ["--kernel: kernel spec 'gemm:0x1x1'", "M must be >= 1: 0"]),
         (["--kernel", "conv:3x3", "-o", "{tmp}/chart.json"], ["unknown kernel kind 'conv'"]),
         (["--title", "", "-o", "{tmp}/chart.json"], ["argument --title", "must be one non-empty line"]),
         (["-o", "{tmp}/no/such/folder/chart.json"], ["folder '{tmp}/no/such/folder' does not exist"]),

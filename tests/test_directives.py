@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ainotes import directives, figures, units
 from ainotes.errors import InputError
 from ainotes.hardware import load_presets
+from ainotes.markdown import convert_page, locate_fences
+from ainotes.site import NotesSite
 from sitebuild import REPO
 
 PRESETS = {p.id: p for p in load_presets(REPO / "presets")}
 KNOWN = tuple(PRESETS)
+SITE = NotesSite(REPO / "presets")
 
 
 def fences(text):
-    return [p for p in directives.split_fences(text) if isinstance(p, directives.Fence)]
+    return locate_fences(text)
+
+
+def page_html(text, src="p.md"):
+    return convert_page(SITE, text, src, "p/")
 
 
 def test_fences_are_found_with_their_lines():
@@ -25,21 +34,87 @@ def test_fences_are_found_with_their_lines():
 
 
 def test_fence_inside_a_longer_fence_is_content():
-    text = "````markdown\n```roofline\npresets: [h100]\n```\n````\n\n```python\nx = 1\n```\n"
+    text = "````markdown\n```roofline\npresets: [nope]\n```\n````\n\n```python\nx = 1\n```\n"
     assert fences(text) == []
-    segments = directives.split_fences(text)
-    assert "".join(s.text for s in segments) == text
+    assert "presets: [nope]" in page_html(text)
 
 
-def test_other_code_fences_and_indented_fences():
-    text = "```python\n```roofline\n```\n\n!!! note\n\n    ```collective\n    op: scatter\n    ```\n"
-    found = fences(text)
-    assert [(f.kind, f.body, f.indent) for f in found] == [("collective", "op: scatter\n", "    ")]
+def test_indented_code_block_is_code_even_with_a_bad_body():
+    text = "An example:\n\n    ```roofline\n    presets: [nope]\n    ```\n"
+    assert fences(text) == []
+    html_text = page_html(text)
+    assert "<pre><code>```roofline\npresets: [nope]\n```" in html_text
+    assert "ainotes-chart" not in html_text
 
 
-def test_unclosed_fence_runs_to_the_end():
-    (fence,) = fences("a\n```collective\nop: reduce\n")
-    assert fence.body == "op: reduce\n"
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("> ```collective\n> op: reduce\n> ```\n", 1),
+        ("!!! note\n\n    ```collective\n    op: reduce\n    ```\n", 3),
+        ("- item\n\n    ```collective\n    op: reduce\n    ```\n", 3),
+        ("??? note \"More\"\n\n    ```collective\n    op: reduce\n    ```\n", 3),
+        ("=== \"Tab\"\n\n    ```collective\n    op: reduce\n    ```\n", 3),
+    ],
+    ids=["blockquote", "admonition", "list-item", "details", "tabbed"],
+)
+def test_fences_in_containers_are_charts(text, line):
+    (fence,) = fences(text)
+    assert (fence.kind, fence.start_line) == ("collective", line)
+    assert 'class="ainotes-coll ainotes-stepper"' in page_html(text, "containers.md")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# T\n\n> ```roofline\n> presets: [nope]\n> ```\n", "p.md:4: unknown preset 'nope'"),
+        ("# T\n\n- a\n\n    ```collective\n    op: reduce\n    ranks: 99\n    ```\n",
+         "p.md:7: 'ranks' must be between 2 and 8: 99"),
+        ("!!! note\n\n    ```mfu-table\n    jobs: 3\n    ```\n", "p.md:4: 'jobs' must be a non-empty list"),
+        ('# T\n\n```roofline title="x"\n```\n', "p.md:3: a roofline fence takes its settings in its body"),
+        ("# T\n\nx\n\nRidge: {{ ridge h101 }}.\n", "p.md:5: unknown preset 'h101'"),
+        ("# T\n\n| a | b |\n|---|---|\n| x | {{ peak nope }} |\n", "p.md:5: unknown preset 'nope'"),
+        ("# T\n\nx\n\n$$\n\\frac{1}{\n$$\n", "p.md:5: math"),
+        ("# T\n\nx $\\frac{1}{$ y\n", "p.md:3: math"),
+        ("# T\n\nx\n\n$$\na\n", "p.md:5: '$$' math block is never closed"),
+        ("```collective\nop: reduce\nid: same\n```\n\n```collective\nop: scatter\nid: same\n```\n",
+         "p.md:6: chart id 'same' is already used on p.md"),
+    ],
+)
+def test_errors_name_page_and_line(text, message):
+    with pytest.raises(InputError) as info:
+        page_html(text)
+    assert str(info.value).startswith(message), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_inline_forms_skip_code_and_dollar_amounts():
+    html_text = page_html("a `{{ ridge nope }}` b {{ ridge h100 }} $x^2$ and ``$y$``; it cost $5 and $6, or \\$7.\n")
+    assert "<code>{{ ridge nope }}</code>" in html_text
+    assert "295 FLOP/byte" in html_text
+    assert html_text.count("<math") == 1
+    assert "<code>$y$</code>" in html_text
+    assert "$5 and $6" in html_text
+
+
+def test_display_math_stands_alone():
+    html_text = page_html("text\n\n$$\na + b\n$$\n\n$$ c $$\n\nafter\n")
+    assert html_text.count('display="block"') == 2
+    assert "<p><math" not in html_text and "$$" not in html_text
+    assert html_text.endswith("<p>after</p>")
+
+
+def test_figure_text_is_escaped_not_markup():
+    site = NotesSite(REPO / "presets")
+    site.presets_by_id["h100"] = dataclasses.replace(site.presets_by_id["h100"], name="<b>*x*</b> & [y](z)")
+    html_text = convert_page(site, "{{ name h100 }}\n", "p.md", "p/")
+    assert html_text == "<p>&lt;b&gt;*x*&lt;/b&gt; &amp; [y](z)</p>"
+
+
+def test_chart_pages_get_their_scripts_once():
+    html_text = page_html("```collective\nop: reduce\n```\n\n```collective\nop: scatter\n```\n", "scripts.md")
+    assert html_text.count('<script src="../assets/ainotes/collectives.js"></script>') == 1
+    assert "<script" not in page_html("# No charts\n\n{{ ridge h100 }}\n", "plain.md")
 
 
 def test_roofline_defaults_and_kernels():
@@ -105,25 +180,6 @@ def test_mfu_table_jobs_need_one_peak():
         directives.parse_mfu_table(fence, "p.md", KNOWN)
 
 
-def test_inline_figures_skip_code_spans_and_find_lines():
-    segment = directives.Segment("a `{{ ridge h100 }}` b\nc {{ ridge h100 }} $x^2$ and ``$y$``\n", 10)
-    items = list(directives.find_inline(segment, "p.md"))
-    assert [(i.kind, i.body, i.line) for i in items] == [("figure", " ridge h100 ", 11), ("math", "x^2", 11)]
-
-
-def test_block_math_and_unclosed_block():
-    segment = directives.Segment("text\n$$\na + b\n$$\nafter\n", 1)
-    (item,) = directives.find_inline(segment, "p.md")
-    assert item.kind == "block-math" and item.body == "a + b\n" and item.line == 2
-    with pytest.raises(InputError, match=r"^p\.md:2: '\$\$' math block is never closed"):
-        list(directives.find_inline(directives.Segment("x\n$$\na\n", 1), "p.md"))
-
-
-def test_dollar_amounts_are_not_math():
-    segment = directives.Segment("It cost $5 and $6 in 2020, or \\$7.\n", 1)
-    assert list(directives.find_inline(segment, "p.md")) == []
-
-
 def test_figures_come_from_the_core():
     h100 = PRESETS["h100"]
     assert figures.evaluate("ridge h100", PRESETS) == "295 FLOP/byte"
@@ -160,10 +216,6 @@ def test_figures_come_from_the_core():
 def test_bad_inline_figures(body, message):
     with pytest.raises(InputError, match=message):
         figures.evaluate(body, PRESETS)
-
-
-def test_markdown_text_is_inert():
-    assert figures.markdown_text("<b>*x*</b> & [y](z)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; &amp; \\[y\\]\\(z\\)"
 
 
 def test_math_becomes_mathml_and_bad_math_is_an_error():

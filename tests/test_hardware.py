@@ -52,7 +52,9 @@ def test_shipped_presets_are_ordered_by_dense_rate() -> None:
         ("b200", 2250.0, 8.0),  # HGX B200 totals ÷ 8
     ],
 )
-def test_shipped_per_gpu_figures_match_the_vendor_tables(preset_id: str, dense_tflops: float, bandwidth_tbps: float) -> None:
+def test_shipped_per_gpu_figures_match_the_vendor_tables(
+    preset_id: str, dense_tflops: float, bandwidth_tbps: float
+) -> None:
     preset = preset_by_id(load_presets(PRESETS_DIR), preset_id)
     assert preset.dense_fp16_tflops == pytest.approx(dense_tflops, rel=1e-12)
     assert preset.memory_bandwidth_tbps == pytest.approx(bandwidth_tbps, rel=1e-12)
@@ -178,7 +180,8 @@ BAD_FILES = [
     ("empty file", "", "the file is empty"),
     ("yaml error", "name: [unclosed\ndense_fp16_tflops: 1\n", "line 2: YAML does not parse"),
     ("duplicate key", GOOD_PER_GPU + "name: Again\n", "line 7: duplicate key 'name'"),
-    ("sparsity not boolean", GOOD_PER_GPU + "structured_sparsity: 2\n", "'structured_sparsity' must be true or false: 2"),
+    ("sparsity not boolean", GOOD_PER_GPU + "structured_sparsity: 2\n",
+     "'structured_sparsity' must be true or false: 2"),
     ("both forms", GOOD_PER_GPU + "gpu_count: 8\n", "'dense_fp16_tflops' cannot be combined with system totals"),
     ("fractional gpu count",
      "name: Box\ngpu_count: 8.5\nsystem_dense_fp16_tflops: 1\nsystem_memory_bandwidth_tbps: 1\n" + GOOD_SOURCES,
@@ -215,7 +218,8 @@ def test_duplicate_ids_across_yaml_and_yml_are_refused(tmp_path: Path) -> None:
     write_preset(tmp_path, "h100.yml", GOOD_PER_GPU)
     with pytest.raises(InputError) as caught:
         load_presets(tmp_path)
-    assert str(caught.value) == f"{tmp_path / 'h100.yml'}: duplicate preset id 'h100': {tmp_path / 'h100.yaml'} has the same id"
+    expected = f"{tmp_path / 'h100.yml'}: duplicate preset id 'h100': {tmp_path / 'h100.yaml'} has the same id"
+    assert str(caught.value) == expected
 
 
 def test_missing_folder(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """Hostile input: whatever an author writes in a fence or a preset file, the pipeline either
 renders it or refuses it with one clear line, and user text never becomes markup.
 
-For every generated case, :class:`ainotes.site.NotesSite` (no MkDocs, so thousands of cases
-stay affordable) processes a page holding the fence. The outcome is either HTML, or an
+For every generated case, the Markdown extension (:func:`ainotes.markdown.convert_page`, no
+MkDocs, so thousands of cases stay affordable) converts a page holding the fence. The outcome is either HTML, or an
 :class:`~ainotes.errors.InputError` whose message is one line starting with ``page.md:<line>``
 (a preset: naming the file). Any other exception, or a case that runs past the watchdog,
 fails the test.
@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from ainotes.collectives import OPS
 from ainotes.errors import InputError
 from ainotes.kernels import DTYPE_BYTES
+from ainotes.markdown import convert_page, locate_fences
 from ainotes.site import NotesSite
 from sitebuild import H100, REPO, make_fixture, run_build
 
@@ -116,8 +117,7 @@ def process(site: NotesSite, markdown: str) -> str | None:
     """The page's HTML, or None when refused with a good one-line message (asserted here)."""
     try:
         with watchdog():
-            content = site.page_content(site.page_markdown(markdown, PAGE, PAGE_URL), PAGE)
-            return site.page_output(content, PAGE)  # as on_post_page does, around the theme's HTML
+            return convert_page(site, markdown, PAGE, PAGE_URL)
     except InputError as exc:
         assert_page_line_message(str(exc), markdown)
         return None
@@ -358,13 +358,10 @@ def check_fence(site: NotesSite, kind: str, body: str) -> None:
     html_text = process(site, markdown)
     if html_text is None:
         return
-    from ainotes import directives
-
-    fences = [p for p in directives.split_fences(markdown) if isinstance(p, directives.Fence)]
+    fences = locate_fences(markdown)
     if len(fences) == 1 and fences[0].body == (body if body.endswith("\n") else body + "\n"):
         # The fence is whole (a body line of backticks can end it early and leave author
         # Markdown, raw HTML included, in the page, which is the author's to write).
-        assert "ainotesslot" not in html_text
         assert_inert_html(html_text, f"{kind} fence")
 
 
@@ -585,7 +582,7 @@ def test_yaml_alias_bomb_in_a_fence_gets_a_short_message(site, key):
     """
     markdown = page_with_fence("roofline", f"{key}: {_alias_bomb(6)}\n")
     with pytest.raises(InputError) as caught, watchdog():
-        site.page_markdown(markdown, PAGE, PAGE_URL)
+        convert_page(site, markdown, PAGE, PAGE_URL)
     message = str(caught.value)
     assert_page_line_message(message, markdown)
     assert len(message) <= MAX_MESSAGE_CHARS, f"{len(message)} characters: {message[:200]}..."
@@ -605,6 +602,7 @@ _CRASH_PROBE = r"""
 import json, sys, tempfile
 from pathlib import Path
 from ainotes.errors import InputError
+from ainotes.markdown import convert_page
 from ainotes.site import NotesSite
 place, chars = sys.argv[1], json.loads(sys.argv[2])
 presets = sys.argv[3]
@@ -622,7 +620,7 @@ for ch in chars:
                  "kernel label": f"kernels: [{{spec: 'add:1024', label: {json.dumps(text)}}}]\n",
                  "preset name": ""}[place]
         page = f"# P\n\n```roofline\npresets: {json.dumps(ids)}\n{fence}```\n"
-        site.page_output(site.page_content(site.page_markdown(page, "page.md", "page/"), "page.md"), "page.md")
+        convert_page(site, page, "page.md", "page/")
         for chart in site.charts.values():
             for make in chart.files.values():
                 content = make()

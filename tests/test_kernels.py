@@ -113,7 +113,9 @@ BAD_SPECS = [
     ("gemm:4x-4x4", "dimension N must be a whole number: '-4'"),
     ("softmax:4xfive", "dimension C must be a whole number: 'five'"),
     ("gemm:4x4x4.5", "dimension K must be a whole number: '4.5'"),
-    ("gemm:4x4x4:int4", "unknown dtype 'int4'; known dtypes: fp32, tf32, bf16, fp16, fp8"),
+    ("gemm:4x4x4:int4", "unknown dtype 'int4'; known dtypes: fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8"),
+    ("add:4:fp8:sparse", "only gemm kernels can be 2:4 sparse"),
+    ("gemm:4x4x4:sparse:fp8", "expected KIND:SHAPE[:DTYPE][:sparse]"),
     (f"attention:1x1x{MAX_DIMENSION + 1}x64", f"dimension S must be <= 2**31 ({MAX_DIMENSION}): {MAX_DIMENSION + 1}"),
 ]
 

@@ -7,16 +7,22 @@ import re
 import subprocess
 import sys
 from html import unescape
-from pathlib import Path
 
 import pytest
 
-from ainotes import directives
+from ainotes.markdown import convert_page, locate_fences
+from ainotes.site import CHART_KINDS, FENCE_KINDS
 from sitebuild import (
-    CSS_IMPORT, CSS_URL, H100, REPO, copy_real_project, is_outside, loaded_urls, make_fixture, run_build,
+    CSS_IMPORT,
+    CSS_URL,
+    H100,
+    REPO,
+    copy_real_project,
+    is_outside,
+    loaded_urls,
+    make_fixture,
+    run_build,
 )
-
-CHART_FENCES = ("roofline", "collective")
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +37,8 @@ def _fence_counts() -> dict[str, dict[str, int]]:
     counts = {}
     for path in sorted((REPO / "docs").rglob("*.md")):
         kinds: dict[str, int] = {}
-        for part in directives.split_fences(path.read_text(encoding="utf-8")):
-            if isinstance(part, directives.Fence):
-                kinds[part.kind] = kinds.get(part.kind, 0) + 1
+        for fence in locate_fences(path.read_text(encoding="utf-8")):
+            kinds[fence.kind] = kinds.get(fence.kind, 0) + 1
         counts[path.relative_to(REPO / "docs").as_posix()] = kinds
     return counts
 
@@ -56,7 +61,7 @@ def test_every_fence_became_a_chart_or_table(real_site):
         assert len(_with_class(html_text, "ainotes-chart")) == kinds.get("roofline", 0), src
         assert len(_with_class(html_text, "ainotes-stepper")) == kinds.get("collective", 0), src
         assert html_text.count('class="ainotes-table ainotes-presets"') == kinds.get("presets-table", 0), src
-        for kind in directives.FENCE_KINDS:
+        for kind in FENCE_KINDS:
             assert f"language-{kind}" not in html_text, (src, kind)
         assert "ainotesslot" not in html_text, src
         assert "{{" not in re.sub(r"<code>.*?</code>", "", html_text, flags=re.S), src
@@ -65,7 +70,7 @@ def test_every_fence_became_a_chart_or_table(real_site):
 def test_manifest_lists_every_chart_and_its_files_exist(real_site):
     manifest = json.loads((real_site.site / "embed" / "manifest.json").read_text(encoding="utf-8"))
     charts = manifest["charts"]
-    expected = sum(kinds.get(k, 0) for kinds in _fence_counts().values() for k in CHART_FENCES)
+    expected = sum(kinds.get(k, 0) for kinds in _fence_counts().values() for k in CHART_KINDS)
     assert len(charts) == expected
     assert len({c["id"] for c in charts}) == len(charts)
     for chart in charts:
@@ -274,4 +279,4 @@ def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatc
     monkeypatch.setattr(roofline_chart, "roofline_spec", refuse)
     site = NotesSite(REPO / "presets")
     with pytest.raises(InputError, match=r"^notes/p\.md:3: roofline chart: cannot draw this$"):
-        site.page_markdown("# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")
+        convert_page(site, "# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")

@@ -21,7 +21,16 @@ from typing import Any, NoReturn
 
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
-from ainotes.hardware import Preset, default_presets_dir, load_presets, preset_by_id, validate_paths
+from ainotes.hardware import (
+    PRECISIONS,
+    UNIT_PRECISIONS,
+    UNITS,
+    Preset,
+    default_presets_dir,
+    load_presets,
+    preset_by_id,
+    validate_paths,
+)
 
 EXIT_USER_ERROR = 2
 
@@ -30,8 +39,10 @@ ROOFLINE_SUFFIXES = (".svg", ".png", ".json", ".html")
 
 KERNEL_HELP = """\
 kernel SPEC syntax (--kernel, repeatable):
-  [LABEL=]KIND:SHAPE[:DTYPE]      DTYPE: fp32, tf32, bf16 (default), fp16, fp8
+  [LABEL=]KIND:SHAPE[:DTYPE][:sparse]
+                                  DTYPE: fp64, fp32, tf32, fp16, bf16 (default), fp8, fp4, int8
   gemm:MxNxK                      (M×K)·(K×N) matrix product
+  gemm:MxNxK:fp8:sparse           2:4 structured-sparse weights: K×N bytes halve, sparse roof
   add:N                           element-wise add of N elements
   softmax:RxC                     row-wise softmax of an R×C matrix
   layernorm:RxC                   layer norm over C columns of R rows
@@ -39,7 +50,9 @@ kernel SPEC syntax (--kernel, repeatable):
   attention-naive:BxHxSxD         unfused attention (S×S scores written to memory)
 Dimensions are whole numbers from 1 to 2**31; 'x' or '×' separates them.
 Each kernel is plotted at its ideal intensity: every operand read once and
-every output written once.
+every output written once. Matrix kernels meet the tensor roof of their dtype
+(fp32: the CUDA-core FP32 roof); add, softmax and layernorm meet the vector
+FP32 roof (FP64 for fp64 data).
 
 examples:
   ainotes roofline -o roofline.svg
@@ -114,7 +127,7 @@ def _one_line(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ainotes`` argument parser with its subcommands."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--presets-dir", metavar="DIR", default=argparse.SUPPRESS,
         help="folder of preset YAML files (default: $AINOTES_PRESETS_DIR, else ./presets)",
@@ -129,9 +142,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     presets = commands.add_parser("presets", parents=[common], help="list the GPU presets and their figures",
                                   description="List the GPU presets: per-GPU dense and sparse FP16/BF16 tensor "
-                                  "rates, memory bandwidth and ridge points.")
+                                  "rates, memory bandwidth and ridge points, then every precision's dense peak "
+                                  "('no path' where the GPU has none, 'not given' where the file is silent).")
     presets.add_argument("--json", action="store_true", help="print JSON instead of a table")
     presets.set_defaults(handler=_cmd_presets)
+
+    kernel = commands.add_parser(
+        "kernel", parents=[common], help="a kernel's FLOPs, bytes and intensity, and the roof it meets per preset",
+        description="Place one kernel on each preset's roofline at the ceiling of its own dtype: matrix kernels on "
+        "the tensor rate of their dtype (fp32 on the CUDA-core FP32 rate), element-wise and reduction kernels on "
+        "the vector FP32 rate (FP64 for fp64). A preset without that path says 'unsupported'.",
+        epilog=KERNEL_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    kernel.add_argument("spec", metavar="SPEC", help="kernel spec, e.g. gemm:8192x8192x8192:fp8 (syntax below)")
+    kernel.add_argument("--preset", nargs="+", action="extend", default=[], metavar="ID",
+                        help="presets to place it on (default: all)")
+    kernel.add_argument("--sparsity", action="store_true",
+                        help="also show each preset's 2:4 sparse roof at that precision, where a sparse kernel "
+                        "would sit (a dense kernel still meets the dense roof; declare a sparse one as "
+                        "gemm:...:sparse)")
+    kernel.add_argument("--json", action="store_true", help="print JSON")
+    kernel.set_defaults(handler=_cmd_kernel)
 
     validate = commands.add_parser("validate", parents=[common], help="check preset files",
                                    description="Check preset files and folders (default: the presets folder). "
@@ -177,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="use the 2:4 structured-sparse rate where the GPU supports it")
     roofline.add_argument("--kernel", nargs="+", action="extend", default=[], metavar="SPEC",
                           help="kernels to place on the chart (syntax below)")
+    roofline.add_argument("--precision", choices=[p for p in PRECISIONS if p in UNIT_PRECISIONS["tensor"]] + ["fp32"],
+                          metavar="P", help="draw every preset's ceiling at this precision (tensor rates; fp32: the "
+                          "CUDA-core rate); default: FP16/BF16")
     roofline.add_argument("--title", type=_one_line, help="chart title")
     roofline.add_argument("-o", "--output", required=True, metavar="FILE",
                           help="output file: .svg, .png, .json or .html")
@@ -254,15 +288,58 @@ def _preset_record(preset: Preset) -> dict[str, Any]:
         "structured_sparsity": sparse,
         "derivation": preset.derivation,
         "sources": [{"title": s.title, "url": s.url} for s in preset.sources],
-        "path": preset.path,
+        "path": preset.file,
+        "peaks": _peaks_by_unit(preset),
+        "precisions": [_precision_record(preset, unit, precision) for unit, precision, _ in preset.all_paths()],
     }
+
+
+NOT_GIVEN = "not given"
+
+
+def _peaks_by_unit(preset: Preset) -> dict[str, dict[str, float | str | None]]:
+    """Every precision's dense peak per unit: a number, null (no such path) or "not given"."""
+    peaks: dict[str, dict[str, float | str | None]] = {unit: {} for unit in UNITS}
+    for unit, precision, path in preset.all_paths():
+        peaks[unit][precision] = NOT_GIVEN if path is None else path.dense_tflops
+    return peaks
+
+
+def _precision_record(preset: Preset, unit: str, precision: str) -> dict[str, Any]:
+    path = preset.path(precision, unit)
+    exists = path is not None and path.dense_tflops is not None
+    sparse = path is not None and exists and path.sparse_supported
+    return {
+        "unit": unit,
+        "precision": precision,
+        "status": preset.status(precision, unit),
+        "dense_tflops": path.dense_tflops if path is not None else None,
+        "sparse_tflops": path.peak_tflops(True) if path is not None and sparse else None,
+        "printed_sparse_tflops": path.printed_sparse_tflops if path is not None else None,
+        "ridge_flop_per_byte": preset.ridge_flop_per_byte(precision=precision, unit=unit),
+        "sparse_ridge_flop_per_byte": (
+            preset.ridge_flop_per_byte(True, precision=precision, unit=unit) if sparse else None
+        ),
+        "source": ({"title": path.source.title, "url": path.source.url}
+                   if path is not None and path.source is not None else None),
+        "note": path.note if path is not None else None,
+        "derivation": path.derivation if path is not None else None,
+    }
+
+
+def _peak_cell(preset: Preset, unit: str, precision: str) -> str:
+    path = preset.path(precision, unit)
+    if path is None:
+        return NOT_GIVEN
+    return "no path" if path.dense_tflops is None else f"{path.dense_tflops:.6g}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(padded).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
@@ -286,6 +363,13 @@ def _cmd_presets(args: argparse.Namespace) -> int:
             f"{record['sparse_ridge_flop_per_byte']:.1f}" if p.structured_sparsity else "-",
         ])
     print(_table(header, rows, right={2, 3, 4, 5, 6}))
+    columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
+    print()
+    print("dense peak per precision, TFLOP/s (TOPS for int8); 'no path': the GPU has none; "
+          "'not given': the preset file is silent")
+    print(_table(["id", *(f"{unit} {precision}" for unit, precision in columns)],
+                 [[p.id, *(_peak_cell(p, unit, precision) for unit, precision in columns)] for p in presets],
+                 right=set(range(1, len(columns) + 1))))
     notes = [f"{p.id}: {p.derivation}" for p in presets if p.derivation]
     if notes:
         print()
@@ -413,19 +497,20 @@ def _parse_kernel_flag(text: str) -> Any:
 
 def _cmd_roofline(args: argparse.Namespace) -> int:
     output = _check_output(args.output, ROOFLINE_SUFFIXES)
-    presets = _load(args)
-    if args.preset:
-        chosen: list[Preset] = []
-        for preset_id in args.preset:
-            preset = _preset_flag(presets, preset_id)
-            if preset not in chosen:
-                chosen.append(preset)
-        presets = tuple(chosen)
+    presets = _chosen_presets(args)
     kernels = tuple(_parse_kernel_flag(text) for text in args.kernel)
+
+    import inspect
 
     from ainotes.charts.roofline import roofline_spec
 
-    spec = roofline_spec(presets, kernels=kernels, sparsity=args.sparsity, title=args.title)
+    options: dict[str, Any] = {}
+    if args.precision is not None:
+        # The per-precision chart is the explorer's; until its roofline_spec takes the keyword, say so.
+        if "precision" not in inspect.signature(roofline_spec).parameters:
+            raise InputError("--precision: this build's roofline chart draws FP16/BF16 only")
+        options["precision"] = args.precision
+    spec = roofline_spec(presets, kernels=kernels, sparsity=args.sparsity, title=args.title, **options)
     suffix = output.suffix.lower()
     content: str | bytes
     if suffix == ".json":
@@ -441,6 +526,77 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
             content = render.standalone_html(spec, title=args.title or "Roofline")
     _write_atomic(output, content)
     print(f"wrote {output}")
+    return 0
+
+
+def _chosen_presets(args: argparse.Namespace) -> tuple[Preset, ...]:
+    """The presets named by --preset, in the order given, without repeats; all of them without it."""
+    presets = _load(args)
+    if not args.preset:
+        return presets
+    chosen: list[Preset] = []
+    for preset_id in args.preset:
+        preset = _preset_flag(presets, preset_id)
+        if preset not in chosen:
+            chosen.append(preset)
+    return tuple(chosen)
+
+
+def _cmd_kernel(args: argparse.Namespace) -> int:
+    from ainotes.kernels import parse_kernel_spec
+    from ainotes.roofline import ceiling_at, kernel_roof
+
+    try:
+        kernel = parse_kernel_spec(args.spec)
+    except InputError as exc:
+        raise InputError(f"SPEC: {exc}") from None
+    presets = _chosen_presets(args)
+    rows = []
+    for preset in presets:
+        roof = kernel_roof(preset, kernel, sparsity=args.sparsity)
+        record: dict[str, Any] = {
+            "id": preset.id,
+            "unit": roof.unit,
+            "precision": roof.precision,
+            "sparse": roof.sparse,
+            "peak_tflops": roof.peak_tflops,
+            "attainable_tflops": roof.attainable_tflops,
+            "ridge_flop_per_byte": roof.ridge_flop_per_byte,
+            "bound": roof.bound,
+            "reason": roof.reason,
+        }
+        if args.sparsity:
+            line = ceiling_at(preset, roof.precision, unit=roof.unit, sparsity=True)
+            record["sparse_roof_tflops"] = line.peak_flops_per_s / 1e12 if line is not None and line.sparse else None
+        rows.append(record)
+    if args.json:
+        print(json.dumps({
+            "spec": kernel.spec, "kind": kernel.kind, "dtype": kernel.dtype, "sparse": kernel.sparse,
+            "label": kernel.label, "flops": kernel.flops, "bytes": kernel.bytes_moved,
+            "intensity_flop_per_byte": kernel.intensity_flop_per_byte, "presets": rows,
+        }, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{kernel.spec}: {kernel.label}")
+    print(f"FLOPs {kernel.flops:.6g}, bytes {kernel.bytes_moved:.6g}, "
+          f"intensity {kernel.intensity_flop_per_byte:.6g} FLOP/byte")
+    header = ["id", "ceiling", "peak TFLOP/s", "attainable TFLOP/s", "ridge FLOP/B", "bound"]
+    if args.sparsity:
+        header.insert(3, "sparse roof TFLOP/s")
+    table = []
+    for record in rows:
+        ceiling_name = f"{record['precision'].upper()} {record['unit']}" + (" 2:4 sparse" if record["sparse"] else "")
+        cells = [
+            record["id"], ceiling_name,
+            "-" if record["peak_tflops"] is None else f"{record['peak_tflops']:.6g}",
+            "-" if record["attainable_tflops"] is None else f"{record['attainable_tflops']:.6g}",
+            "-" if record["ridge_flop_per_byte"] is None else f"{record['ridge_flop_per_byte']:.1f}",
+            record["bound"] + (f" ({record['reason']})" if record["reason"] else ""),
+        ]
+        if args.sparsity:
+            sparse_roof = record["sparse_roof_tflops"]
+            cells.insert(3, "-" if sparse_roof is None else f"{sparse_roof:.6g}")
+        table.append(cells)
+    print(_table(header, table, right={2, 3, 4, 5} if args.sparsity else {2, 3, 4}))
     return 0
 
 

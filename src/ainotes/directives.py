@@ -1,20 +1,16 @@
-"""Find and validate what an author writes in a page: chart fences, inline figures, math.
+"""Validate what an author writes in a fence body: typed requests, or one-line errors.
 
-Pure text processing, no rendering and no MkDocs. Every problem raises
+Pure text processing, no rendering, no Markdown grammar and no MkDocs: which text is
+a fence is Markdown's decision (:mod:`ainotes.markdown`). Every problem raises
 :class:`~ainotes.errors.InputError` whose message starts with ``page:line``.
-
-Fences (the contract's ``roofline``, ``collective``, ``presets-table``, plus
-``mfu-table``) are found with the CommonMark rules for fenced code: a fence is
-closed by a line of the same character at least as long as the opener. A fence
-that sits inside another, longer fence is content of that fence and is left
-alone, which is how a page shows a fence as an example.
+The table of fence kinds that calls these parsers is :data:`ainotes.site.FENCE_KINDS`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,10 +18,8 @@ import yaml
 
 from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS
 from ainotes.errors import InputError
-from ainotes.textcheck import bad_character, short
 from ainotes.kernels import Kernel, parse_kernel_spec
-
-FENCE_KINDS = ("roofline", "collective", "presets-table", "mfu-table", "kernels-table", "preset-check")
+from ainotes.textcheck import bad_character, short
 
 # What one fence may ask for; documented in the README ("Limits").
 MAX_KERNELS_PER_CHART = 12
@@ -34,66 +28,25 @@ MAX_TITLE_CHARS = 120
 MAX_JOBS_PER_TABLE = 20
 MAX_FENCE_BODY_CHARS = 20_000
 
-_OPENER = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$")
 _CHART_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 @dataclass(frozen=True)
 class Fence:
-    """One of our fences: its kind, YAML body and the 1-based lines it spans."""
+    """One of our fences as Markdown found it: its kind, body and the 1-based line it opens on."""
 
     kind: str
     body: str
     start_line: int
-    end_line: int
-    indent: str
+    end_line: int | None = None  # its closing line, where known
 
 
-@dataclass(frozen=True)
-class Segment:
-    """A run of page text outside any fence, starting at ``start_line`` (1-based)."""
+def split_fences(markdown: str) -> list[Fence]:
+    """The page's fences of our kinds as Markdown finds them (kept for ``bench/sites.py``;
+    new code calls :func:`ainotes.markdown.locate_fences`)."""
+    from ainotes.markdown import locate_fences
 
-    text: str
-    start_line: int
-
-
-def split_fences(markdown: str) -> list[Segment | Fence]:
-    """Split a page into text segments and our fences, in order.
-
-    Fences of other kinds (code samples, and our kinds nested inside longer
-    fences) stay inside the text segments untouched.
-    """
-    lines = markdown.splitlines(keepends=True)
-    parts: list[Segment | Fence] = []
-    text_start = 0
-    i = 0
-    while i < len(lines):
-        match = _OPENER.match(lines[i].rstrip("\r\n"))
-        if not match or (match["fence"][0] == "`" and "`" in match["info"]):
-            i += 1
-            continue
-        fence = match["fence"]
-        closer = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        end = i + 1
-        while end < len(lines) and not closer.match(lines[end].rstrip("\r\n")):
-            end += 1
-        info = match["info"].split()
-        kind = info[0] if info else ""
-        if kind in FENCE_KINDS:
-            if text_start < i:
-                parts.append(Segment("".join(lines[text_start:i]), text_start + 1))
-            indent = match["indent"]
-            body = "".join(_dedent(line, indent) for line in lines[i + 1 : end])
-            parts.append(Fence(kind, body, i + 1, min(end, len(lines) - 1) + 1, indent))
-            text_start = end + 1
-        i = end + 1
-    if text_start < len(lines):
-        parts.append(Segment("".join(lines[text_start:]), text_start + 1))
-    return parts
-
-
-def _dedent(line: str, indent: str) -> str:
-    return line[len(indent) :] if line.startswith(indent) else line.lstrip(" \t")
+    return locate_fences(markdown)
 
 
 # --------------------------------------------------------------------------
@@ -221,7 +174,7 @@ class _Reader:
         page_line = self.fence.start_line if line is None else self.fence.start_line + 1 + line
         raise InputError(f"{self.where}:{page_line}: {message}")
 
-    def nested(self, data: Mapping[str, Any], allowed: tuple[str, ...]) -> "_Reader":
+    def nested(self, data: Mapping[str, Any], allowed: tuple[str, ...]) -> _Reader:
         return _Reader(self.fence, self.where, data, allowed, self.key_lines)
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -341,7 +294,7 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
     return tuple(kernels)
 
 
-def parse_collective(fence: Fence, where: str) -> CollectiveRequest:
+def parse_collective(fence: Fence, where: str, known_presets: tuple[str, ...] = ()) -> CollectiveRequest:
     """``collective`` fence: op, ranks (default 4), root (default 0), title, id."""
     data, lines = _load_body(fence, where)
     reader = _Reader(fence, where, data, ("op", "ranks", "root", "title", "id"), lines)
@@ -427,76 +380,11 @@ def parse_kernels_table(fence: Fence, where: str, known_presets: tuple[str, ...]
     return KernelsTableRequest(kernels, reader.preset_ids(known_presets))
 
 
-def check_preset_example(fence: Fence, where: str) -> str:
+def check_preset_example(fence: Fence, where: str, known_presets: tuple[str, ...] = ()) -> str:
     """``preset-check`` fence: the body is a whole preset file, shown with the loader's verdict."""
     if len(fence.body) > MAX_FENCE_BODY_CHARS:
         raise InputError(f"{where}:{fence.start_line}: preset-check fence body must be at most {MAX_FENCE_BODY_CHARS} characters")
     return fence.body
-
-
-# --------------------------------------------------------------------------
-# Inline figures and math in the text between fences
-
-# A code span is skipped whole, so `{{ ridge h100 }}` in backticks documents the
-# syntax instead of being replaced.
-_INLINE = re.compile(
-    r"(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))"
-    r"|\{\{(?P<figure>[^{}\n]*)\}\}"
-    r"|(?<![\\$\w])\$(?=[^\s$])(?P<math>[^$\n]*?[^\s$\\])\$(?![\w$])"
-)
-_BLOCK_MATH_LINE = re.compile(r"^\s*\$\$\s*$")
-
-
-@dataclass(frozen=True)
-class Inline:
-    """An inline figure ``{{ ... }}`` or math ``$...$`` found at ``line``."""
-
-    kind: str  # "figure" | "math" | "block-math"
-    body: str
-    line: int
-    start: int
-    end: int
-
-
-def find_inline(segment: Segment, where: str) -> Iterator[Inline]:
-    """Yield figures, inline math and ``$$``-delimited block math, skipping code.
-
-    Indented code blocks are not skipped; pages keep code in fences.
-    """
-    text = segment.text
-    lines = text.splitlines(keepends=True)
-    offset = 0
-    block_open: tuple[int, int] | None = None  # (offset, line index)
-    in_code_fence: str | None = None
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        fence = re.match(r"^[ \t]*(`{3,}|~{3,})", line)
-        if in_code_fence:
-            if re.match(rf"^[ \t]*{re.escape(in_code_fence[0])}{{{len(in_code_fence)},}}[ \t]*$", line.rstrip("\r\n")):
-                in_code_fence = None
-        elif fence and block_open is None:
-            in_code_fence = fence.group(1)
-        elif _BLOCK_MATH_LINE.match(line):
-            if block_open is None:
-                block_open = (offset, index)
-            else:
-                start, first = block_open
-                body = "".join(lines[first + 1 : index])
-                yield Inline("block-math", body, segment.start_line + first, start, offset + len(line.rstrip("\r\n")))
-                block_open = None
-        elif block_open is None and stripped.startswith("$$") and stripped.endswith("$$") and len(stripped) > 4:
-            start = offset + line.index("$$")
-            yield Inline("block-math", stripped[2:-2], segment.start_line + index, start, start + len(stripped))
-        elif block_open is None:
-            for match in _INLINE.finditer(line):
-                if match["code"]:
-                    continue
-                kind = "figure" if match["figure"] is not None else "math"
-                body = match["figure"] if kind == "figure" else match["math"]
-                yield Inline(kind, body, segment.start_line + index, offset + match.start(), offset + match.end())
-        offset += len(line)
-    if block_open is not None:
-        raise InputError(f"{where}:{segment.start_line + block_open[1]}: '$$' math block is never closed")
 
 
 def _type_name(value: Any) -> str:

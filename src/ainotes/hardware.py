@@ -19,6 +19,24 @@ loader checks each rule itself first, so that a mistake reads as one line naming
 the file and the key, the rule and the value, e.g.
 ``presets/h100.yaml: 'memory_bandwidth_tbps' must be > 0: -3.0``;
 the schema is then applied as a final structural check.
+
+Per-precision peaks (optional): a ``peaks`` mapping (``system_peaks`` in the
+system-totals form, divided by ``gpu_count`` like the other totals) gives
+dense rates per unit and precision::
+
+    peaks:
+      tensor: {fp64: {dense_tflops: 66.9, structured_sparsity: false},
+               tf32: 494.7, fp8: {dense_tflops: 1978.9, sparse_tflops: 3957.8}, fp4: none}
+      vector: {fp32: 66.9, fp64: 33.5}
+
+A value is a number (dense 10^12 FLOP/s; TOPS for int8), ``none`` (the GPU has
+no such path) or a mapping with ``dense_tflops`` and optionally
+``sparse_tflops`` (the vendor's printed 2:4 figure, checked to be 2 × dense),
+``structured_sparsity``, ``source`` (1-based index into ``sources``) and
+``note``. A precision the file leaves out is "not given", which is not the
+same as "no such path": :meth:`Preset.path` returns ``None`` for the first and
+a :class:`PeakPath` whose ``dense_tflops`` is ``None`` for the second. The
+FP16/BF16 tensor rate is always ``dense_fp16_tflops``.
 """
 
 from __future__ import annotations
@@ -33,7 +51,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import urlsplit
 
 import jsonschema
@@ -56,6 +74,50 @@ PER_GPU_KEYS = ("dense_fp16_tflops", "memory_bandwidth_tbps")
 SYSTEM_KEYS = ("gpu_count", "system_dense_fp16_tflops", "system_memory_bandwidth_tbps")
 SOURCE_SCHEMES = ("http", "https")
 
+PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8")
+UNITS = ("tensor", "vector")
+# Which precisions each unit can state: tensor cores (matrix work) and CUDA cores
+# ("vector": element-wise and reduction work). FP32 matrix work on the tensor
+# cores is TF32, so "fp32" is a vector precision only.
+UNIT_PRECISIONS: dict[str, tuple[str, ...]] = {
+    "tensor": ("fp64", "tf32", "fp16", "bf16", "fp8", "fp4", "int8"),
+    "vector": ("fp32", "fp64"),
+}
+PRECISION_LABELS = {p: p.upper() for p in PRECISIONS}
+FP16_PRECISIONS = ("fp16", "bf16")  # both carried by the required 'dense_fp16_tflops'
+NO_PATH_WORDS = ("none",)
+# Vendor tables round printed sparse figures (H100 FP16: "1,979" for 2 × 989.4), so
+# "sparse = 2 × dense" is checked to 0.1 %; a sparse figure typed as dense is off by 2×.
+SPARSE_RATIO_TOLERANCE = 1e-3
+PEAK_ENTRY_KEYS = ("dense_tflops", "sparse_tflops", "structured_sparsity", "source", "note")
+PathStatus = Literal["given", "no path", "not given"]
+
+
+def check_precision(precision: str, unit: str = "tensor") -> tuple[str, str]:
+    """``(precision, unit)`` when the pair names a ceiling presets can state; an
+    :class:`InputError` naming the known words otherwise."""
+    if unit not in UNITS:
+        raise InputError(f"unknown unit {short(unit)}; known units: {', '.join(UNITS)}")
+    if precision not in PRECISIONS:
+        raise InputError(f"unknown precision {short(precision)}; known precisions: {', '.join(PRECISIONS)}")
+    if precision not in UNIT_PRECISIONS[unit]:
+        hint = " (FP32 matrix work on tensor cores is tf32)" if precision == "fp32" else ""
+        raise InputError(
+            f"the {unit} unit has no {short(precision)} rate{hint}; "
+            f"{unit} precisions: {', '.join(UNIT_PRECISIONS[unit])}"
+        )
+    return precision, unit
+
+
+def default_unit(precision: str) -> str:
+    """The unit a bare precision name means: ``vector`` for fp32 (the CUDA-core path), else ``tensor``."""
+    return "vector" if precision == "fp32" else "tensor"
+
+
+def precision_label(precision: str, unit: str) -> str:
+    """``FP8 tensor``, ``FP32 vector``: how tables and captions name a ceiling."""
+    return f"{PRECISION_LABELS.get(precision, precision)} {unit}"
+
 
 @dataclass(frozen=True)
 class Source:
@@ -66,11 +128,49 @@ class Source:
 
 
 @dataclass(frozen=True)
+class PeakPath:
+    """One ceiling of a GPU: a unit (tensor or vector) at one precision, per GPU.
+
+    ``dense_tflops`` is ``None`` when the GPU has no such path (FP8 on A100).
+    ``sparse_supported``: a supported 2:4 structured-sparse path doubles the
+    rate (tensor units only; bandwidth unchanged). ``printed_sparse_tflops`` is
+    the vendor's sparse figure where the file records it (checked = 2 × dense).
+    ``derivation`` is set where the figure was divided from a system total;
+    ``source`` is the cited table it comes from, where the file names one.
+    """
+
+    unit: str
+    precision: str
+    dense_tflops: float | None
+    sparse_supported: bool = False
+    printed_sparse_tflops: float | None = None
+    source: Source | None = None
+    note: str | None = None
+    derivation: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.dense_tflops is not None
+
+    @property
+    def label(self) -> str:
+        return precision_label(self.precision, self.unit)
+
+    def peak_tflops(self, sparsity: bool = False) -> float | None:
+        """Dense rate, × 2 when ``sparsity`` is asked for and a 2:4 path exists; ``None`` without a path."""
+        if self.dense_tflops is None:
+            return None
+        return self.dense_tflops * (2.0 if (sparsity and self.sparse_supported) else 1.0)
+
+
+@dataclass(frozen=True, init=False)
 class Preset:
     """One GPU's theoretical peaks, per GPU, as the roofline uses them.
 
     ``derivation`` is a one-line account of how per-GPU figures were derived from
-    system totals, or ``None`` when the file states them per GPU.
+    system totals, or ``None`` when the file states them per GPU. ``file`` is the
+    preset file's path (``path`` is the method that looks up a ceiling; the
+    constructor still accepts the file as ``path=`` for callers written before).
     """
 
     id: str
@@ -79,7 +179,7 @@ class Preset:
     memory_bandwidth_tbps: float
     structured_sparsity: bool
     sources: tuple[Source, ...]
-    path: str
+    file: str
     derivation: str | None = None
     variant: str | None = None
     notes: str | None = None
@@ -87,9 +187,27 @@ class Preset:
     gpu_count: int | None = None
     system_dense_fp16_tflops: float | None = None
     system_memory_bandwidth_tbps: float | None = None
+    peaks: tuple[PeakPath, ...] = ()
 
-    def __post_init__(self) -> None:
-        where = self.path or f"preset {short(self.id)}"
+    def __init__(
+        self, id: str, name: str, dense_fp16_tflops: float, memory_bandwidth_tbps: float,
+        structured_sparsity: bool, sources: tuple[Source, ...], file: str | None = None, *,
+        path: str | None = None, derivation: str | None = None, variant: str | None = None,
+        notes: str | None = None, system: str | None = None, gpu_count: int | None = None,
+        system_dense_fp16_tflops: float | None = None, system_memory_bandwidth_tbps: float | None = None,
+        peaks: tuple[PeakPath, ...] = (),
+    ) -> None:
+        values = {
+            "id": id, "name": name, "dense_fp16_tflops": dense_fp16_tflops,
+            "memory_bandwidth_tbps": memory_bandwidth_tbps, "structured_sparsity": structured_sparsity,
+            "sources": tuple(sources), "file": file if file is not None else (path or ""),
+            "derivation": derivation, "variant": variant, "notes": notes, "system": system, "gpu_count": gpu_count,
+            "system_dense_fp16_tflops": system_dense_fp16_tflops,
+            "system_memory_bandwidth_tbps": system_memory_bandwidth_tbps, "peaks": tuple(peaks),
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)  # frozen: assigned once, here
+        where = self.file or f"preset {short(self.id)}"
         _check_positive_number(where, "dense_fp16_tflops", self.dense_fp16_tflops)
         _check_positive_number(where, "memory_bandwidth_tbps", self.memory_bandwidth_tbps)
 
@@ -104,9 +222,56 @@ class Preset:
         """Peak device-memory bandwidth in bytes/s (TB/s × 10^12); sparsity leaves it unchanged."""
         return self.memory_bandwidth_tbps * TERA
 
-    def ridge_flop_per_byte(self, sparsity: bool = False) -> float:
-        """Ridge point of the roofline: peak FLOP/s ÷ bandwidth in bytes/s (Williams et al. 2009)."""
-        return self.peak_flops_per_s(sparsity) / self.memory_bandwidth_bytes_per_s
+    @overload
+    def ridge_flop_per_byte(self, sparsity: bool = False) -> float: ...
+
+    @overload
+    def ridge_flop_per_byte(self, sparsity: bool = False, *, precision: str, unit: str = "tensor") -> float | None: ...
+
+    @overload
+    def ridge_flop_per_byte(self, sparsity: bool = False, *, unit: str) -> float | None: ...
+
+    def ridge_flop_per_byte(
+        self, sparsity: bool = False, *, precision: str = "bf16", unit: str = "tensor"
+    ) -> float | None:
+        """Ridge point of the roofline: peak FLOP/s ÷ bandwidth in bytes/s (Williams et al. 2009),
+        for one ceiling (default FP16/BF16 tensor); ``None`` where that peak is not given or has no path."""
+        peak = self.peak_tflops(precision, unit=unit, sparsity=sparsity)
+        return None if peak is None else peak * TERA / self.memory_bandwidth_bytes_per_s
+
+    def path(self, precision: str, unit: str = "tensor") -> PeakPath | None:
+        """The ceiling at ``precision`` on ``unit``; ``None`` when the file does not give it ("not given").
+
+        FP16 and BF16 tensor are always given: they are ``dense_fp16_tflops``.
+        Unknown or impossible names (``fp32`` on the tensor unit) raise :class:`InputError`.
+        """
+        check_precision(precision, unit)
+        for peak in self.peaks:
+            if peak.precision == precision and peak.unit == unit:
+                return peak
+        if unit == "tensor" and precision in FP16_PRECISIONS:
+            return PeakPath(unit, precision, self.dense_fp16_tflops, self.structured_sparsity,
+                            derivation=self.derivation)
+        return None
+
+    def status(self, precision: str, unit: str = "tensor") -> PathStatus:
+        """``given``, ``no path`` (the GPU has none) or ``not given`` (the file is silent)."""
+        path = self.path(precision, unit)
+        if path is None:
+            return "not given"
+        return "given" if path.exists else "no path"
+
+    def peak_tflops(self, precision: str, *, unit: str = "tensor", sparsity: bool = False) -> float | None:
+        """Per-GPU peak at ``precision`` in 10^12 FLOP/s (TOPS for int8), doubled for a supported 2:4
+        path when ``sparsity``; ``None`` when not given or when the GPU has no such path.
+        Never falls back to another precision."""
+        path = self.path(precision, unit)
+        return None if path is None else path.peak_tflops(sparsity)
+
+    def all_paths(self) -> tuple[tuple[str, str, PeakPath | None], ...]:
+        """Every (unit, precision, path or None) a preset can state, tensor first, in ``PRECISIONS`` order."""
+        return tuple((unit, precision, self.path(precision, unit))
+                     for unit in UNITS for precision in PRECISIONS if precision in UNIT_PRECISIONS[unit])
 
 
 @dataclass(frozen=True)
@@ -269,7 +434,7 @@ def _parse_yaml(path: Path, where: str) -> Any:
     except OSError as exc:
         raise InputError(f"{where}: cannot read the file: {exc.strerror or exc}") from None
     try:
-        return yaml.load(text, Loader=_PresetLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_PresetLoader)  # a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""
@@ -284,20 +449,15 @@ def _parse_yaml(path: Path, where: str) -> Any:
 # --- checking ----------------------------------------------------------------
 
 
+# First match wins: bool before int, since YAML `true` is an int subclass in Python.
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "empty"), (bool, "a boolean"), ((int, float), "a number"), (str, "a string"),
+    (list, "a list"), (Mapping, "a mapping"),
+)
+
+
 def _kind(value: Any) -> str:
-    if value is None:
-        return "empty"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return type(value).__name__
+    return next((name for types, name in _KINDS if isinstance(value, types)), type(value).__name__)
 
 
 def _check_document(data: Any, where: str) -> None:
@@ -312,35 +472,14 @@ def _check_document(data: Any, where: str) -> None:
             allowed = ", ".join(properties)
             raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {allowed}")
 
-    system_form = any(key in data for key in (*SYSTEM_KEYS, "system"))
-    if system_form:
-        clashing = [key for key in PER_GPU_KEYS if key in data]
-        if clashing:
-            raise InputError(
-                f"{where}: {short(clashing[0])} cannot be combined with system totals "
-                f"({', '.join(SYSTEM_KEYS)}); give per-GPU figures or system totals, not both"
-            )
-    required = [*schema["required"], *(SYSTEM_KEYS if system_form else PER_GPU_KEYS)]
-    for key in required:
-        if key not in data:
-            raise InputError(f"{where}: missing required key {short(key)}")
+    _check_form(where, data, schema["required"])
 
     for key, rule in properties.items():
-        if key not in data:
-            continue
-        value = data[key]
-        kind = rule["type"]
-        if kind == "string":
-            _check_text(where, key, value, one_line=key != "notes")
-        elif kind == "number":
-            _check_positive_number(where, key, value)
-        elif kind == "integer":
-            _check_count(where, key, value)
-        elif kind == "boolean":
-            if not isinstance(value, bool):
-                raise InputError(f"{where}: {short(key)} must be true or false: {short(value)}")
-        elif key == "sources":
-            _check_sources(where, value)
+        if key in data:
+            _check_value(where, key, rule["type"], data[key])
+    for key in ("peaks", "system_peaks"):
+        if key in data:
+            _check_peaks(where, key, data)
 
     # Backstop: the shipped schema is the structural description; anything the
     # checks above let through is still refused, with the schema's words.
@@ -349,6 +488,35 @@ def _check_document(data: Any, where: str) -> None:
     if error is not None:
         at = ".".join(str(part) for part in error.absolute_path) or "file"
         raise InputError(f"{where}: {short(at)} {error.message}")
+
+
+def _check_form(where: str, data: dict[str, Any], always_required: list[str]) -> None:
+    """Per-GPU figures or system totals, not both; then every key the chosen form requires."""
+    system_form = any(key in data for key in (*SYSTEM_KEYS, "system", "system_peaks"))
+    if system_form:
+        clashing = [key for key in (*PER_GPU_KEYS, "peaks") if key in data]
+        if clashing:
+            raise InputError(
+                f"{where}: {short(clashing[0])} cannot be combined with system totals "
+                f"({', '.join(SYSTEM_KEYS)}); give per-GPU figures or system totals, not both"
+            )
+    for key in [*always_required, *(SYSTEM_KEYS if system_form else PER_GPU_KEYS)]:
+        if key not in data:
+            raise InputError(f"{where}: missing required key {short(key)}")
+
+
+def _check_value(where: str, key: str, kind: str, value: Any) -> None:
+    """One top-level value against its schema type (peaks are checked on their own)."""
+    if kind == "string":
+        _check_text(where, key, value, one_line=key != "notes")
+    elif kind == "number":
+        _check_positive_number(where, key, value)
+    elif kind == "integer":
+        _check_count(where, key, value)
+    elif kind == "boolean" and not isinstance(value, bool):
+        raise InputError(f"{where}: {short(key)} must be true or false: {short(value)}")
+    elif key == "sources":
+        _check_sources(where, value)
 
 
 def _check_text(where: str, key: str, value: Any, *, one_line: bool = True) -> None:
@@ -404,7 +572,9 @@ def _check_sources(where: str, value: Any) -> None:
     for index, item in enumerate(value):
         at = f"sources[{index}]"
         if not isinstance(item, dict):
-            raise InputError(f"{where}: {short(at)} must be a mapping with 'title' and 'url', not {_kind(item)}: {short(item)}")
+            raise InputError(
+                f"{where}: {short(at)} must be a mapping with 'title' and 'url', not {_kind(item)}: {short(item)}"
+            )
         for key in item:
             if key not in ("title", "url"):
                 raise InputError(f"{where}: unknown key {short(key)} in {short(at)}; allowed keys: title, url")
@@ -415,12 +585,112 @@ def _check_sources(where: str, value: Any) -> None:
         _check_url(where, f"{at}.url", item["url"])
 
 
+def _is_no_path(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().lower() in NO_PATH_WORDS)
+
+
+def _check_peaks(where: str, key: str, data: dict[str, Any]) -> None:
+    """Per-precision peaks: units, precisions, each entry's figures, and sparse = 2 × dense."""
+    value = data[key]
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: {short(key)} must be a mapping of units ({', '.join(UNITS)}) "
+                         f"to precisions, not {_kind(value)}: {short(value)}")
+    for unit, entries in value.items():
+        if unit not in UNITS:
+            raise InputError(f"{where}: unknown unit {short(f'{key}.{unit}')}; units: {', '.join(UNITS)}")
+        if not isinstance(entries, dict):
+            raise InputError(f"{where}: {short(f'{key}.{unit}')} must be a mapping of precisions to rates, "
+                             f"not {_kind(entries)}: {short(entries)}")
+        for precision, entry in entries.items():
+            at = f"{key}.{unit}.{precision}"
+            if precision not in UNIT_PRECISIONS[unit]:
+                raise InputError(f"{where}: unknown precision {short(at)}; {unit} precisions: "
+                                 f"{', '.join(UNIT_PRECISIONS[unit])}")
+            _check_peak_entry(where, at, unit, precision, entry, data)
+
+
+def _peak_fields(where: str, at: str, entry: Any) -> dict[str, Any]:
+    """An entry's fields as a mapping: a bare number is ``{dense_tflops: number}``."""
+    if isinstance(entry, dict):
+        for name in entry:
+            if name not in PEAK_ENTRY_KEYS:
+                raise InputError(f"{where}: unknown key {short(f'{at}.{name}')}; "
+                                 f"allowed keys: {', '.join(PEAK_ENTRY_KEYS)}")
+        if "dense_tflops" not in entry:
+            raise InputError(f"{where}: missing required key {short(f'{at}.dense_tflops')} (write {short(at)}: none "
+                             "where the GPU has no such path)")
+        _check_positive_number(where, f"{at}.dense_tflops", entry["dense_tflops"])
+        return entry
+    if isinstance(entry, (int, float)) and not isinstance(entry, bool):
+        _check_positive_number(where, at, entry)
+        return {"dense_tflops": entry}
+    raise InputError(f"{where}: {short(at)} must be a number (dense TFLOP/s), none (no such path) or a mapping "
+                     f"with 'dense_tflops', not {_kind(entry)}: {short(entry)}")
+
+
+def _check_peak_entry(where: str, at: str, unit: str, precision: str, entry: Any, data: dict[str, Any]) -> None:
+    fp16_key = "system_dense_fp16_tflops" if at.startswith("system_") else "dense_fp16_tflops"
+    is_fp16 = unit == "tensor" and precision in FP16_PRECISIONS
+    if _is_no_path(entry):
+        if is_fp16:
+            raise InputError(f"{where}: {short(at)} cannot be none: the FP16/BF16 tensor rate is {short(fp16_key)}")
+        return
+    fields = _peak_fields(where, at, entry)
+    _check_sparse_fields(where, at, unit, fields)
+    if "source" in fields:
+        index = fields["source"]
+        count = len(data["sources"])
+        if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= count:
+            raise InputError(f"{where}: {short(f'{at}.source')} must be a source number from 1 to {count} "
+                             f"(its place in 'sources'): {short(index)}")
+    if "note" in fields:
+        _check_text(where, f"{at}.note", fields["note"])
+    if is_fp16:
+        _check_fp16_entry(where, at, fp16_key, fields, data)
+
+
+def _check_sparse_fields(where: str, at: str, unit: str, fields: dict[str, Any]) -> None:
+    """Sparsity only on tensor rates; a printed sparse figure must be 2 × dense (to rounding)."""
+    supported = fields.get("structured_sparsity")
+    if unit == "vector" and ("sparse_tflops" in fields or "structured_sparsity" in fields):
+        raise InputError(f"{where}: {short(at)}: vector (CUDA-core) rates have no 2:4 sparse path; "
+                         "remove 'sparse_tflops' and 'structured_sparsity'")
+    if supported is not None and not isinstance(supported, bool):
+        raise InputError(f"{where}: {short(f'{at}.structured_sparsity')} must be true or false: {short(supported)}")
+    if "sparse_tflops" not in fields:
+        return
+    sparse, dense = fields["sparse_tflops"], float(fields["dense_tflops"])
+    _check_positive_number(where, f"{at}.sparse_tflops", sparse)
+    if supported is False:
+        raise InputError(f"{where}: {short(at)} gives 'sparse_tflops' but says structured_sparsity: false")
+    if abs(float(sparse) - 2.0 * dense) > SPARSE_RATIO_TOLERANCE * 2.0 * dense:
+        raise InputError(
+            f"{where}: {short(f'{at}.sparse_tflops')} must be 2 × {short(f'{at}.dense_tflops')} "
+            f"(2:4 sparsity doubles the dense rate): sparse {float(sparse):g}, dense {dense:g}; "
+            "is a sparse figure typed as dense, or a dense one as sparse?"
+        )
+
+
+def _check_fp16_entry(where: str, at: str, fp16_key: str, fields: dict[str, Any], data: dict[str, Any]) -> None:
+    """fp16/bf16 entries restate the required FP16/BF16 rate: they must agree with it."""
+    dense, reference = float(fields["dense_tflops"]), float(data[fp16_key])
+    if dense != reference:
+        raise InputError(f"{where}: {short(at)} must equal {short(fp16_key)} ({reference:g}), "
+                         f"the FP16/BF16 tensor rate: {dense:g}")
+    top = data.get("structured_sparsity", False)
+    implied = fields.get("structured_sparsity", True if "sparse_tflops" in fields else top)
+    if implied != top:
+        raise InputError(f"{where}: {short(at)} says 2:4 sparsity is {'' if implied else 'not '}supported "
+                         f"but 'structured_sparsity' is {str(top).lower()}; the FP16/BF16 rate follows "
+                         "'structured_sparsity'")
+
+
 def _check_unique_ids(presets: Iterable[Preset]) -> None:
     first_path: dict[str, str] = {}
     for preset in presets:
-        earlier = first_path.setdefault(preset.id, preset.path)
-        if earlier != preset.path:
-            raise InputError(_duplicate_message(preset.path, preset.id, earlier))
+        earlier = first_path.setdefault(preset.id, preset.file)
+        if earlier != preset.file:
+            raise InputError(_duplicate_message(preset.file, preset.id, earlier))
 
 
 def _duplicate_message(path: str, preset_id: str, earlier: str) -> str:
@@ -434,42 +704,81 @@ def _format_tflops(tflops: float) -> str:
     return f"{tflops / 1000:g} PFLOP/s" if tflops >= 1000 else f"{tflops:g} TFLOP/s"
 
 
+def _build_peaks(data: dict[str, Any], sources: tuple[Source, ...]) -> tuple[PeakPath, ...]:
+    """PeakPath objects from ``peaks`` (per GPU) or ``system_peaks`` (÷ ``gpu_count``)."""
+    gpus: int = data.get("gpu_count", 1)
+    system_form = "system_peaks" in data
+    given = data.get("system_peaks" if system_form else "peaks", {})
+    system = data.get("system")
+    paths = []
+    for unit in UNITS:
+        for precision in UNIT_PRECISIONS[unit]:
+            if precision not in given.get(unit, {}):
+                continue
+            entry = given[unit][precision]
+            if _is_no_path(entry):
+                paths.append(PeakPath(unit, precision, None))
+                continue
+            fields = entry if isinstance(entry, dict) else {"dense_tflops": entry}
+            total = float(fields["dense_tflops"])
+            printed = fields.get("sparse_tflops")
+            supported = fields.get(
+                "structured_sparsity",
+                "sparse_tflops" in fields or (unit == "tensor" and data.get("structured_sparsity", False)),
+            )
+            derivation = None
+            if system_form:
+                derivation = f"{_totals_label(system, gpus)}: {_format_tflops(total)} → {_format_tflops(total / gpus)}"
+            source = fields.get("source")
+            paths.append(PeakPath(
+                unit=unit,
+                precision=precision,
+                dense_tflops=total / gpus,  # per GPU = system total ÷ GPU count (1 for per-GPU files)
+                sparse_supported=bool(unit == "tensor" and supported),
+                printed_sparse_tflops=float(printed) / gpus if printed is not None else None,
+                source=sources[source - 1] if source is not None else None,
+                note=fields.get("note"),
+                derivation=derivation,
+            ))
+    return tuple(paths)
+
+
+def _totals_label(system: str | None, gpus: int) -> str:
+    return f"{system + ' totals' if system else 'System totals'} ÷ {gpus} GPU{'' if gpus == 1 else 's'}"
+
+
 def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
     sources = tuple(Source(title=item["title"].strip(), url=item["url"].strip()) for item in data["sources"])
-    common = dict(
+    system_form = "gpu_count" in data
+    gpus: int = data.get("gpu_count", 1)
+    system = data.get("system")
+    derivation = None
+    if system_form:
+        # Per-GPU figure = system total ÷ GPU count (vendor boards share work evenly).
+        dense_tflops = float(data["system_dense_fp16_tflops"]) / gpus
+        bandwidth_tbps = float(data["system_memory_bandwidth_tbps"]) / gpus
+        derivation = (
+            f"{_totals_label(system, gpus)}: "
+            f"{_format_tflops(data['system_dense_fp16_tflops'])} → {_format_tflops(dense_tflops)}; "
+            f"{float(data['system_memory_bandwidth_tbps']):g} TB/s → {bandwidth_tbps:g} TB/s"
+        )
+    else:
+        dense_tflops = float(data["dense_fp16_tflops"])
+        bandwidth_tbps = float(data["memory_bandwidth_tbps"])
+    return Preset(
         id=preset_id,
         name=data["name"].strip(),
-        structured_sparsity=data.get("structured_sparsity", False),
-        sources=sources,
-        path=where,
-        variant=data.get("variant"),
-        notes=data.get("notes"),
-    )
-    if "gpu_count" not in data:
-        return Preset(
-            dense_fp16_tflops=float(data["dense_fp16_tflops"]),
-            memory_bandwidth_tbps=float(data["memory_bandwidth_tbps"]),
-            **common,
-        )
-    gpus: int = data["gpu_count"]
-    system_tflops = float(data["system_dense_fp16_tflops"])
-    system_tbps = float(data["system_memory_bandwidth_tbps"])
-    # Per-GPU figure = system total ÷ GPU count (vendor boards share work evenly).
-    dense_tflops = system_tflops / gpus
-    bandwidth_tbps = system_tbps / gpus
-    system = data.get("system")
-    derivation = (
-        f"{system + ' totals' if system else 'System totals'} ÷ {gpus} GPU{'' if gpus == 1 else 's'}: "
-        f"{_format_tflops(system_tflops)} → {_format_tflops(dense_tflops)}; "
-        f"{system_tbps:g} TB/s → {bandwidth_tbps:g} TB/s"
-    )
-    return Preset(
         dense_fp16_tflops=dense_tflops,
         memory_bandwidth_tbps=bandwidth_tbps,
+        structured_sparsity=data.get("structured_sparsity", False),
+        sources=sources,
+        file=where,
         derivation=derivation,
+        variant=data.get("variant"),
+        notes=data.get("notes"),
         system=system,
-        gpu_count=gpus,
-        system_dense_fp16_tflops=system_tflops,
-        system_memory_bandwidth_tbps=system_tbps,
-        **common,
+        gpu_count=gpus if system_form else None,
+        system_dense_fp16_tflops=float(data["system_dense_fp16_tflops"]) if system_form else None,
+        system_memory_bandwidth_tbps=float(data["system_memory_bandwidth_tbps"]) if system_form else None,
+        peaks=_build_peaks(data, sources),
     )

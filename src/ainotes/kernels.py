@@ -3,12 +3,15 @@
 Every count is the ideal one: each input is read from device memory once and
 each output written once (perfect on-chip reuse), so the intensity is an upper
 bound for a real kernel. Bytes = elements × ``DTYPE_BYTES[dtype]``; every
-operand of a kernel uses the same dtype. Pure functions; no I/O.
+operand of a kernel uses the same dtype (fp4 is half a byte per element).
+Pure functions; no I/O.
 
 Kernel spec grammar (command line and ``roofline`` fences)::
 
-    KIND:SHAPE[:DTYPE]                 DTYPE one of fp32, tf32, bf16, fp16, fp8; default bf16
+    KIND:SHAPE[:DTYPE][:sparse]        DTYPE one of fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8; default bf16
     gemm:MxNxK                         (M×K) · (K×N) → M×N
+    gemm:MxNxK:fp8:sparse              2:4 structured-sparse weights (gemm only): the K×N
+                                       operand's bytes halve; it meets the sparse roof
     add:N                              z = x + y over N elements
     softmax:RxC                        row-wise softmax of an R×C matrix
     layernorm:RxC                      layer norm over the C columns of each of R rows
@@ -23,12 +26,18 @@ typing mistakes rather than kernels anyone runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ainotes.errors import InputError
 from ainotes.textcheck import bad_character
 
-DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+# Bytes per element. tf32 is stored as fp32; fp4 packs two elements per byte.
+DTYPE_BYTES: dict[str, float] = {
+    "fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp4": 0.5, "int8": 1,
+}
+SPARSE_WORD = "sparse"
+SPARSE_KINDS = ("gemm",)  # 2:4 sparsity prunes a weight operand: only GEMM has one here
 DEFAULT_DTYPE = "bf16"
 MAX_DIMENSION = 2**31
 MAX_LABEL_CHARS = 120
@@ -47,12 +56,17 @@ KERNEL_SHAPES: dict[str, tuple[str, ...]] = {
     "attention-naive": ("B", "H", "S", "D"),
 }
 
-SPEC_SYNTAX = "KIND:SHAPE[:DTYPE], e.g. gemm:4096x4096x4096:bf16"
+SPEC_SYNTAX = "KIND:SHAPE[:DTYPE][:sparse], e.g. gemm:4096x4096x4096:bf16"
 
 
 @dataclass(frozen=True)
 class Kernel:
-    """One kernel's ideal work and traffic; ``spec`` is its canonical spec string."""
+    """One kernel's ideal work and traffic; ``spec`` is its canonical spec string.
+
+    ``sparse``: a 2:4 structured-sparse GEMM (weights pruned to two non-zeros in
+    every four). Its FLOPs are counted dense-equivalent, 2·M·N·K, as vendors count
+    sparse TFLOP/s, so it meets a roof twice as high rather than doing half the work.
+    """
 
     kind: str
     label: str
@@ -60,6 +74,7 @@ class Kernel:
     spec: str
     flops: float
     bytes_moved: float
+    sparse: bool = False
 
     @property
     def intensity_flop_per_byte(self) -> float:
@@ -72,28 +87,36 @@ def _dims_text(dims: tuple[int, ...]) -> str:
 
 
 def _make(kind: str, dims: tuple[int, ...], dtype: str, flops: float, elements_moved: float,
-          label: str | None, title: str) -> Kernel:
+          label: str | None, title: str, sparse: bool = False) -> Kernel:
     dtype = _check_dtype(dtype, where=f"{kind} kernel")
-    for name, value in zip(KERNEL_SHAPES[kind], dims):
+    for name, value in zip(KERNEL_SHAPES[kind], dims, strict=True):
         _check_dimension(value, name, where=f"{kind} kernel")
-    spec = f"{kind}:{'x'.join(str(d) for d in dims)}:{dtype}"
+    spec = f"{kind}:{'x'.join(str(d) for d in dims)}:{dtype}" + (f":{SPARSE_WORD}" if sparse else "")
+    default_label = f"{title} {_dims_text(dims)} {dtype}" + (" 2:4 sparse" if sparse else "")
     return Kernel(
         kind=kind,
-        label=_check_label(label, spec) if label is not None else f"{title} {_dims_text(dims)} {dtype}",
+        label=_check_label(label, spec) if label is not None else default_label,
         dtype=dtype,
         spec=spec,
         flops=float(flops),
         bytes_moved=float(elements_moved) * DTYPE_BYTES[dtype],
+        sparse=sparse,
     )
 
 
-def gemm(m: int, n: int, k: int, dtype: str = DEFAULT_DTYPE, label: str | None = None) -> Kernel:
+def gemm(m: int, n: int, k: int, dtype: str = DEFAULT_DTYPE, label: str | None = None, *,
+         sparse: bool = False) -> Kernel:
     """C (M×N) = A (M×K) · B (K×N).
 
     FLOPs = 2·M·N·K (one multiply and one add per term); elements moved =
-    M·K + K·N + M·N (A and B read once, C written once).
+    M·K + K·N + M·N (A and B read once, C written once). With ``sparse`` (2:4
+    structured sparsity in the weight operand B) B's K·N elements count half:
+    the compressed weights keep two values in four. The small index metadata
+    (2 bits per kept value) is left out. FLOPs stay dense-equivalent.
     """
-    return _make("gemm", (m, n, k), dtype, 2 * m * n * k, m * k + k * n + m * n, label, "GEMM")
+    weight_elements = k * n / 2 if sparse else k * n
+    return _make("gemm", (m, n, k), dtype, 2 * m * n * k, m * k + weight_elements + m * n, label, "GEMM",
+                 sparse=sparse)
 
 
 def elementwise_add(n: int, dtype: str = DEFAULT_DTYPE, label: str | None = None) -> Kernel:
@@ -165,7 +188,7 @@ def attention_naive(batch: int, heads: int, seq_len: int, head_dim: int, dtype: 
                  "Attention (naive)")
 
 
-_BUILDERS = {
+_BUILDERS: dict[str, Callable[..., Kernel]] = {
     "gemm": gemm,
     "add": elementwise_add,
     "softmax": softmax,
@@ -186,11 +209,17 @@ def parse_kernel_spec(spec: str, label: str | None = None) -> Kernel:
         raise InputError(f"kernel spec must be text ({SPEC_SYNTAX}): {spec!r}")
     where = f"kernel spec {spec!r}"
     parts = [part.strip() for part in spec.strip().split(":")]
+    sparse = len(parts) > 2 and parts[-1].lower() == SPARSE_WORD
+    if sparse:
+        parts = parts[:-1]
     if len(parts) not in (2, 3) or not all(parts):
         raise InputError(f"{where}: expected {SPEC_SYNTAX}")
     kind = parts[0].lower()
     if kind not in KERNEL_SHAPES:
         raise InputError(f"{where}: unknown kernel kind {parts[0]!r}; known kinds: {', '.join(KERNEL_SHAPES)}")
+    if sparse and kind not in SPARSE_KINDS:
+        raise InputError(f"{where}: only {', '.join(SPARSE_KINDS)} kernels can be 2:4 sparse "
+                         "(the pruned operand is a GEMM's K×N weights)")
     dtype = _check_dtype(parts[2] if len(parts) == 3 else DEFAULT_DTYPE, where=where)
     names = KERNEL_SHAPES[kind]
     texts = [t.strip() for t in re.split(r"[x×X]", parts[1])]
@@ -200,12 +229,15 @@ def parse_kernel_spec(spec: str, label: str | None = None) -> Kernel:
             f"{'x'.join(names)}, got {len(texts)}: {parts[1]!r}"
         )
     dims = []
-    for name, text in zip(names, texts):
+    for name, text in zip(names, texts, strict=True):
         if not _DIMENSION_TEXT.fullmatch(text):
             raise InputError(f"{where}: dimension {name} must be a whole number: {text!r}")
         dims.append(_check_dimension(int(text), name, where=where))
     if label is not None:
         label = _check_label(label, spec)
+    if sparse:
+        m, n, k = dims
+        return gemm(m, n, k, dtype=dtype, label=label, sparse=True)
     return _BUILDERS[kind](*dims, dtype=dtype, label=label)
 
 

@@ -8,6 +8,17 @@ model for multicore architectures", CACM 52(4), 2009:
 
 Below the ridge a kernel is memory-bound (the sloped line), above it
 compute-bound (the flat line). Pure functions; no I/O.
+
+A GPU has one flat ceiling per unit and precision (tensor FP8, vector FP32, ...).
+:func:`kernel_ceiling` says which one a kernel meets, from its kind and dtype;
+:func:`kernel_roof` places the kernel under it. A preset that has no such path,
+or does not give it, yields no ceiling: never another precision's.
+
+Sparsity belongs to the kernel: a kernel declared 2:4 sparse meets the sparse
+roof where the preset supports sparsity at its precision (and is "unsupported"
+where it does not); a dense kernel always meets the dense roof. The
+``sparsity`` toggle of a chart only draws the sparse ceilings, to show where a
+sparse kernel would sit; it never moves a kernel.
 """
 
 from __future__ import annotations
@@ -17,7 +28,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ainotes.errors import InputError
-from ainotes.hardware import Preset
+from ainotes.hardware import Preset, check_precision, precision_label
+from ainotes.kernels import Kernel
+
+Bound = Literal["memory", "compute", "unsupported", "unknown"]
+
+# Matrix kernels run on the tensor cores at their dtype; element-wise and
+# reduction kernels run on the CUDA cores, whatever their storage dtype.
+MATRIX_KINDS = ("gemm", "attention", "attention-naive")
+VECTOR_KINDS = ("add", "softmax", "layernorm")
 
 
 def _positive(name: str, value: float) -> float:
@@ -58,7 +77,8 @@ def bound_at(
 class Ceiling:
     """One GPU's roofline: a sloped memory ceiling meeting a flat compute ceiling.
 
-    ``sparse`` is true only where the 2:4 sparse path doubled the flat ceiling.
+    ``sparse`` is true only where the 2:4 sparse path doubled the flat ceiling;
+    ``unit`` and ``precision`` name the flat ceiling (``ceiling`` gives FP16/BF16 tensor).
     """
 
     preset_id: str
@@ -67,6 +87,8 @@ class Ceiling:
     peak_flops_per_s: float
     memory_bandwidth_bytes_per_s: float
     ridge_flop_per_byte: float
+    unit: str = "tensor"
+    precision: str = "bf16"
 
     def attainable_flops_per_s(self, intensity_flop_per_byte: float) -> float:
         """min(peak, bandwidth × intensity) for this ceiling."""
@@ -101,4 +123,108 @@ def ceiling(preset: Preset, sparsity: bool = False) -> Ceiling:
         peak_flops_per_s=peak,
         memory_bandwidth_bytes_per_s=bandwidth,
         ridge_flop_per_byte=ridge_point_flop_per_byte(peak, bandwidth),
+    )
+
+
+def ceiling_at(preset: Preset, precision: str, *, unit: str = "tensor", sparsity: bool = False) -> Ceiling | None:
+    """The preset's roofline at one precision on one unit, or ``None`` where the preset
+    has no such path or does not give it (see ``Preset.status``). ``sparsity`` doubles
+    the flat ceiling only where that path supports 2:4 sparsity."""
+    path = preset.path(precision, unit)
+    if path is None or path.dense_tflops is None:
+        return None
+    sparse = bool(sparsity and path.sparse_supported)
+    peak = path.dense_tflops * (2.0 if sparse else 1.0) * 1e12
+    bandwidth = preset.memory_bandwidth_bytes_per_s
+    return Ceiling(
+        preset_id=preset.id, name=preset.name, sparse=sparse, peak_flops_per_s=peak,
+        memory_bandwidth_bytes_per_s=bandwidth, ridge_flop_per_byte=ridge_point_flop_per_byte(peak, bandwidth),
+        unit=unit, precision=precision,
+    )
+
+
+def kernel_ceiling(kernel: Kernel) -> tuple[str, str]:
+    """``(unit, precision)`` of the flat ceiling a kernel meets.
+
+    Matrix kernels (gemm, attention, attention-naive) meet the tensor rate of
+    their dtype, except fp32, which runs on the CUDA cores (``("vector", "fp32")``;
+    ``tf32`` is the FP32-input tensor path). Element-wise and reduction kernels
+    (add, softmax, layernorm) compute in FP32 on the CUDA cores whatever they
+    store (``("vector", "fp32")``), and in FP64 for fp64 data
+    (``("vector", "fp64")``). int8 element-wise work is counted the same way.
+    """
+    if kernel.kind in MATRIX_KINDS:
+        return ("vector", "fp32") if kernel.dtype == "fp32" else ("tensor", kernel.dtype)
+    if kernel.kind in VECTOR_KINDS:
+        return ("vector", "fp64") if kernel.dtype == "fp64" else ("vector", "fp32")
+    raise InputError(f"no ceiling rule for kernel kind {kernel.kind!r}")
+
+
+@dataclass(frozen=True)
+class KernelRoof:
+    """Where one kernel sits on one preset's roofline, at the ceiling it meets.
+
+    ``bound`` is ``"memory"`` or ``"compute"`` (at or above the ridge), or
+    ``"unsupported"`` where the preset has no such path (FP8 on A100, or a 2:4
+    sparse kernel where the path has no sparse mode), or ``"unknown"`` where the
+    preset file does not give that ceiling. In the last two cases the peak,
+    the attainable rate and the ridge are ``None``. ``reason`` says why in words.
+    """
+
+    preset_id: str
+    unit: str
+    precision: str
+    sparse: bool
+    peak_flops_per_s: float | None
+    attainable_flops_per_s: float | None
+    ridge_flop_per_byte: float | None
+    bound: Bound
+    reason: str | None = None
+    peak_tflops: float | None = None  # the preset's figure as printed, free of × 10^12 rounding
+
+    @property
+    def attainable_tflops(self) -> float | None:
+        """Attainable rate in 10^12 FLOP/s: the printed peak when compute-bound."""
+        if self.attainable_flops_per_s is None:
+            return None
+        return self.peak_tflops if self.bound == "compute" else self.attainable_flops_per_s / 1e12
+
+    @property
+    def label(self) -> str:
+        """``FP8 tensor``, ``FP32 vector``, with ``2:4 sparse`` where the kernel meets a sparse roof."""
+        return precision_label(self.precision, self.unit) + (" 2:4 sparse" if self.sparse else "")
+
+
+def kernel_roof(preset: Preset, kernel: Kernel, *, sparsity: bool = False) -> KernelRoof:
+    """The kernel on the preset's roofline at :func:`kernel_ceiling`'s ceiling.
+
+    attainable = min(peak, bandwidth × intensity) with that ceiling's peak.
+    ``sparsity`` is the chart's toggle and does not change the answer (module
+    docstring): a dense kernel meets the dense roof, a sparse one the sparse roof.
+    """
+    del sparsity  # display only: accepted so chart code can pass its toggle through
+    unit, precision = kernel_ceiling(kernel)
+    check_precision(precision, unit)
+    name = precision_label(precision, unit)
+    path = preset.path(precision, unit)
+
+    def without(bound: Bound, reason: str) -> KernelRoof:
+        return KernelRoof(preset.id, unit, precision, kernel.sparse, None, None, None, bound, reason)
+
+    if path is None:
+        return without("unknown", f"{name} rate not given in {preset.file or preset.id}")
+    if path.dense_tflops is None:
+        return without("unsupported", f"no {name.split()[0]} path" if unit == "tensor" else f"no {name} path")
+    if kernel.sparse and not path.sparse_supported:
+        return without("unsupported", f"no 2:4 sparse {name} path")
+    peak_tflops = path.dense_tflops * (2.0 if kernel.sparse else 1.0)
+    peak = peak_tflops * 1e12
+    bandwidth = preset.memory_bandwidth_bytes_per_s
+    intensity = kernel.intensity_flop_per_byte
+    return KernelRoof(
+        preset_id=preset.id, unit=unit, precision=precision, sparse=kernel.sparse,
+        peak_flops_per_s=peak, peak_tflops=peak_tflops,
+        attainable_flops_per_s=attainable_flops_per_s(intensity, peak, bandwidth),
+        ridge_flop_per_byte=ridge_point_flop_per_byte(peak, bandwidth),
+        bound=bound_at(intensity, peak, bandwidth),
     )

@@ -1,30 +1,33 @@
-"""Turn notes pages into pages with charts: the pipeline behind ``hooks/notes.py``.
+"""One build's charts and tables: the state behind :mod:`ainotes.markdown` and ``hooks/notes.py``.
 
-Knows nothing of MkDocs: it takes page text and paths and returns page text,
-so another generator could drive it. One :class:`NotesSite` lives for one build.
+Knows nothing of MkDocs or of Markdown's grammar: :mod:`ainotes.markdown` decides what
+is a fence, an inline figure or math and hands the text here; this module validates it
+(:mod:`ainotes.directives`, :mod:`ainotes.figures`), draws it (:mod:`ainotes.tables`,
+:mod:`ainotes.charts`) and remembers every chart for the embed files. One
+:class:`NotesSite` lives for one build.
 
-Page flow:
+:data:`FENCE_KINDS` is the one table of fence kinds. Adding a kind is one entry there:
 
-1. :meth:`NotesSite.page_markdown` replaces each chart fence, table fence and
-   math span with a slot token (plain letters and digits, which Markdown leaves
-   alone) and each inline figure ``{{ ... }}`` with its text.
-2. :meth:`NotesSite.page_content` swaps the tokens in the page's HTML for the
-   rendered figures and adds the chart scripts to pages that have charts.
-3. :meth:`NotesSite.write_outputs` writes the shared assets, ``embed/`` files
-   and ``embed/manifest.json`` into the built site.
+1. a parser ``parse(fence, where, known_preset_ids) -> request`` (in ``directives.py`` or a
+   module of your own) that raises :class:`~ainotes.errors.InputError` with ``where:line``;
+2. a drawer ``draw(site, request, page) -> Drawn`` here (call :meth:`NotesSite.new_chart`
+   for a chart with embed files);
+3. ``FenceKind(name, parse, draw, chart=...)`` in :data:`FENCE_KINDS`.
+
+The Markdown extension registers every kind in the table with ``pymdownx.superfences``,
+so neither ``mkdocs.yml`` nor the hooks change.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shutil
-import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
+from typing import Any, Literal
 
 from ainotes import collectives, directives, figures, tables
 from ainotes.errors import InputError
@@ -35,7 +38,6 @@ ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js")
 _RUNTIME_FILE = "vega.min.js"
-CHART_FENCES = ("roofline", "collective")
 
 
 @dataclass
@@ -55,211 +57,136 @@ class Chart:
 
 
 @dataclass
-class _PageState:
+class Page:
+    """The page being converted: its source path (for messages), URL (for links) and what it holds.
+
+    ``line_offset`` counts the lines a generator removed before Markdown saw the text
+    (front matter), so messages give the line in the file.
+    """
+
     src: str
     url: str
-    slots: dict[str, str] = field(default_factory=dict)  # filled in by page_content
-    charts: dict[str, str] = field(default_factory=dict)  # filled in by page_output
-    has_roofline: bool = False
-    has_collective: bool = False
+    line_offset: int = 0
+    scripts: list[str] = field(default_factory=list)  # runtime files this page's charts need
+    claimed_ids: set[str] = field(default_factory=set)  # chart ids given out on this page
+
+    def where(self, line: int | None) -> str:
+        return self.src if line is None else f"{self.src}:{line + self.line_offset}"
+
+    def need_script(self, *names: str) -> None:
+        for name in names:
+            if name not in self.scripts:
+                self.scripts.append(name)
+
+
+@dataclass
+class Drawn:
+    """What a fence became: its HTML, and the chart to register if the fence stays in the page."""
+
+    html: str
+    chart: Chart | None = None
+
+
+@dataclass(frozen=True)
+class FenceKind:
+    """One row of the fence table: name → parser → drawer, and whether it is a chart."""
+
+    name: str
+    parse: Callable[[directives.Fence, str, tuple[str, ...]], Any]
+    draw: Callable[[NotesSite, Any, Page], Drawn]
+    chart: bool
 
 
 class NotesSite:
-    """Build-wide state: the presets, the charts met so far, the pages' slots."""
+    """Build-wide state: the presets and every chart met so far."""
 
     def __init__(self, presets_dir: str | Path):
         self.presets: tuple[Preset, ...] = load_presets(presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
         self.charts: dict[str, Chart] = {}
-        self._pages: dict[str, _PageState] = {}
+        # The exception a driver wants for a user's mistake (hooks/notes.py: MkDocs' PluginError).
+        self.error_type: Callable[[str], Exception] = InputError
+        self._announced: tuple[str, str, int] | None = None
 
-    # -- step 1 ------------------------------------------------------------
+    def announce_page(self, src: str, url: str, line_offset: int = 0) -> None:
+        """Name the page the next Markdown conversion is of (a driver calls this before it)."""
+        self._announced = (src, url, line_offset)
 
-    def page_markdown(self, markdown: str, page_src: str, page_url: str) -> str:
-        """Replace fences, inline figures and math in one page's Markdown."""
-        state = _PageState(src=page_src, url=page_url)
-        self._pages[page_src] = state
-        for chart in [c for c in self.charts.values() if c.page_src == page_src]:
-            del self.charts[chart.chart_id]  # page rebuilt by `mkdocs serve`
-        out = []
-        for part in directives.split_fences(markdown):
-            if isinstance(part, directives.Fence):
-                try:
-                    html_text = self._fence_html(part, state)
-                except InputError as exc:  # every message names the page and the fence's line
-                    message = str(exc)
-                    if not message.startswith(f"{page_src}:"):
-                        message = f"{page_src}:{part.start_line}: {message}"
-                    raise InputError(message) from None
-                token = self._slot(state, html_text, chart=part.kind in CHART_FENCES)
-                out.append(f"\n{part.indent}{token}\n\n")
-            else:
-                out.append(self._inline(part, state))
-        return "".join(out)
+    def take_announced_page(self) -> tuple[str, str, int] | None:
+        announced, self._announced = self._announced, None
+        return announced
 
-    def _inline(self, segment: directives.Segment, state: _PageState) -> str:
-        pieces, cursor = [], 0
-        for item in directives.find_inline(segment, state.src):
-            pieces.append(segment.text[cursor : item.start])
-            where = f"{state.src}:{item.line}"
-            try:
-                if item.kind == "figure":
-                    pieces.append(figures.markdown_text(figures.evaluate(item.body, self.presets_by_id)))
-                else:
-                    pieces.append(self._slot(state, figures.mathml(item.body, block=item.kind == "block-math")))
-            except InputError as exc:
-                raise InputError(f"{where}: {exc}") from None
-            cursor = item.end
-        pieces.append(segment.text[cursor:])
-        return "".join(pieces)
+    def begin_page(self, src: str, url: str, line_offset: int = 0) -> Page:
+        """A fresh :class:`Page`; charts left from an earlier build of it (``mkdocs serve``) go."""
+        for chart in [c for c in self.charts.values() if c.page_src == src]:
+            del self.charts[chart.chart_id]
+        return Page(src=src, url=url, line_offset=line_offset)
 
-    def _fence_html(self, fence: directives.Fence, state: _PageState) -> str:
-        where = state.src
-        known = tuple(self.presets_by_id)
-        if fence.kind == "roofline":
-            return self._roofline_html(directives.parse_roofline(fence, where, known), fence, state)
-        if fence.kind == "collective":
-            return self._collective_html(directives.parse_collective(fence, where), fence, state)
-        if fence.kind == "presets-table":
-            request = directives.parse_presets_table(fence, where, known)
-            return tables.presets_table_html([self.presets_by_id[i] for i in request.preset_ids])
-        if fence.kind == "mfu-table":
-            request = directives.parse_mfu_table(fence, where, known)
-            return tables.mfu_table_html(request.jobs, self.presets_by_id)
-        if fence.kind == "kernels-table":
-            request = directives.parse_kernels_table(fence, where, known)
-            return tables.kernels_table_html(request.kernels, [self.presets_by_id[i] for i in request.preset_ids])
-        if fence.kind == "preset-check":
-            return tables.preset_check_html(directives.check_preset_example(fence, where))
-        raise InputError(f"{where}:{fence.start_line}: unknown fence kind {fence.kind!r}")
+    # -- what the Markdown extension calls ------------------------------------
 
-    def _register(self, chart: Chart, fence: directives.Fence) -> Chart:
+    def draw_fence(self, kind: str, body: str, page: Page, line: int) -> Drawn:
+        """A fence of ``kind`` opened at ``line`` (1-based, in Markdown's text) → its HTML.
+
+        Every :class:`InputError` leaves here naming the page and a line.
+        """
+        fence_kind = FENCE_KINDS[kind]
+        fence = directives.Fence(kind, body, line + page.line_offset)
+        try:
+            request = fence_kind.parse(fence, page.src, tuple(self.presets_by_id))
+            return fence_kind.draw(self, request, page)
+        except InputError as exc:
+            message = str(exc)
+            if not message.startswith(f"{page.src}:"):  # raised while drawing, not while parsing
+                message = f"{page.where(line)}: {message}"
+            raise InputError(message) from None
+
+    def register(self, chart: Chart, page: Page, line: int) -> None:
+        """Keep ``chart`` for the embed files and the manifest; its id must be new."""
         other = self.charts.get(chart.chart_id)
         if other is not None:
             raise InputError(
-                f"{chart.page_src}:{fence.start_line}: chart id {chart.chart_id!r} is already used "
+                f"{page.where(line)}: chart id {chart.chart_id!r} is already used "
                 f"on {other.page_src}; give this fence its own 'id'"
             )
         self.charts[chart.chart_id] = chart
-        return chart
 
-    def _default_id(self, state: _PageState, stem: str) -> str:
-        page = PurePosixPath(state.src).with_suffix("").as_posix().replace("/", "-").lower()
-        base = re.sub(r"[^a-z0-9]+", "-", f"{page}-{stem}").strip("-")
-        candidate, n = base, 2
-        while candidate in self.charts:
-            candidate, n = f"{base}-{n}", n + 1
-        return candidate
+    def figure(self, body: str, page: Page, line: int | None) -> str:
+        """The plain text of an inline figure ``{{ body }}``."""
+        try:
+            return figures.evaluate(body, self.presets_by_id)
+        except InputError as exc:
+            raise InputError(f"{page.where(line)}: {exc}") from None
 
-    def _downloads(self, chart: Chart, state: _PageState) -> dict[str, str]:
-        prefix = relative_prefix(state.url)
+    def math(self, latex: str, page: Page, line: int | None, *, block: bool) -> str:
+        """MathML for ``$latex$`` (or a ``$$`` block)."""
+        try:
+            return figures.mathml(latex, block=block)
+        except InputError as exc:
+            raise InputError(f"{page.where(line)}: {exc}") from None
+
+    def scripts_html(self, page: Page) -> str:
+        """The ``<script>`` tags the page's charts need, or ``""``."""
+        prefix = relative_prefix(page.url)
+        return "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in page.scripts)
+
+    # -- helpers for drawers ---------------------------------------------------
+
+    def new_chart(self, page: Page, kind: str, stem: str, chart_id: str | None, title: str) -> Chart:
+        """A chart with ``chart_id`` or a page-derived default id not taken yet."""
+        if chart_id is None:
+            page_stem = PurePosixPath(page.src).with_suffix("").as_posix().replace("/", "-").lower()
+            base = re.sub(r"[^a-z0-9]+", "-", f"{page_stem}-{stem}").strip("-")
+            chart_id, n = base, 2
+            while chart_id in self.charts or chart_id in page.claimed_ids:
+                chart_id, n = f"{base}-{n}", n + 1
+        page.claimed_ids.add(chart_id)
+        return Chart(chart_id, kind, title, page.url, page.src)
+
+    def downloads(self, chart: Chart, page: Page) -> dict[str, str]:
+        prefix = relative_prefix(page.url)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
-    def _roofline_html(self, request: directives.RooflineRequest, fence: directives.Fence, state: _PageState) -> str:
-        from ainotes import render
-        from ainotes.charts import embed
-        from ainotes.charts import roofline as roofline_chart
-
-        presets = [self.presets_by_id[i] for i in request.preset_ids]
-
-        def spec(theme: str) -> dict:
-            return roofline_chart.roofline_spec(
-                presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme
-            )
-
-        light, dark = spec("light"), spec("dark")
-        svg_dark = roofline_chart.dark_svg(render.svg(light))  # no second Vega render
-        title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
-        chart = self._register(
-            Chart(request.chart_id or self._default_id(state, "roofline"), "roofline", title, state.url, state.src),
-            fence,
-        )
-        chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
-        chart.files = {
-            "svg": lambda: render.svg(light),
-            "svg-dark": lambda: svg_dark,
-            "png": lambda: render.png(light),
-            "json": lambda: _json_text(light),
-            "html": lambda: render.standalone_html(light, title=title),
-        }
-        state.has_roofline = True
-        return embed.interactive_figure_html(
-            chart.chart_id,
-            light,
-            dark,
-            caption_html=roofline_chart.caption_html(presets, request.sparsity),
-            downloads=self._downloads(chart, state),
-            svg_dark=svg_dark,
-        )
-
-    def _collective_html(self, request: directives.CollectiveRequest, fence: directives.Fence, state: _PageState) -> str:
-        from ainotes.charts import collective as collective_chart
-        from ainotes.charts import embed
-
-        run = collectives.simulate(request.op, request.ranks, request.root)
-        title = request.title or run.title
-        chart = self._register(
-            Chart(request.chart_id or self._default_id(state, request.op), "collective", title, state.url, state.src),
-            fence,
-        )
-        chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
-        chart.files = {
-            "svg": lambda: collective_chart.animated_svg(run, title=title),
-            "json": lambda: _json_text(collective_chart.frames_json(run)),
-            "html": lambda: collective_chart.standalone_html(run, title=title),
-        }
-        state.has_collective = True
-        return (
-            '<div class="ainotes-collective">'
-            f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
-            f"{collective_chart.table_html(run, title=title)}"
-            f"{embed.downloads_html(chart.chart_id, self._downloads(chart, state), title=title)}"
-            "</div>"
-        )
-
-    def _slot(self, state: _PageState, html_text: str, *, chart: bool = False) -> str:
-        number = len(state.slots) + len(state.charts)
-        token = f"ainotesslot{number:04d}x{zlib.crc32(state.src.encode()):08x}"
-        (state.charts if chart else state.slots)[token] = html_text
-        return token
-
-    # -- step 2 ------------------------------------------------------------
-
-    def page_content(self, html_text: str, page_src: str) -> str:
-        """Put tables and math in place of their slot tokens, mark where charts go, add chart scripts.
-
-        Charts stay tokens until :meth:`page_output`, inside an element that the search
-        index skips: the index never holds SVG text or tick labels, and Material's search
-        parser never walks the charts' markup.
-        """
-        state = self._pages.get(page_src)
-        if state is None or not (state.slots or state.charts):
-            return html_text
-        for token, fragment in state.slots.items():
-            html_text = _replace_token(html_text, token, fragment)
-        for token in state.charts:
-            html_text = _replace_token(
-                html_text, token, f'<section class="ainotes-figure" data-search-exclude>{token}</section>'
-            )
-        prefix = relative_prefix(state.url)
-        scripts = []
-        if state.has_roofline:
-            scripts += [_RUNTIME_FILE, "vega-charts.js"]
-        if state.has_collective:
-            scripts.append("collectives.js")
-        tags = "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in scripts)
-        return html_text + tags
-
-    def page_output(self, page_html: str, page_src: str) -> str:
-        """The whole rendered page with its charts in place."""
-        state = self._pages.get(page_src)
-        if state is None:
-            return page_html
-        for token, fragment in state.charts.items():
-            page_html = page_html.replace(token, fragment)
-        return page_html
-
-    # -- step 3 ------------------------------------------------------------
+    # -- after the last page ----------------------------------------------------
 
     def write_outputs(self, site_dir: str | Path) -> None:
         """Write assets, every chart's embed files and the manifest into ``site_dir``."""
@@ -290,18 +217,112 @@ class NotesSite:
         write_atomic(embed_dir / "manifest.json", _json_text({"charts": manifest}))
 
 
+# --------------------------------------------------------------------------
+# Drawers: request → HTML (+ chart). Charts sit in a section the search index skips.
+
+
+def _figure_section(html_text: str) -> str:
+    return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
+
+
+def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
+    from ainotes import render
+    from ainotes.charts import embed
+    from ainotes.charts import roofline as roofline_chart
+
+    presets = [site.presets_by_id[i] for i in request.preset_ids]
+
+    def spec(theme: Literal["light", "dark"]) -> dict:
+        return roofline_chart.roofline_spec(
+            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme
+        )
+
+    light, dark = spec("light"), spec("dark")
+    svg_dark = roofline_chart.dark_svg(render.svg(light))  # no second Vega render
+    title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
+    chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
+    chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
+    chart.files = {
+        "svg": lambda: render.svg(light),
+        "svg-dark": lambda: svg_dark,
+        "png": lambda: render.png(light),
+        "json": lambda: _json_text(light),
+        "html": lambda: render.standalone_html(light, title=title),
+    }
+    page.need_script(_RUNTIME_FILE, "vega-charts.js")
+    figure_html = embed.interactive_figure_html(
+        chart.chart_id,
+        light,
+        dark,
+        caption_html=roofline_chart.caption_html(presets, request.sparsity),
+        downloads=site.downloads(chart, page),
+        svg_dark=svg_dark,
+    )
+    return Drawn(_figure_section(figure_html), chart)
+
+
+def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
+    from ainotes.charts import collective as collective_chart
+    from ainotes.charts import embed
+
+    run = collectives.simulate(request.op, request.ranks, request.root)
+    title = request.title or run.title
+    chart = site.new_chart(page, "collective", request.op, request.chart_id, title)
+    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
+    chart.files = {
+        "svg": lambda: collective_chart.animated_svg(run, title=title),
+        "json": lambda: _json_text(collectives.run_to_json(run)),
+        "html": lambda: collective_chart.standalone_html(run, title=title),
+    }
+    page.need_script("collectives.js")
+    return Drawn(
+        _figure_section(
+            '<div class="ainotes-collective">'
+            f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
+            f"{collective_chart.table_html(run, title=title)}"
+            f"{embed.downloads_html(chart.chart_id, site.downloads(chart, page), title=title)}"
+            "</div>"
+        ),
+        chart,
+    )
+
+
+def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest, page: Page) -> Drawn:
+    return Drawn(tables.presets_table_html([site.presets_by_id[i] for i in request.preset_ids]))
+
+
+def _draw_mfu_table(site: NotesSite, request: directives.MfuTableRequest, page: Page) -> Drawn:
+    return Drawn(tables.mfu_table_html(request.jobs, site.presets_by_id))
+
+
+def _draw_kernels_table(site: NotesSite, request: directives.KernelsTableRequest, page: Page) -> Drawn:
+    return Drawn(tables.kernels_table_html(request.kernels, [site.presets_by_id[i] for i in request.preset_ids]))
+
+
+def _draw_preset_check(site: NotesSite, request: str, page: Page) -> Drawn:
+    return Drawn(tables.preset_check_html(request))
+
+
+FENCE_KINDS: Mapping[str, FenceKind] = {
+    kind.name: kind
+    for kind in (
+        FenceKind("roofline", directives.parse_roofline, _draw_roofline, chart=True),
+        FenceKind("collective", directives.parse_collective, _draw_collective, chart=True),
+        FenceKind("presets-table", directives.parse_presets_table, _draw_presets_table, chart=False),
+        FenceKind("mfu-table", directives.parse_mfu_table, _draw_mfu_table, chart=False),
+        FenceKind("kernels-table", directives.parse_kernels_table, _draw_kernels_table, chart=False),
+        FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
+    )
+}
+CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)
+
+
 def relative_prefix(page_url: str) -> str:
     """The way back to the site root from a page URL: ``"roofline/"`` → ``"../"``."""
     depth = page_url.strip("/").count("/") + 1 if page_url.strip("/") else 0
     if page_url and not page_url.endswith("/"):
         depth -= 1  # "page.html" sits in its folder
     return "../" * depth
-
-
-def _replace_token(html_text: str, token: str, fragment: str) -> str:
-    """``fragment`` in place of ``token``, or of the paragraph Markdown wrapped around it."""
-    block = f"<p>{token}</p>"
-    return html_text.replace(block, fragment) if block in html_text else html_text.replace(token, fragment)
 
 
 def _json_text(data: object) -> str:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from ainotes import roofline, units, utilization
 from ainotes.errors import InputError
-from ainotes.hardware import Preset, load_preset
+from ainotes.hardware import PeakPath, Preset, default_unit, load_preset, precision_label
 from ainotes.kernels import Kernel
 
 
@@ -28,7 +28,8 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], css_class: str, n
         ) + "</tr>"
         for row in rows
     )
-    return f'<div class="ainotes-table {css_class}"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
+    table = f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="ainotes-table {css_class}">{table}</div>'
 
 
 def _num(index: int, numeric_from: int) -> str:
@@ -48,8 +49,9 @@ def safe_link(title: str, url: str) -> str:
 
 
 def presets_table_html(presets: Sequence[Preset]) -> str:
-    """Each preset's dense and sparse ceilings, bandwidth and ridge points; then its variant,
-    derivation and sources."""
+    """Each preset's dense and sparse FP16/BF16 ceilings, bandwidth and ridge points; then the
+    dense peak of every precision, each with the number of its source; then variant, derivation
+    and the numbered sources."""
     rows, notes = [], []
     for p in presets:
         sparse = units.flops_per_s(p.peak_flops_per_s(True)) if p.structured_sparsity else "—"
@@ -65,11 +67,51 @@ def presets_table_html(presets: Sequence[Preset]) -> str:
         details = [escape(_sentence(text)) for text in (p.variant, p.notes) if text]
         if p.derivation:
             details.append("Derived from system totals: " + escape(p.derivation) + ".")
-        details.append("Sources: " + "; ".join(safe_link(s.title, s.url) for s in p.sources) + ".")
+        derived = [f"{escape(path.label)}: {escape(path.derivation)}" for _, _, path in p.all_paths()
+                   if path is not None and path.derivation and path.dense_tflops is not None
+                   and path.precision not in ("fp16", "bf16")]
+        if derived:
+            details.append("Per precision: " + "; ".join(derived) + ".")
+        details.append("Sources: " + "; ".join(
+            f"[{number}] {safe_link(s.title, s.url)}" for number, s in enumerate(p.sources, start=1)) + ".")
         notes.append(f"<dt>{escape(p.name)}</dt><dd>{' '.join(details)}</dd>")
     head = ["GPU", "dense FP16 tensor", "2:4 sparse", "memory bandwidth", "ridge (dense)", "ridge (sparse)"]
     table = _table(head, rows, "ainotes-presets")
-    return f'{table}<dl class="ainotes-preset-notes">{"".join(notes)}</dl>'
+    return f'{table}{precision_table_html(presets)}<dl class="ainotes-preset-notes">{"".join(notes)}</dl>'
+
+
+def _rate_text(path: PeakPath, tflops: float) -> str:
+    # int8 rates are integer operations: TOPS, not TFLOP/s.
+    return units.si(tflops * 1e12, "OP/s") if path.precision == "int8" else units.flops_per_s(tflops * 1e12)
+
+
+def _peak_cell(preset: Preset, unit: str, precision: str) -> str:
+    path = preset.path(precision, unit)
+    if path is None:
+        return '<span class="ainotes-peak--not-given">not given</span>'
+    if path.dense_tflops is None:
+        return '<span class="ainotes-peak--none">no path</span>'
+    text = escape(_rate_text(path, path.dense_tflops))
+    if path.source is not None and path.source in preset.sources:
+        number = preset.sources.index(path.source) + 1
+        text += f' <sup title="{escape(path.source.title, quote=True)}">[{number}]</sup>'
+    if path.sparse_supported:
+        text += f"<br><small>2:4 sparse {escape(_rate_text(path, path.dense_tflops * 2))}</small>"
+    if path.note:
+        text += f"<br><small>{escape(path.note)}</small>"
+    return text
+
+
+def precision_table_html(presets: Sequence[Preset]) -> str:
+    """Dense peak of every unit and precision (rows) on every preset (columns): "no path" where
+    the GPU has none, "not given" where its file is silent; [n] is the preset's source n."""
+    if not presets:
+        return ""
+    rows = [
+        [escape(f"{precision.upper()} {unit}"), *(_peak_cell(p, unit, precision) for p in presets)]
+        for unit, precision, _ in presets[0].all_paths()
+    ]
+    return _table(["ceiling", *(p.name for p in presets)], rows, "ainotes-precisions")
 
 
 def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
@@ -78,8 +120,16 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
     for job in jobs:
         if job.preset_id is not None:
             preset = presets[job.preset_id]
-            peak = preset.peak_flops_per_s(False)
-            peak_text = f'{escape(units.flops_per_s(peak))} <abbr title="{escape(preset.name)}">{escape(preset.id)}</abbr>'
+            # The peak of the precision the job trains in (BF16 unless the job says otherwise), named.
+            precision = getattr(job, "precision", None) or "bf16"
+            unit = default_unit(precision)
+            peak_tflops = preset.peak_tflops(precision, unit=unit)
+            if peak_tflops is None:
+                raise InputError(f"job {job.name!r}: preset {preset.id} has no dense "
+                                 f"{precision_label(precision, unit)} peak ({preset.status(precision, unit)})")
+            peak = peak_tflops * 1e12
+            peak_text = (f'{escape(units.flops_per_s(peak))} {escape(precision.upper())} '
+                         f'<abbr title="{escape(preset.name)}">{escape(preset.id)}</abbr>')
         else:
             peak = job.peak_tflops * 1e12
             peak_text = escape(units.flops_per_s(peak))
@@ -105,25 +155,38 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
     return _table(head, rows, "ainotes-mfu")
 
 
+def _roof_cell(roof: roofline.KernelRoof) -> str:
+    if roof.bound in ("memory", "compute"):
+        assert roof.peak_flops_per_s is not None
+        peak = units.flops_per_s(roof.peak_flops_per_s)
+        return (f'<span class="ainotes-bound ainotes-bound--{roof.bound}">{roof.bound}</span>'
+                f'<br><small class="ainotes-ceiling">{escape(roof.label)}, {escape(peak)}</small>')
+    return f'<span class="ainotes-bound ainotes-bound--{roof.bound}">{escape(roof.reason or roof.bound)}</span>'
+
+
 def kernels_table_html(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> str:
-    """FLOPs, minimum bytes and intensity of each kernel, and its bound on each preset."""
+    """FLOPs, minimum bytes and intensity of each kernel, and on each preset the ceiling it meets
+    (its dtype's unit and precision, ``roofline.kernel_roof``) and whether it is memory- or
+    compute-bound there; "no FP8 path" and the like where the preset has no such ceiling."""
     rows = []
     for k in kernels:
-        bounds = []
-        for p in presets:
-            bound = roofline.bound_at(k.intensity_flop_per_byte, p.peak_flops_per_s(False), p.memory_bandwidth_bytes_per_s)
-            bounds.append(f'<span class="ainotes-bound ainotes-bound--{bound}">{bound}</span>')
+        unit, precision = roofline.kernel_ceiling(k)
         rows.append([
             f'<span title="{escape(k.spec)}">{escape(k.label)}</span>',
             escape(units.si(k.flops, "FLOP")),
             escape(units.si(k.bytes_moved, "B")),
             escape(units.intensity(k.intensity_flop_per_byte)),
-            *bounds,
+            escape(f"{precision.upper()} {unit}"),
+            *(_roof_cell(roofline.kernel_roof(p, k)) for p in presets),
         ])
-    head = ["kernel", "FLOPs", "bytes (minimum)", "intensity", *(p.id for p in presets)]
+    head = ["kernel", "FLOPs", "bytes (minimum)", "intensity", "ceiling", *(p.id for p in presets)]
     table = _table(head, rows, "ainotes-kernels")
     key = "; ".join(f"<code>{escape(p.id)}</code>: {escape(p.name)}" for p in presets)
-    return table.replace("</table></div>", f"</table><p class=\"ainotes-table-key\">Bound on {key}.</p></div>")
+    return table.replace(
+        "</table></div>",
+        f"</table><p class=\"ainotes-table-key\">Bound on {key}, each at the roof of the kernel's own "
+        "precision.</p></div>",
+    )
 
 
 def preset_check_html(yaml_text: str, file_name: str = "example.yaml") -> str:
@@ -135,7 +198,8 @@ def preset_check_html(yaml_text: str, file_name: str = "example.yaml") -> str:
             preset = load_preset(path)
         except InputError as exc:
             message = str(exc).replace(str(Path(tmp)), "presets")
-            verdict = f'<p class="ainotes-check ainotes-check--error"><strong>Error:</strong> <code>{escape(message)}</code></p>'
+            verdict = (f'<p class="ainotes-check ainotes-check--error"><strong>Error:</strong> '
+                       f"<code>{escape(message)}</code></p>")
         else:
             verdict = (
                 f'<p class="ainotes-check ainotes-check--ok"><strong>Valid:</strong> {escape(preset.name)}, '
