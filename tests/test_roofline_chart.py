@@ -13,7 +13,9 @@ from ainotes.charts import roofline as chart
 from ainotes.charts.grammar import deep_merge
 from ainotes.errors import InputError
 from ainotes.hardware import Preset, Source
+from ainotes.hardware import load_presets
 from ainotes.kernels import parse_kernel_spec
+from sitebuild import REPO
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 ODD_NAME = "Odd <b>&\"' GPU"
@@ -89,8 +91,10 @@ def test_axes_hold_every_ridge_of_every_roof_and_every_kernel():
     for row in spec["datasets"]["ceilings"]:
         assert low < row["ridge"] and row["sridge"] < high
     assert low < add.intensity_flop_per_byte and gemm.intensity_flop_per_byte < high
-    y_low, y_high = _value(spec, "y_domain")
-    assert all(y_low < row["peak"] and row["speak"] < y_high for row in spec["datasets"]["ceilings"])
+    for row in spec["datasets"]["ceilings"]:
+        y_low, y_high = _value(spec, "y_domains")[row["r"]]
+        assert y_low < row["bw"] * low and row["speak"] < y_high
+    assert all(row["y"] < _value(spec, "y_domains")["tensor:bf16"][1] for row in spec["datasets"]["kernels"])
     assert _value(spec, "x_ticks") == [10.0**e for e in range(round(math.log10(low)), round(math.log10(high)) + 1)]
 
 
@@ -125,31 +129,72 @@ def test_readout_intensity_off_the_axis_is_an_input_error(intensity):
         chart.roofline_spec(FOUR, readout_intensity_flop_per_byte=intensity)
 
 
-def test_kernel_marks_sit_where_the_core_says_each_meets_its_roof():
-    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
-    spec = chart.roofline_spec(FOUR, kernels=kernels)
+@pytest.mark.parametrize("presets", ["test", "real"])
+def test_kernel_marks_sit_where_the_core_says_each_meets_its_own_roof(presets):
+    chosen = FOUR if presets == "test" else load_presets(REPO / "presets")
+    kernels = [parse_kernel_spec(spec) for spec in (*KERNELS, "gemm:4096x4096x4096:fp8", "gemm:4096x4096x4096:fp32",
+                                                     "gemm:4096x4096x4096:fp4", "add:1048576:fp64")]
+    spec = chart.roofline_spec(chosen, kernels=kernels)
     rows = {(row["k"], row["p"]): row for row in spec["datasets"]["kernels"]}
-    for number, kernel in enumerate(kernels, start=1):
-        for preset in FOUR:
-            row = rows[(number, preset.id)]
-            line = roofline.ceiling(preset, False)  # dense kernels meet the dense roof
-            bound = roofline.bound_at(kernel.intensity_flop_per_byte, line.peak_flops_per_s,
-                                      line.memory_bandwidth_bytes_per_s)
-            assert row["x"] == kernel.intensity_flop_per_byte
-            assert row["y"] == line.attainable_flops_per_s(kernel.intensity_flop_per_byte)
-            assert row["b"].startswith(f"{bound}-bound, {units.flops_per_s(row['y'])}")
     table = chart.spec_meta(spec)["kernels"]
+    for number, kernel in enumerate(kernels, start=1):
+        for preset in chosen:
+            core = roofline.kernel_roof(preset, kernel)
+            bounds = table[number - 1]["bounds"][preset.id]
+            if core.attainable_flops_per_s is None:  # no path, or not given: no mark, and the table says why
+                assert (number, preset.id) not in rows
+                assert bounds == {"bound": core.bound, "text": core.reason}
+                continue
+            row = rows[(number, preset.id)]
+            assert row["x"] == kernel.intensity_flop_per_byte
+            assert row["y"] == core.attainable_flops_per_s
+            assert row["b"].startswith(f"{core.bound}-bound, {units.flops_per_s(row['y'])}")
+            assert bounds["bound"] == core.bound
     assert [k["spec"] for k in table] == [k.spec for k in kernels]
-    assert table[0]["bounds"]["h100"] == {"bound": "compute", "text": "compute, 989.4 TFLOP/s"}
+
+
+def test_an_fp8_gemm_meets_the_fp8_roof_on_h100_and_none_on_a100():
+    presets = {p.id: p for p in load_presets(REPO / "presets")}
+    spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[parse_kernel_spec("gemm:8192x8192x8192:fp8")])
+    bounds = chart.spec_meta(spec)["kernels"][0]["bounds"]
+    assert bounds["h100"] == {"bound": "compute", "text": "compute, 1.979 PFLOP/s"}
+    assert bounds["a100"]["bound"] == "unsupported" and "FP8" in bounds["a100"]["text"]
+    assert [row["p"] for row in spec["datasets"]["kernels"]] == ["h100"]
+
+
+def test_every_roof_the_presets_have_is_in_the_data_and_the_select():
+    presets = load_presets(REPO / "presets")
+    spec = chart.roofline_spec(presets)
+    roofs = _param(spec, "precision")["bind"]["options"]
+    assert roofs[:2] == ["tensor:bf16", "tensor:fp16"]
+    for preset in presets:
+        for unit, precision, path in preset.all_paths():
+            roof = f"{unit}:{precision}"
+            row = _ceilings(spec, roof).get(preset.id)
+            if path is None or path.dense_tflops is None:
+                assert row is None
+                assert preset.id in chart.spec_meta(spec)["missing"].get(roof, {})
+            else:
+                assert roof in roofs
+                assert row["peak"] == preset.peak_tflops(precision, unit=unit) * 1e12
+                assert row["speak"] == preset.peak_tflops(precision, unit=unit, sparsity=True) * 1e12
+    # Published FP8 and FP4 ridges of the B200: 4.5 and 9 PFLOP/s over 8 TB/s.
+    assert round(_ceilings(spec, "tensor:fp8")["b200"]["ridge"]) == 562
+    assert round(_ceilings(spec, "tensor:fp4")["b200"]["ridge"]) == 1125
+    assert "a100" not in _ceilings(spec, "tensor:fp8")
+    legend = _value(spec, "legend_ridge")
+    assert legend["tensor:fp8|d"]["a100"].startswith("no FP8")
+    assert legend["tensor:fp8|d"]["h100"] == "ridge 591 FLOP/B"
 
 
 def test_close_kernels_share_one_label_and_labels_never_touch_on_the_narrowest_plot():
     kernels = [parse_kernel_spec(spec) for spec in KERNELS]
-    rows = chart.roofline_spec(FOUR, kernels=kernels)["datasets"]["kernels"]
+    real = load_presets(REPO / "presets")
+    rows = chart.roofline_spec(real, kernels=kernels)["datasets"]["kernels"]
     labels = {row["c"]: (row["cx"], row["ct"]) for row in rows}
     # The fused attention (2,068 FLOP/byte) and the 8K GEMM (2,731) share "1,5".
     assert sorted(text for _, text in labels.values()) == ["1,5", "2", "3", "4", "6"]
-    low, high = _value(chart.roofline_spec(FOUR, kernels=kernels), "x_domain")
+    low, high = _value(chart.roofline_spec(real, kernels=kernels), "x_domain")
     px_per_decade = chart.NARROWEST_PLOT_PX / math.log10(high / low)
     spans = sorted((math.log10(x / low) * px_per_decade, len(text) * chart.LABEL_CHAR_PX) for x, text in labels.values())
     for (x1, w1), (x2, w2) in zip(spans, spans[1:]):

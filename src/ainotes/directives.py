@@ -60,6 +60,7 @@ class RooflineRequest:
     kernels: tuple[Kernel, ...]
     title: str | None
     chart_id: str | None
+    precision: str = "bf16"
 
 
 @dataclass(frozen=True)
@@ -253,11 +254,17 @@ class _Reader:
 
 
 def parse_roofline(fence: Fence, where: str, known_presets: tuple[str, ...]) -> RooflineRequest:
-    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id."""
+    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16)."""
+    from ainotes.hardware import PRECISIONS
+
     data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id"), lines)
+    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision"), lines)
     kernels = _kernels(reader, data.get("kernels"))
+    precision = data.get("precision", "bf16")
+    if precision not in PRECISIONS:
+        reader.fail("precision", f"'precision' must be one of {', '.join(PRECISIONS)}: {short(precision)}")
     return RooflineRequest(
+        precision=precision,
         preset_ids=reader.preset_ids(known_presets),
         sparsity=reader.boolean("sparsity", False),
         kernels=kernels,

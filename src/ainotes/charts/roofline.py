@@ -45,8 +45,8 @@ from typing import Any, Literal
 from ainotes import roofline, units
 from ainotes.charts.grammar import Grammar, deep_merge
 from ainotes.errors import InputError
-from ainotes.hardware import Preset
-from ainotes.kernels import DTYPE_BYTES, MAX_DIMENSION, Kernel
+from ainotes.hardware import Preset, default_unit
+from ainotes.kernels import DTYPE_BYTES, MAX_DIMENSION, Kernel, gemm
 from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
@@ -164,46 +164,25 @@ def _roof_peaks(preset: Preset, unit: str, precision: str) -> tuple[str, float |
     status is ``"ok"``, ``"none"`` (the GPU has no such path) or ``"not given"`` (the
     preset file does not say). Sparsity doubles tensor rates only, where supported.
     """
-    path_of = getattr(preset, "path", None)
-    if callable(path_of):
-        path = path_of(precision, unit=unit)
-        if path is None:
-            return "not given", None, None
-        if path.dense_tflops is None:
-            return "none", None, None
-        dense = preset.peak_tflops(precision, unit=unit, sparsity=False)  # type: ignore[attr-defined]
-        sparse = preset.peak_tflops(precision, unit=unit, sparsity=True)  # type: ignore[attr-defined]
-        return "ok", dense * TERA, sparse * TERA
-    # Before per-precision presets: the one FP16/BF16 tensor figure.
-    if unit == "tensor" and precision in ("bf16", "fp16"):
-        return "ok", preset.peak_flops_per_s(False), preset.peak_flops_per_s(True)
-    return "not given", None, None
+    path = preset.path(precision, unit)
+    if path is None:
+        return "not given", None, None
+    dense, sparse = path.peak_tflops(False), path.peak_tflops(True)
+    if dense is None or sparse is None:
+        return "none", None, None
+    return "ok", dense * TERA, sparse * TERA
 
 
-def _kernel_roof(preset: Preset, kernel: Kernel) -> tuple[str, float | None, str]:
-    """(roof id, attainable FLOP/s or None, bound) where ``kernel`` meets ``preset``'s roof of its dtype."""
-    kernel_roof = getattr(roofline, "kernel_roof", None)
-    if callable(kernel_roof):
-        found = kernel_roof(preset, kernel)
-        return roof_id(found.unit, found.precision), found.attainable_flops_per_s, found.bound
-    line = roofline.ceiling(preset, False)
-    intensity = kernel.intensity_flop_per_byte
-    return (DEFAULT_ROOF, line.attainable_flops_per_s(intensity),
-            roofline.bound_at(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s))
+def _kernel_roof(preset: Preset, kernel: Kernel) -> tuple[str, float | None, str, str]:
+    """(roof id, attainable FLOP/s or None, bound, why not) where ``kernel`` meets ``preset``'s
+    roof of its own dtype (:func:`ainotes.roofline.kernel_roof`)."""
+    found = roofline.kernel_roof(preset, kernel)
+    return roof_id(found.unit, found.precision), found.attainable_flops_per_s, found.bound, found.reason or ""
 
 
 def dtype_roofs() -> dict[str, str]:
     """The roof a GEMM of each dtype meets (the core's rule), for the reader's own GEMM."""
-    from ainotes.kernels import gemm
-
-    kernel_ceiling = getattr(roofline, "kernel_ceiling", None)
-    roofs = {}
-    for dtype in DTYPE_BYTES:
-        if callable(kernel_ceiling):
-            roofs[dtype] = roof_id(*kernel_ceiling(gemm(1, 1, 1, dtype)))
-        else:
-            roofs[dtype] = DEFAULT_ROOF
-    return roofs
+    return {dtype: roof_id(*roofline.kernel_ceiling(gemm(1, 1, 1, dtype))) for dtype in DTYPE_BYTES}
 
 
 def _missing_text(status: str, roof: str) -> str:
@@ -275,7 +254,7 @@ def _kernel_rows(kernels: Sequence[Kernel], presets: Sequence[Preset], x_min: fl
         group = sorted(members[clusters[index]], key=lambda i: intensities[i])
         centre = math.exp(sum(math.log(intensities[i]) for i in group) / len(group))
         for preset in presets:
-            roof, attainable, bound = _kernel_roof(preset, kernel)
+            roof, attainable, bound, _ = _kernel_roof(preset, kernel)
             if attainable is None:
                 continue
             rows.append({
@@ -292,9 +271,9 @@ def kernel_table_rows(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> l
     for index, kernel in enumerate(kernels):
         bounds = {}
         for preset in presets:
-            roof, attainable, bound = _kernel_roof(preset, kernel)
+            roof, attainable, bound, why = _kernel_roof(preset, kernel)
             if attainable is None:
-                bounds[preset.id] = {"bound": "unsupported", "text": f"no {roof_name(roof).removesuffix(' cores')} path"}
+                bounds[preset.id] = {"bound": bound, "text": why}
             else:
                 bounds[preset.id] = {"bound": bound, "text": f"{bound}, {units.flops_per_s(attainable)}"}
         table.append({
@@ -416,7 +395,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         param("sparsity", False, bind=alt.binding_checkbox(name="2:4 structured sparsity (where supported) ")),
         param("intensity", 100.0, bind=alt.binding(input="number", name="Intensity, FLOP/byte ")),
         *(param(name, value) for name, value in (
-            ("x_domain", [0.1, 1000.0]), ("y_domain", [1e9, 1e15]), ("x_ticks", [1.0]), ("y_ticks", [1e12]),
+            ("x_domain", [0.1, 1000.0]), ("y_domains", {}), ("x_ticks", [1.0]), ("y_ticks", [1e12]),
             ("ids", ["a"]), ("names", {}), ("kernel_keys", []), ("roof_names", {}), ("legend_ridge", {}),
             ("own_on", False), ("own_x", 1.0), ("own_roof", DEFAULT_ROOF), ("own_label", ""),
             ("batch_on", False), ("batch_x", 1.0), ("batch_roof", DEFAULT_ROOF), ("batch_label", ""),
@@ -424,7 +403,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     ]
 
     x_scale = alt.Scale(type="log", domain=alt.ExprRef("x_domain"), nice=False)
-    y_scale = alt.Scale(type="log", domain=alt.ExprRef("y_domain"), nice=False)
+    y_scale = alt.Scale(type="log", domain=alt.ExprRef("y_domains[precision]"), nice=False)
     x = alt.X("x:Q", scale=x_scale, title="Arithmetic intensity (FLOP/byte)",
               axis=alt.Axis(values=alt.ExprRef("x_ticks"), labelExpr="format(datum.value, ',~g')",
                             labelOverlap="greedy", labelFlush=True))
@@ -483,7 +462,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     readout = [
         readout_points.transform_aggregate(y="min(y)", x="min(x)")
         .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout")
-        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.Y2(datum=alt.ExprRef("y_domain[0]"))),
+        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.Y2(datum=alt.ExprRef("y_domains[precision][0]"))),
         readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker")
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
     ]
@@ -588,7 +567,7 @@ def roofline_spec(
 
     rows, missing = _ceiling_rows(presets)
     roofs = [roof_id(u, p) for u, p in ROOF_ORDER if any(r["r"] == roof_id(u, p) for r in rows)]
-    opening = precision if ":" in str(precision) else roof_id("tensor", str(precision))
+    opening = str(precision) if ":" in str(precision) else roof_id(default_unit(str(precision)), str(precision))
     if opening not in roofs:
         known = ", ".join(r.removeprefix("tensor:") for r in roofs)
         raise InputError(f"roofline chart: 'precision' must be one the presets have ({known}): {short(precision)}")
@@ -602,8 +581,16 @@ def roofline_spec(
     x_min = _decade_floor(min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE, *(r["ridge"] for r in rows)]
                               + [i / KERNEL_MARGIN for i in kernel_intensities]))
     x_max = _decade_ceil(max([RIDGE_HEADROOM * r["sridge"] for r in rows] + [i * KERNEL_MARGIN for i in kernel_intensities]))
+    # The y axis follows the roof chosen (a switch of precision may rescale it; the sparsity
+    # toggle never does): from the slowest sloped line at the axis start to room above the
+    # highest sparse peak and every kernel mark.
+    kernel_rows = _kernel_rows(kernels, presets, x_min, x_max) if kernels else []
     y_min = _decade_floor(min(r["bw"] for r in rows) * x_min)
-    y_max = _decade_ceil(max(r["speak"] for r in rows) * TOP_HEADROOM)
+    kernel_top = max((r["y"] for r in kernel_rows), default=0.0)
+    y_domains = {
+        roof: [y_min, _decade_ceil(max([r["speak"] for r in rows if r["r"] == roof] + [kernel_top]) * TOP_HEADROOM)]
+        for roof in roofs
+    }
 
     if readout_intensity_flop_per_byte is None:
         intensity = _initial_intensity(rows, x_min, x_max)
@@ -627,15 +614,15 @@ def roofline_spec(
     table = kernel_table_rows(kernels, presets)
     params = {
         "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity), "intensity": intensity,
-        "x_domain": [x_min, x_max], "y_domain": [y_min, y_max],
-        "x_ticks": _decades(x_min, x_max), "y_ticks": _decades(y_min, y_max),
+        "x_domain": [x_min, x_max], "y_domains": y_domains,
+        "x_ticks": _decades(x_min, x_max), "y_ticks": _decades(y_min, max(top for _, top in y_domains.values())),
         "ids": [p.id for p in presets], "names": names,
         "kernel_keys": [f"{index} {kernel.label}" for index, kernel in enumerate(kernels, start=1)],
         "roof_names": {roof: roof_name(roof) for roof in roofs}, "legend_ridge": legend_ridge,
     }
     datasets = {"ceilings": rows, "one_row": [{}]}
     if kernels:
-        datasets["kernels"] = _kernel_rows(kernels, presets, x_min, x_max)
+        datasets["kernels"] = kernel_rows
     spec = GRAMMAR.spec(
         datasets=datasets,
         params=params,
