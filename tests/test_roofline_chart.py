@@ -256,7 +256,8 @@ def test_spec_is_the_grammar_with_data_and_identical_with_or_without_the_cache()
 def test_spec_stays_small():
     kernels = [parse_kernel_spec(spec) for spec in KERNELS]
     text = json.dumps(chart.roofline_spec(FOUR, kernels=kernels), separators=(",", ":"))
-    assert len(text) < 26_000, len(text)
+    # Four presets, nine roofs, six kernels: about 27 kB (the FP16-only explorer was about 10 kB).
+    assert len(text) < 30_000, len(text)
 
 
 def test_no_presets_is_an_input_error():

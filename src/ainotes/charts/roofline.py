@@ -71,7 +71,7 @@ RIDGE_HEADROOM = 3.0
 # Kernel markers keep this factor away from the axis ends.
 KERNEL_MARGIN = 1.5
 # Room above the highest ceiling for kernel numbers and the band of the reader's labels.
-TOP_HEADROOM = 2.0
+TOP_HEADROOM = 4.0
 
 ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
 # Below this plot width (px) the legend stacks in one column.
@@ -82,7 +82,9 @@ NARROW_PLOT_PX = 420
 NARROWEST_PLOT_PX = 200
 LABEL_CHAR_PX = 7.0
 LABEL_GAP_PX = 6.0
-# The reader's own kernel and the batch GEMM are labelled in a band along the top, one row each.
+# The reader's own kernel and the batch GEMM are labelled in a band along the top, one row each;
+# kernel numbers stand in a band of this height along the bottom.
+KERNEL_BAND_PX = 18
 OWN_LABEL_Y_PX = 12
 BATCH_LABEL_Y_PX = 27
 # The batch GEMM: a decode step's projection from d_model to 4·d_model, weights read once.
@@ -462,13 +464,15 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     readout = [
         readout_points.transform_aggregate(y="min(y)", x="min(x)")
         .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout")
-        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.Y2(datum=alt.ExprRef("y_domains[precision][0]"))),
+        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
         readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker")
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
     ]
 
     # Kernels: a hollow square where each meets its own roof on each visible preset, and one
-    # number per cluster of close kernels, above the highest of its squares.
+    # number per cluster of close kernels in a band along the bottom of the plot, joined to the
+    # highest of its squares by a faint rule. Clusters lie apart (_label_clusters), so no two
+    # numbers meet; the reader's labels have a band of their own along the top.
     # Their key is a second legend ("1 GEMM 8192×8192×8192 bf16"), so a static picture names them too.
     kernel_rows = alt.Chart(alt.NamedData(name="kernels")).transform_filter(_SHOWN).transform_calculate(
         name="names[datum.p]", key="kernel_keys[datum.k - 1]")
@@ -479,13 +483,15 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
                           columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
                           labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width : width / 2 - 24")),
     )
+    clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
     kernel_marks = [
+        clusters.mark_rule(strokeDash=[1, 3], strokeWidth=1, style="readout")
+        .encode(x=alt.X("cx:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
         kernel_rows.mark_point(filled=False, size=60, strokeWidth=2, opacity=1)
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", shape=kernel_key,
                 tooltip=[alt.Tooltip("key:N", title="Kernel"), name_tip, alt.Tooltip("b:N", title="Meets")]),
-        kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
-        .mark_text(baseline="bottom", dy=-7, fontSize=12, fontWeight=600, style="kernel-label")
-        .encode(x=alt.X("cx:Q"), y=alt.Y("y:Q"), text="ct:N"),
+        clusters.mark_text(baseline="bottom", dy=-3, fontSize=12, fontWeight=600, style="kernel-label")
+        .encode(x=alt.X("cx:Q"), y=alt.value(alt.ExprRef("height")), text="ct:N"),
     ]
 
     # The reader's marks (their kernel, the batch GEMM): a filled shape on each visible preset's
@@ -585,7 +591,8 @@ def roofline_spec(
     # toggle never does): from the slowest sloped line at the axis start to room above the
     # highest sparse peak and every kernel mark.
     kernel_rows = _kernel_rows(kernels, presets, x_min, x_max) if kernels else []
-    y_min = _decade_floor(min(r["bw"] for r in rows) * x_min)
+    # The bottom decade starts below the lowest kernel mark too, clear of the band of numbers.
+    y_min = _decade_floor(min([r["bw"] * x_min for r in rows] + [r["y"] / 2 for r in kernel_rows]))
     kernel_top = max((r["y"] for r in kernel_rows), default=0.0)
     y_domains = {
         roof: [y_min, _decade_ceil(max([r["speak"] for r in rows if r["r"] == roof] + [kernel_top]) * TOP_HEADROOM)]
