@@ -85,6 +85,8 @@ LABEL_GAP_PX = 6.0
 # The reader's own kernel and the batch GEMM are labelled in a band along the top, one row each;
 # kernel numbers stand in a band of this height along the bottom.
 KERNEL_BAND_PX = 18
+# A legend entry's symbol and the gap after it, which its label's limit leaves room for.
+LEGEND_SYMBOL_PX = 30
 OWN_LABEL_Y_PX = 12
 BATCH_LABEL_Y_PX = 27
 # The batch GEMM: a decode step's projection from d_model to 4·d_model, weights read once.
@@ -188,8 +190,12 @@ def dtype_roofs() -> dict[str, str]:
 
 
 def _missing_text(status: str, roof: str) -> str:
-    name = roof_name(roof).removesuffix(" cores")
-    return f"no {name} path" if status == "none" else f"{name} not given"
+    """Why a preset has no line for ``roof``, in the core's words: ``"no FP8 path"``, ``"FP8 tensor not given"``."""
+    unit, precision = roof.split(":")
+    label = _PRECISION_NAMES.get(precision, precision.upper())
+    if status == "none":
+        return f"no {label} path" if unit == "tensor" else f"no {label} vector path"
+    return f"{label} {unit} not given"
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -313,7 +319,7 @@ _NEUTRAL_CONFIG: dict[str, Any] = {
     "font": _FONT,
     "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
     # Both legends (GPUs, kernels) under the plot, one above the other.
-    "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3,
+    "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "offset": 22,
                "layout": {"expr": "{bottom: {anchor: 'start', direction: 'vertical', margin: 6}}"}},
     "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 8},
     "text": {"fontSize": 12},
@@ -417,7 +423,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         legend=alt.Legend(
             orient="bottom", direction="horizontal", symbolType="stroke",
             columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-            labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width : width / 2 - 24"),
+            labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} : width / 2 - 2 * {LEGEND_SYMBOL_PX}"),
             labelExpr=f"legend_ridge[{_MODE_KEY}][datum.value] + ' · ' + names[datum.value]",
         ),
     )
@@ -481,7 +487,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         legend=alt.Legend(orient="bottom", direction="horizontal", title=None, symbolType="square",
                           symbolFillColor="transparent", symbolStrokeWidth=2,
                           columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-                          labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width : width / 2 - 24")),
+                          labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} : width / 2 - 2 * {LEGEND_SYMBOL_PX}")),
     )
     clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
     kernel_marks = [
@@ -507,7 +513,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
             alt.Chart(alt.NamedData(name="one_row")).transform_filter(on)
             .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side),
                        dx=alt.ExprRef(f"({side}) == 'right' ? 6 : -6"),
-                       limit=alt.ExprRef(f"({side}) == 'right' ? scale('x', {prefix}_x) : width - scale('x', {prefix}_x)"),
+                       limit=alt.ExprRef(f"({side}) == 'right' ? scale('x', {prefix}_x) - 8 : width - scale('x', {prefix}_x) - 8"),
                        text=alt.ExprRef(f"{prefix}_label"))
             .encode(x=alt.X(datum=alt.ExprRef(f"{prefix}_x"), type="quantitative"), y=alt.value(label_y_px)),
         ]
