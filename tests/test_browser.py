@@ -149,7 +149,8 @@ NO_SCRIPT_STATE_JS = """() => ({
     const svg = stills.length ? stills[0].querySelector('svg').getBoundingClientRect() : {width: 0, height: 0};
     const box = f.querySelector('.ainotes-chart__box').getBoundingClientRect();
     return {id: f.id, height: f.getBoundingClientRect().height, visibleStills: stills.length,
-            svgWidth: svg.width, svgHeight: svg.height, boxTop: box.top, boxHeight: box.height};
+            svgWidth: svg.width, svgHeight: svg.height, boxTop: box.top - f.getBoundingClientRect().top,
+            boxHeight: box.height};
   }),
   steppers: [...document.querySelectorAll('.ainotes-stepper')].map(s => {
     const frames = [...s.querySelectorAll('.ainotes-stepper-frame')];
@@ -168,7 +169,9 @@ LIVE_STATE_JS = """() => ({
     const form = f.querySelector('form.ainotes-explorer');
     return {id: f.id, height: f.getBoundingClientRect().height, visibleStills: stills.length,
             viewWidth: svg.width, viewHeight: svg.height, boxWidth: box.width, boxHeight: box.height,
-            boxTop: box.top, formHeight: form ? form.getBoundingClientRect().height : 0};
+            boxTop: box.top - f.getBoundingClientRect().top,
+            formHeight: form ? form.getBoundingClientRect().height + parseFloat(getComputedStyle(form).marginTop)
+                               + parseFloat(getComputedStyle(form).marginBottom) : 0};
   }),
   steppers: [...document.querySelectorAll('.ainotes-stepper')].map(s => {
     const shown = [...s.querySelectorAll('.ainotes-stepper-frame')].filter(f => f.getClientRects().length);
@@ -922,4 +925,38 @@ def test_screenshots_of_chart_pages(sites, contexts, scheme, viewport):
         target = SCREENSHOTS / f"{path.strip('/')}-{scheme}-{width}.png"
         page.screenshot(path=str(target), full_page=True)
         assert target.read_bytes().startswith(b"\x89PNG")
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_explorer_states(sites, contexts, scheme, width):
+    """The explorer's figure in each state a reader reaches, for a person to look at."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = contexts.page(sites.real_url + "roofline/", viewport=WIDTHS[width], color_scheme=scheme)
+    wait_for_charts(page)
+    chart_id, form = _explorer(page)
+    figure = page.locator(f"#{chart_id}")
+
+    def shot(state: str) -> None:
+        target = SCREENSHOTS / f"explorer-{state}-{scheme}-{width}.png"
+        figure.screenshot(path=str(target))
+        assert target.read_bytes().startswith(b"\x89PNG")
+
+    shot("opening")
+    form.locator("select[name=precision]").select_option("tensor:fp8")
+    form.locator("input[name=sparsity]").check()
+    for name, value in (("m", "4096"), ("n", "4096"), ("k", "4096")):
+        form.locator(f"input[name={name}]").fill(value)
+    form.locator("select[name=dtype]").select_option("fp8")
+    form.locator("button[value=gemm]").click()
+    form.locator("input[name=batch_on]").check()
+    form.locator("input[name=batch]").fill("9")
+    expect(form.locator("[data-role=batch] p")).to_contain_text("512 tokens")
+    shot("fp8-gemm-batch")
+    form.locator("select[name=preset]").select_option("a100")
+    form.locator("input[name=m]").fill("0")
+    form.locator("button[value=gemm]").click()
+    expect(form.locator("[data-role=own-message]")).to_contain_text("The chart is unchanged.")
+    shot("a100-invalid")
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
