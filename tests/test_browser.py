@@ -20,8 +20,18 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from ainotes.hardware import load_presets
 from browser_support import (
-    DESK, PHONE, TABLET, WAIT_MS, StaticServer, Watch, file_only, guard_requests, same_origin,
-    site_pages, wait_for_charts, wait_until,
+    DESK,
+    PHONE,
+    TABLET,
+    WAIT_MS,
+    StaticServer,
+    Watch,
+    file_only,
+    guard_requests,
+    same_origin,
+    site_pages,
+    wait_for_charts,
+    wait_until,
 )
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
 
@@ -340,7 +350,11 @@ STATIC_SVGS_JS = f"""() => {{
   return [...document.querySelectorAll('.ainotes-chart__still, body > svg')]
     .filter(s => s.getClientRects().length)
     .map(s => {{ const svg = s.tagName.toLowerCase() === 'svg' ? s : s.querySelector('svg');
-                return overlaps(boxesOf(svg), svg.getBoundingClientRect()); }}).flat();
+                const boxes = boxesOf(svg);
+                // In the page, the picture is scaled to its box: its text must still read at 11 px or more.
+                const small = s.tagName.toLowerCase() === 'svg' ? [] : boxes.filter(b => b.px < {MIN_TEXT_PX} - 0.01)
+                  .map(b => `"${{b.text}}" at ${{b.px.toFixed(1)}} px`);
+                return [...overlaps(boxes, svg.getBoundingClientRect()), ...small]; }}).flat();
 }}"""
 
 
@@ -351,6 +365,9 @@ def test_static_roofline_svgs_never_overlap(sites, contexts, width):
         page = contexts.page(viewport=WIDTHS[width], color_scheme=scheme, java_script_enabled=False)
         page.goto(sites.real_url + "roofline/")
         problems += [f"page {scheme}: {p}" for p in page.evaluate(STATIC_SVGS_JS)]
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator(".ainotes-chart__box").first.screenshot(
+            path=str(SCREENSHOTS / f"explorer-no-script-{scheme}-{width}.png"))
         for chart in (c for c in _manifest(sites.real_dir) if c["kind"] == "roofline"):
             for kind in ("svg", "svg-dark"):
                 page.goto(sites.real_url + "embed/" + chart["files"][kind])
@@ -390,7 +407,7 @@ def test_typing_an_intensity_reads_off_each_preset(sites, contexts):
     for preset, line in zip(presets, lines, strict=True):
         ridge = preset.ridge_flop_per_byte()
         attainable = min(preset.peak_flops_per_s(), preset.memory_bandwidth_bytes_per_s * 300)
-        bound = "memory" if 300 < ridge else "compute"
+        bound = "memory" if ridge > 300 else "compute"
         match = re.fullmatch(r"(.+): ([\d.,]+ [A-Z]?FLOP/s), (memory|compute)-bound, ([\d.]+)× (the|below the) ridge "
                              r"\(([\d,]+) FLOP/byte\)", line)
         assert match, line
@@ -454,8 +471,8 @@ def test_the_pages_formulas_are_the_cores_for_many_shapes_and_every_dtype(sites,
     wait_for_charts(page)
     chart_id, _ = _explorer(page)
     meta = _roofline_meta(page, chart_id)
-    rows = page.evaluate(f"""(id) => {{ const v = window.__ainotesRooflineView(id);
-        return v.data('ceilings'); }}""", chart_id)
+    rows = page.evaluate("""(id) => { const v = window.__ainotesRooflineView(id);
+        return v.data('ceilings'); }""", chart_id)
     assert set(meta["dtypes"]) == set(DTYPE_BYTES)
     for dtype, info in meta["dtypes"].items():
         for m, n, k in GEMM_SHAPES:
@@ -557,7 +574,7 @@ def test_batch_slider_crosses_each_ridge_near_its_flop_per_byte(sites, contexts)
     form.locator("input[name=batch_on]").check()
     view = f"window.__ainotesRooflineView('{chart_id}')"
     previous = 0.0
-    for exponent in range(0, 15):
+    for exponent in range(15):
         form.locator("input[name=batch]").fill(str(exponent))
         wait_until(page, f"() => {view}.signal('batch_x') > {previous}", failure=f"batch 2**{exponent}: no move")
         intensity = page.evaluate(f"{view}.signal('batch_x')")

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ainotes import render, roofline, units
+from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
 from ainotes.charts.grammar import deep_merge
 from ainotes.errors import InputError
-from ainotes.hardware import Preset, Source
-from ainotes.hardware import load_presets
+from ainotes.hardware import Preset, Source, load_presets
 from ainotes.kernels import parse_kernel_spec
 from sitebuild import REPO
 
@@ -289,10 +289,10 @@ def test_caption_states_assumptions_and_escapes_names():
 def test_page_parts_escape_names_and_state_the_core_figures():
     kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16", label="<i>big</i>")]
     spec = chart.roofline_spec(FOUR, kernels=kernels)
-    summary = chart.summary_text(spec)
+    summary = explorer.summary_text(spec)
     assert "BF16 tensor cores, dense" in summary and "295 FLOP/byte" in summary and "281 FLOP/byte" in summary
-    controls = chart.controls_html('c"1', spec)
-    tables = chart.tables_html('c"1', spec)
+    controls = explorer.controls_html('c"1', spec)
+    tables = explorer.tables_html('c"1', spec)
     for fragment in (controls, tables):
         assert "<b>" not in fragment and "<i>" not in fragment and 'c"1' not in fragment
     assert "&lt;i&gt;big&lt;/i&gt;" in tables and "compute, 989.4 TFLOP/s" in tables

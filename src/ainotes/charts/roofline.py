@@ -36,7 +36,6 @@ below every label. The browser suite measures it at every width and state.
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -46,11 +45,14 @@ from ainotes import roofline, units
 from ainotes.charts.grammar import Grammar, deep_merge
 from ainotes.errors import InputError
 from ainotes.hardware import Preset, default_unit
-from ainotes.kernels import DTYPE_BYTES, MAX_DIMENSION, Kernel, gemm
+from ainotes.kernels import DTYPE_BYTES, Kernel, gemm
 from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 540
+# The phone-sized static picture: the page's box on a phone is 2:3 (assets/charts.css).
+NARROW_STATIC_WIDTH_PX = 336
+NARROW_STATIC_HEIGHT_PX = 504
 DEFAULT_TITLE = "Roofline"
 TERA = 1e12
 
@@ -279,7 +281,7 @@ def kernel_table_rows(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> l
     for index, kernel in enumerate(kernels):
         bounds = {}
         for preset in presets:
-            roof, attainable, bound, why = _kernel_roof(preset, kernel)
+            _, attainable, bound, why = _kernel_roof(preset, kernel)
             if attainable is None:
                 bounds[preset.id] = {"bound": bound, "text": why}
             else:
@@ -366,7 +368,7 @@ def dark_svg(light_svg: str) -> str:
     """
     light, dark = _THEMES["light"], _THEMES["dark"]
     swap = {light[key].lower(): dark[key] for key in light if key != "palette"}
-    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"]))
+    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"], strict=True))
 
     def recolour(match: re.Match[str]) -> str:
         colour = swap.get(match.group(2).lower(), match.group(2))
@@ -383,6 +385,8 @@ _MODE_KEY = "precision + '|' + (sparsity ? 's' : 'd')"
 _PEAK = "(sparsity ? datum.speak : datum.peak)"
 _RIDGE = "(sparsity ? datum.sridge : datum.ridge)"
 _AT = "clamp(toNumber(intensity), x_domain[0], x_domain[1])"
+_LEGEND_LABEL_LIMIT = (f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
+                       f": width / 2 - 2 * {LEGEND_SYMBOL_PX}")
 SUBTITLE_EXPR = ("roof_names[precision] + (sparsity ? ', 2:4 sparse where supported' : ', dense')"
                  " + ' · ridge points in the legend'")
 
@@ -423,7 +427,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         legend=alt.Legend(
             orient="bottom", direction="horizontal", symbolType="stroke",
             columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-            labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} : width / 2 - 2 * {LEGEND_SYMBOL_PX}"),
+            labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT),
             labelExpr=f"legend_ridge[{_MODE_KEY}][datum.value] + ' · ' + names[datum.value]",
         ),
     )
@@ -487,7 +491,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         legend=alt.Legend(orient="bottom", direction="horizontal", title=None, symbolType="square",
                           symbolFillColor="transparent", symbolStrokeWidth=2,
                           columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-                          labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} : width / 2 - 2 * {LEGEND_SYMBOL_PX}")),
+                          labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT)),
     )
     clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
     kernel_marks = [
@@ -513,7 +517,8 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
             alt.Chart(alt.NamedData(name="one_row")).transform_filter(on)
             .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side),
                        dx=alt.ExprRef(f"({side}) == 'right' ? 6 : -6"),
-                       limit=alt.ExprRef(f"({side}) == 'right' ? scale('x', {prefix}_x) - 8 : width - scale('x', {prefix}_x) - 8"),
+                       limit=alt.ExprRef(f"({side}) == 'right' ? scale('x', {prefix}_x) - 8 "
+                                         f": width - scale('x', {prefix}_x) - 8"),
                        text=alt.ExprRef(f"{prefix}_label"))
             .encode(x=alt.X(datum=alt.ExprRef(f"{prefix}_x"), type="quantitative"), y=alt.value(label_y_px)),
         ]
@@ -544,6 +549,72 @@ GRAMMAR = Grammar("roofline", _build_structure, __file__)
 # -- one chart ------------------------------------------------------------------------------------
 
 
+def _check_inputs(presets: Sequence[Preset], kernels: Sequence[Kernel], title: str | None, theme: str) -> None:
+    if theme not in _THEMES:
+        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    if not presets:
+        raise InputError("roofline chart: at least one preset is needed")
+    texts = [("title", title or ""), *(("preset name", p.name) for p in presets),
+             *(("kernel label", k.label) for k in kernels)]
+    for what, text in texts:
+        bad = bad_character(text)
+        if bad is not None:
+            raise InputError(f"roofline chart: the {what} {short(text)} holds a control character ({bad})")
+
+
+def _opening_roof(precision: str, roofs: Sequence[str]) -> str:
+    """The roof id a chart opens on: ``"fp8"`` → ``"tensor:fp8"``, ``"fp32"`` → ``"vector:fp32"``."""
+    text = str(precision)
+    opening = text if ":" in text else roof_id(default_unit(text), text)
+    if opening not in roofs:
+        known = ", ".join(r.removeprefix("tensor:") for r in roofs)
+        raise InputError(f"roofline chart: 'precision' must be one the presets have ({known}): {short(precision)}")
+    return opening
+
+
+def _x_domain(rows: Sequence[dict[str, Any]], kernels: Sequence[Kernel]) -> tuple[float, float]:
+    """Whole decades that hold every ridge of every roof (dense and sparse, so switching never
+    rescales the x axis), every kernel, and element-wise intensities at the low end."""
+    intensities = [k.intensity_flop_per_byte for k in kernels]
+    low = min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE, *(r["ridge"] for r in rows)]
+              + [i / KERNEL_MARGIN for i in intensities])
+    high = max([RIDGE_HEADROOM * r["sridge"] for r in rows] + [i * KERNEL_MARGIN for i in intensities])
+    return _decade_floor(low), _decade_ceil(high)
+
+
+def _y_domains(rows: Sequence[dict[str, Any]], kernel_rows: Sequence[dict[str, Any]], roofs: Sequence[str],
+               x_min: float) -> dict[str, list[float]]:
+    """Per roof: from the slowest sloped line at the axis start (and below the lowest kernel
+    mark, clear of the band of numbers) to room above its highest sparse peak and every kernel
+    mark. A switch of precision may rescale the y axis; the sparsity toggle never does."""
+    y_min = _decade_floor(min([r["bw"] * x_min for r in rows] + [r["y"] / 2 for r in kernel_rows]))
+    kernel_top = max((r["y"] for r in kernel_rows), default=0.0)
+    return {roof: [y_min, max([r["speak"] for r in rows if r["r"] == roof] + [kernel_top]) * TOP_HEADROOM]
+            for roof in roofs}
+
+
+def _readout_at(given: float | None, rows: Sequence[dict[str, Any]], x_min: float, x_max: float) -> float:
+    if given is None:
+        return _initial_intensity(rows, x_min, x_max)
+    if not (isinstance(given, (int, float)) and math.isfinite(given) and x_min <= given <= x_max):
+        raise InputError(
+            f"roofline chart: the readout intensity must lie on the axis, {x_min:g} to {x_max:g} FLOP/byte: {given!r}"
+        )
+    return float(given)
+
+
+def _legend_ridges(rows: Sequence[dict[str, Any]], missing: dict[str, dict[str, str]],
+                   roofs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Per roof and mode (``"tensor:fp8|s"``), each preset's legend prefix: its ridge, or why it has none."""
+    legend: dict[str, dict[str, str]] = {}
+    for roof in roofs:
+        for mode, field in (("d", "ridge"), ("s", "sridge")):
+            texts = {r["p"]: f"ridge {intensity_label(r[field])}" for r in rows if r["r"] == roof}
+            texts.update(missing.get(roof, {}))
+            legend[f"{roof}|{mode}"] = texts
+    return legend
+
+
 def roofline_spec(
     presets: Iterable[Preset],
     *,
@@ -566,74 +637,24 @@ def roofline_spec(
     ``cached=False`` builds the grammar with altair afresh.
     """
     presets, kernels = tuple(presets), tuple(kernels)
-    if theme not in _THEMES:
-        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    if not presets:
-        raise InputError("roofline chart: at least one preset is needed")
-    texts = [("title", title or ""), *(("preset name", p.name) for p in presets),
-             *(("kernel label", k.label) for k in kernels)]
-    for what, text in texts:
-        bad = bad_character(text)
-        if bad is not None:
-            raise InputError(f"roofline chart: the {what} {short(text)} holds a control character ({bad})")
-
+    _check_inputs(presets, kernels, title, theme)
     rows, missing = _ceiling_rows(presets)
     roofs = [roof_id(u, p) for u, p in ROOF_ORDER if any(r["r"] == roof_id(u, p) for r in rows)]
-    opening = str(precision) if ":" in str(precision) else roof_id(default_unit(str(precision)), str(precision))
-    if opening not in roofs:
-        known = ", ".join(r.removeprefix("tensor:") for r in roofs)
-        raise InputError(f"roofline chart: 'precision' must be one the presets have ({known}): {short(precision)}")
-    shown_now = [r for r in rows if r["r"] == opening]
-    if not shown_now:
-        raise InputError(f"roofline chart: no preset has a {roof_name(opening)} path")
-
-    # Axis ranges: whole decades that hold every ridge of every roof (dense and sparse, so
-    # switching never rescales), every kernel, and element-wise intensities at the low end.
-    kernel_intensities = [k.intensity_flop_per_byte for k in kernels]
-    x_min = _decade_floor(min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE, *(r["ridge"] for r in rows)]
-                              + [i / KERNEL_MARGIN for i in kernel_intensities]))
-    x_max = _decade_ceil(max([RIDGE_HEADROOM * r["sridge"] for r in rows] + [i * KERNEL_MARGIN for i in kernel_intensities]))
-    # The y axis follows the roof chosen (a switch of precision may rescale it; the sparsity
-    # toggle never does): from the slowest sloped line at the axis start to room above the
-    # highest sparse peak and every kernel mark.
+    opening = _opening_roof(precision, roofs)
+    x_min, x_max = _x_domain(rows, kernels)
     kernel_rows = _kernel_rows(kernels, presets, x_min, x_max) if kernels else []
-    # The bottom decade starts below the lowest kernel mark too, clear of the band of numbers.
-    y_min = _decade_floor(min([r["bw"] * x_min for r in rows] + [r["y"] / 2 for r in kernel_rows]))
-    kernel_top = max((r["y"] for r in kernel_rows), default=0.0)
-    y_domains = {
-        roof: [y_min, _decade_ceil(max([r["speak"] for r in rows if r["r"] == roof] + [kernel_top]) * TOP_HEADROOM)]
-        for roof in roofs
-    }
-
-    if readout_intensity_flop_per_byte is None:
-        intensity = _initial_intensity(rows, x_min, x_max)
-    else:
-        given = readout_intensity_flop_per_byte
-        inside = isinstance(given, (int, float)) and math.isfinite(given) and x_min <= given <= x_max
-        if not inside:
-            raise InputError(
-                f"roofline chart: the readout intensity must lie on the axis, {x_min:g} to {x_max:g} FLOP/byte: "
-                f"{readout_intensity_flop_per_byte!r}"
-            )
-        intensity = float(given)
-
-    names = dict(zip((p.id for p in presets), _display_names(presets)))
-    legend_ridge: dict[str, dict[str, str]] = {}
-    for roof in roofs:
-        for mode, field in (("d", "ridge"), ("s", "sridge")):
-            texts_now = {r["p"]: f"ridge {intensity_label(r[field])}" for r in rows if r["r"] == roof}
-            texts_now.update(missing.get(roof, {}))
-            legend_ridge[f"{roof}|{mode}"] = texts_now
-    table = kernel_table_rows(kernels, presets)
+    y_domains = _y_domains(rows, kernel_rows, roofs, x_min)
+    names = dict(zip((p.id for p in presets), _display_names(presets), strict=True))
     params = {
-        "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity), "intensity": intensity,
-        "x_domain": [x_min, x_max], "y_domains": y_domains,
-        "x_ticks": _decades(x_min, x_max), "y_ticks": _decades(y_min, max(top for _, top in y_domains.values())),
+        "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity),
+        "intensity": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
+        "x_domain": [x_min, x_max], "y_domains": y_domains, "x_ticks": _decades(x_min, x_max),
+        "y_ticks": _decades(min(low for low, _ in y_domains.values()), max(top for _, top in y_domains.values())),
         "ids": [p.id for p in presets], "names": names,
         "kernel_keys": [f"{index} {kernel.label}" for index, kernel in enumerate(kernels, start=1)],
-        "roof_names": {roof: roof_name(roof) for roof in roofs}, "legend_ridge": legend_ridge,
+        "roof_names": {roof: roof_name(roof) for roof in roofs}, "legend_ridge": _legend_ridges(rows, missing, roofs),
     }
-    datasets = {"ceilings": rows, "one_row": [{}]}
+    datasets: dict[str, list[dict[str, Any]]] = {"ceilings": rows, "one_row": [{}]}
     if kernels:
         datasets["kernels"] = kernel_rows
     spec = GRAMMAR.spec(
@@ -643,20 +664,20 @@ def roofline_spec(
         config=config(theme),
         top={
             "title": {"text": title if title is not None else DEFAULT_TITLE, "limit": {"expr": "width + 60"}},
+            # What the page around the chart needs (charts/explorer.py), passed through to Vega untouched.
             "usermeta": {"ainotes": {
-                "kind": "roofline", "roofs": roofs, "missing": missing, "kernels": table,
+                "kind": "roofline", "roofs": roofs, "missing": missing, "kernels": kernel_table_rows(kernels, presets),
                 "dtypes": {d: {"bytes": DTYPE_BYTES[d], "roof": r} for d, r in dtype_roofs().items()},
             }},
         },
         cached=cached,
     )
+    # The standalone page's own inputs list this chart's roofs and presets.
     for signal in spec["params"]:
         if signal["name"] == "precision":
-            signal["bind"]["options"] = roofs
-            signal["bind"]["labels"] = [roof_name(r) for r in roofs]
+            signal["bind"].update(options=roofs, labels=[roof_name(r) for r in roofs])
         elif signal["name"] == "preset":
-            signal["bind"]["options"] = [ALL_PRESETS, *names]
-            signal["bind"]["labels"] = ["All", *names.values()]
+            signal["bind"].update(options=[ALL_PRESETS, *names], labels=["All", *names.values()])
     return spec
 
 
@@ -683,170 +704,19 @@ def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
     if sparsity:
         parts.append("The chart opens with the sparse rate switched on.")
     parts.append(
-        "A simplification for intuition, not a benchmark: real kernels, and work off the tensor cores, land below the lines."
+        "A simplification for intuition, not a benchmark: real kernels, and work off the tensor cores, "
+        "land below the lines."
     )
     return " ".join(parts)
+
+
+def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec drawn at a phone's size (:data:`NARROW_STATIC_WIDTH_PX` × :data:`NARROW_STATIC_HEIGHT_PX`),
+    for the static picture a phone shows before (or without) the script."""
+    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}
 
 
 def spec_meta(spec: dict[str, Any]) -> dict[str, Any] | None:
     """What the page needs beyond the picture (roofs, kernels' bounds, dtypes), or None if not a roofline."""
     meta = spec.get("usermeta", {}).get("ainotes")
     return meta if isinstance(meta, dict) and meta.get("kind") == "roofline" else None
-
-
-def json_for_attribute(value: Any) -> str:
-    """Compact JSON, escaped for an HTML attribute."""
-    return html.escape(json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True))
-
-
-# -- the page around the chart: summary, controls, tables (what works without JavaScript) ---------
-
-MAX_BATCH_EXPONENT = 14  # the batch slider runs over 2**0 … 2**14 tokens
-DEFAULT_BATCH_EXPONENT = 6
-
-
-def _param_values(spec: dict[str, Any]) -> dict[str, Any]:
-    return {p["name"]: p.get("value") for p in spec.get("params", [])}
-
-
-def summary_text(spec: dict[str, Any]) -> str:
-    """One paragraph for screen readers: what the chart shows and each preset's ridge, at the opening roof."""
-    values = _param_values(spec)
-    roof = values["precision"]
-    names = values["names"]
-    rows = [r for r in spec["datasets"]["ceilings"] if r["r"] == roof]
-    field = "sridge" if values["sparsity"] else "ridge"
-    ridges = "; ".join(f"{names[r['p']]}: ridge at {units.intensity(r[field])}, peak {units.flops_per_s(r['speak' if values['sparsity'] else 'peak'])}"
-                       for r in rows)
-    lacking = spec_meta(spec) or {}
-    missing = lacking.get("missing", {}).get(roof, {})
-    left_out = "".join(f" {names[i]}: {text}." for i, text in missing.items())
-    kernels = (spec_meta(spec) or {}).get("kernels", [])
-    kernel_text = f" {len(kernels)} numbered kernels are marked where they meet their roofs; the table below gives each one's bound." if kernels else ""
-    return (f"Roofline chart, log-log: attainable FLOP/s against arithmetic intensity, one line per GPU, "
-            f"{roof_name(roof)}, {'2:4 sparse' if values['sparsity'] else 'dense'}. {ridges}.{left_out}{kernel_text}")
-
-
-def _options(pairs: Iterable[tuple[str, str]], selected: str) -> str:
-    return "".join(
-        f'<option value="{html.escape(value)}"{" selected" if value == selected else ""}>{html.escape(label)}</option>'
-        for value, label in pairs
-    )
-
-
-def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
-    """The explorer's form, hidden until ``vega-charts.js`` wires it to the view (it does nothing
-    without a script; the static picture and the tables stand in for it then)."""
-    meta = spec_meta(spec) or {}
-    values = _param_values(spec)
-    x_min, x_max = values["x_domain"]
-    cid = html.escape(chart_id)
-    roofs = _options(((r, roof_name(r)) for r in meta.get("roofs", [])), values["precision"])
-    presets = _options([(ALL_PRESETS, "All"), *values["names"].items()], ALL_PRESETS)
-    dtypes = _options(((d, d.upper()) for d in meta.get("dtypes", {})), "bf16")
-    checked = " checked" if values["sparsity"] else ""
-    log_min, log_max = math.log10(x_min), math.log10(x_max)
-    data = {"max_dimension": MAX_DIMENSION, "dtypes": meta.get("dtypes", {}), "missing": meta.get("missing", {}),
-            "roof_names": values["roof_names"], "names": values["names"], "x_domain": [x_min, x_max],
-            "d_model": DEFAULT_D_MODEL, "ffn_factor": BATCH_FFN_FACTOR}
-
-    def field(name: str, label: str, attrs: str = "") -> str:
-        return (f'<label class="ainotes-explorer__field"><span>{label}</span>'
-                f'<input id="{cid}-{name}" name="{name}" {attrs}></label>')
-
-    number = 'type="text" inputmode="numeric" autocomplete="off" spellcheck="false"'
-    return (
-        f'<form class="ainotes-explorer" hidden novalidate data-explorer="{json_for_attribute(data)}" '
-        f'aria-label="Roofline explorer controls">'
-        '<div class="ainotes-explorer__row">'
-        f'<label class="ainotes-explorer__field"><span>Precision</span><select name="precision">{roofs}</select></label>'
-        f'<label class="ainotes-explorer__field"><span>GPUs</span><select name="preset">{presets}</select></label>'
-        f'<label class="ainotes-explorer__check"><input type="checkbox" name="sparsity"{checked}>'
-        "<span>2:4 structured sparsity (where supported)</span></label>"
-        "</div>"
-        '<p class="ainotes-explorer__note" data-role="missing" aria-live="polite"></p>'
-        '<fieldset class="ainotes-explorer__group"><legend>Read off an intensity</legend>'
-        '<div class="ainotes-explorer__row">'
-        + field("intensity", "Intensity (FLOP/byte)",
-                f'type="text" inputmode="decimal" autocomplete="off" value="{units.significant(values["intensity"], 4)}"')
-        + f'<label class="ainotes-explorer__field ainotes-explorer__field--wide"><span>Slide (log scale)</span>'
-        f'<input type="range" name="log_intensity" min="{log_min:g}" max="{log_max:g}" step="0.01" '
-        f'value="{math.log10(values["intensity"]):.2f}"></label>'
-        "</div>"
-        '<p class="ainotes-explorer__message" data-role="intensity-message" role="alert"></p>'
-        '<div class="ainotes-explorer__readout" data-role="readout" aria-live="polite"></div>'
-        "</fieldset>"
-        '<fieldset class="ainotes-explorer__group"><legend>Your kernel</legend>'
-        '<div class="ainotes-explorer__row">'
-        + field("m", "GEMM M", number) + field("n", "N", number) + field("k", "K", number)
-        + f'<label class="ainotes-explorer__field"><span>Type</span><select name="dtype">{dtypes}</select></label>'
-        '<button type="submit" name="place" value="gemm">Place GEMM</button>'
-        "</div>"
-        '<div class="ainotes-explorer__row">'
-        + field("own_intensity", "Or an intensity (FLOP/byte)", 'type="text" inputmode="decimal" autocomplete="off"')
-        + '<button type="submit" name="place" value="intensity">Place</button>'
-        '<button type="button" data-action="clear">Clear</button>'
-        "</div>"
-        '<p class="ainotes-explorer__message" data-role="own-message" role="alert"></p>'
-        '<div class="ainotes-explorer__readout" data-role="own" aria-live="polite"></div>'
-        "</fieldset>"
-        '<fieldset class="ainotes-explorer__group"><legend>Batch size and a weight GEMM</legend>'
-        '<div class="ainotes-explorer__row">'
-        '<label class="ainotes-explorer__check"><input type="checkbox" name="batch_on">'
-        "<span>Show a decode step's projection, d<sub>model</sub> × 4·d<sub>model</sub></span></label>"
-        f'<label class="ainotes-explorer__field ainotes-explorer__field--wide"><span>Tokens in the batch: '
-        f'<output name="batch_tokens">{2**DEFAULT_BATCH_EXPONENT}</output></span>'
-        f'<input type="range" name="batch" min="0" max="{MAX_BATCH_EXPONENT}" step="1" value="{DEFAULT_BATCH_EXPONENT}"></label>'
-        + field("d_model", "d<sub>model</sub>", f'{number} value="{DEFAULT_D_MODEL}"')
-        + "</div>"
-        '<p class="ainotes-explorer__message" data-role="batch-message" role="alert"></p>'
-        '<div class="ainotes-explorer__readout" data-role="batch" aria-live="polite"></div>'
-        "</fieldset>"
-        "</form>"
-    )
-
-
-def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
-    """The kernels' bounds per preset (visible), and an openable table of every ceiling."""
-    meta = spec_meta(spec) or {}
-    values = _param_values(spec)
-    names: dict[str, str] = values["names"]
-    parts = []
-    kernels = meta.get("kernels", [])
-    header = "".join(f'<th scope="col">{html.escape(name)}</th>' for name in names.values())
-    if kernels:
-        body = []
-        for k in kernels:
-            cells = "".join(
-                f'<td class="ainotes-kb ainotes-kb--{html.escape(k["bounds"][i]["bound"])}">'
-                f'{html.escape(k["bounds"][i]["text"])}</td>' for i in names
-            )
-            body.append(
-                f'<tr><th scope="row"><span class="ainotes-kb__n">{k["n"]}</span> {html.escape(k["label"])}</th>'
-                f'<td>{html.escape(units.intensity(k["intensity"]))}</td>{cells}</tr>'
-            )
-        parts.append(
-            '<div class="ainotes-table-wrap"><table class="ainotes-kernel-bounds">'
-            "<caption>Where each numbered kernel meets the roof of its own data type (dense), per GPU</caption>"
-            f'<thead><tr><th scope="col">Kernel</th><th scope="col">Intensity</th>{header}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>"
-        )
-    rows = []
-    for row in spec["datasets"]["ceilings"]:
-        sparse = "—" if row["speak"] == row["peak"] else f'{units.flops_per_s(row["speak"])} (ridge {units.intensity(row["sridge"])})'
-        rows.append(
-            f'<tr><th scope="row">{html.escape(names[row["p"]])}</th><td>{html.escape(roof_name(row["r"]))}</td>'
-            f'<td>{units.flops_per_s(row["peak"])}</td><td>{units.bytes_per_s(row["bw"])}</td>'
-            f'<td>{units.intensity(row["ridge"])}</td><td>{sparse}</td></tr>'
-        )
-    for roof, lacking in meta.get("missing", {}).items():
-        for preset_id, text in lacking.items():
-            rows.append(f'<tr><th scope="row">{html.escape(names[preset_id])}</th><td>{html.escape(roof_name(roof))}</td>'
-                        f'<td colspan="4">{html.escape(text)}</td></tr>')
-    parts.append(
-        f'<details class="ainotes-data" id="{html.escape(chart_id)}-data"><summary>Data table: every ceiling</summary>'
-        '<div class="ainotes-table-wrap"><table><thead><tr><th scope="col">GPU</th><th scope="col">Roof</th>'
-        '<th scope="col">Dense peak</th><th scope="col">Bandwidth</th><th scope="col">Ridge</th>'
-        f'<th scope="col">2:4 sparse peak</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>'
-    )
-    return "".join(parts)
