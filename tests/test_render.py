@@ -348,7 +348,7 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, bro
         box = tab.locator(".ainotes-chart__box").bounding_box()
         live = tab.locator(".ainotes-chart__view > svg")
         assert live.bounding_box() == box  # the live view fills the box the static SVG reserved
-        assert tab.locator(".ainotes-chart__still--light").is_hidden()
+        assert all(still.is_hidden() for still in tab.locator(".ainotes-chart__still").all())
         readout = tab.locator("[data-role=readout]")
         tab.locator("form.ainotes-explorer input[name=intensity]").fill("1")
         tab.locator("form.ainotes-explorer input[name=intensity]").press("Enter")
