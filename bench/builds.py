@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-class BuildFailed(RuntimeError):
+class BuildError(RuntimeError):
     """A benchmark build exited non-zero; the message carries the end of its output."""
 
 
@@ -26,19 +26,20 @@ class BuildRun:
     output: str
 
 
-def build(project: Path, site_dir: Path, cache_dir: Path, *, timeout_s: float = 900.0) -> BuildRun:
+def build(project: Path, site_dir: Path, cache_dir: Path, *, timeout_s: float = 900.0,
+          env: dict[str, str] | None = None) -> BuildRun:
     """``python -m mkdocs build --strict -q`` of ``project`` into ``site_dir`` with its own render cache.
 
     The child is reaped with :func:`os.wait4`, whose resource usage belongs to
     that one child (``RUSAGE_CHILDREN`` would be the maximum over every child
-    so far). Raises :class:`BuildFailed` when the build fails or runs past
-    ``timeout_s``.
+    so far). Raises :class:`BuildError` when the build fails or runs past
+    ``timeout_s``. ``env`` adds to the environment (e.g. ``AINOTES_RENDER_WORKERS``).
     """
     if site_dir.exists():
         shutil.rmtree(site_dir)
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
                "-f", str(project / "mkdocs.yml"), "-d", str(site_dir)]
-    env = {**os.environ, "AINOTES_CACHE_DIR": str(cache_dir)}
+    env = {**os.environ, "AINOTES_CACHE_DIR": str(cache_dir), **(env or {})}
     with tempfile.TemporaryFile() as log:
         start = time.perf_counter()
         proc = subprocess.Popen(command, cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -55,7 +56,7 @@ def build(project: Path, site_dir: Path, cache_dir: Path, *, timeout_s: float = 
     if proc.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-8:])
         why = f"timed out after {timeout_s:.0f} s" if seconds >= timeout_s else f"exit {proc.returncode}"
-        raise BuildFailed(f"build of {project.name} failed ({why}):\n{tail}")
+        raise BuildError(f"build of {project.name} failed ({why}):\n{tail}")
     return BuildRun(seconds=seconds, max_rss_bytes=usage.ru_maxrss * 1024, output=output)
 
 

@@ -90,3 +90,34 @@ def collective_numbers(repeats: int, ranks: int = 4) -> CollectiveNumbers:
         svg_by_op={op: Weight.of(text.encode("utf-8")) for op, text in svgs.items()},
         all_seven_s=_median_time(all_seven, repeats),
     )
+
+
+@dataclass(frozen=True)
+class CostNumbers:
+    render_svg_uncached_s: float   # median; Vega engine warm, render cache emptied before each call
+    spec_build_s: float            # median time to build the spec with altair (cost_spec(cached=False))
+    spec_compact: Weight           # Vega-Lite spec as compact JSON
+
+
+def cost_numbers(repeats: int) -> CostNumbers:
+    """The collective-cost chart as the note opens it (all-reduce, 8 ranks, NVLink 4, every link
+    preset in its select), measured the way :func:`roofline_numbers` measures the explorer."""
+    from ainotes import render
+    from ainotes.charts import cost as cost_chart
+    from ainotes.links import load_links
+
+    links = load_links(REPO / "presets" / "links")
+    spec = cost_chart.cost_spec(links)
+    spec_build = _median_time(lambda: cost_chart.cost_spec(links, cached=False), repeats)
+    render.clear_cache()
+    render.svg(spec)  # the first call starts the JavaScript engine
+
+    times = []
+    for _ in range(repeats):
+        render.clear_cache()
+        start = time.perf_counter()
+        render.svg(spec)
+        times.append(time.perf_counter() - start)
+    compact = json.dumps(spec, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return CostNumbers(render_svg_uncached_s=statistics.median(times), spec_build_s=spec_build,
+                       spec_compact=Weight.of(compact))

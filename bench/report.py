@@ -59,7 +59,7 @@ def machine_lines() -> list[str]:
             versions.append(f"{name} (not installed)")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     return [
-        f"- Date: {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Platform: {platform.platform()}",
         f"- CPU: {cpu_model()}; {os.cpu_count()} logical cores, {usable} usable by this process",
         f"- Load average at start (1, 5, 15 min): {load}",

@@ -12,11 +12,11 @@ from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
 
 REPO = Path(__file__).resolve().parents[1]
 CHART_FENCES = ("roofline", "collective")
-PROJECT_PARTS = ("docs", "presets", "hooks")
+PROJECT_PARTS = ("docs", "presets", "hooks", "overrides")
 
 
 def copy_project(dest: Path) -> Path:
-    """docs/, presets/, hooks/ and mkdocs.yml of the repository, copied into ``dest``.
+    """docs/, presets/, hooks/, overrides/ and mkdocs.yml of the repository, copied into ``dest``.
 
     mkdocs.yml loses its ``watch`` list: it names src/, which the copy does not
     have, and only ``mkdocs serve`` reads it.
@@ -159,7 +159,7 @@ def make_scale_site(dest: Path, point: ScalePoint, *, with_charts: bool) -> Path
     chart fences: the no-chart baseline the chart cost is measured against.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("presets", "hooks"):
+    for name in ("presets", "hooks", "overrides"):
         shutil.copytree(REPO / name, dest / name)
     config = _without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("nav", "watch"))
     site_name = f"Scale benchmark {point.name}"
@@ -177,3 +177,28 @@ def make_scale_site(dest: Path, point: ScalePoint, *, with_charts: bool) -> Path
         body = "".join(f"## Section {k + 1}\n\n{_PROSE}{fence}" for k, fence in enumerate(fences))
         (docs / f"page-{number:03d}.md").write_text(f"# Page {number}\n\n{_PROSE}{body}", encoding="utf-8")
     return dest
+
+
+def charts_showing(docs: Path, preset_id: str) -> int:
+    """How many roofline fences under ``docs`` draw ``preset_id`` (a fence without a presets
+    list draws them all): the charts that must render again when that preset changes."""
+    count = 0
+    for page in sorted(docs.rglob("*.md")):
+        for part in directives.split_fences(page.read_text(encoding="utf-8")):
+            if isinstance(part, directives.Fence) and part.kind == "roofline":
+                listed = re.search(r"^presets:\s*\[([^\]]*)\]", part.body, re.M)
+                if listed is None or preset_id in [p.strip() for p in listed.group(1).split(",")]:
+                    count += 1
+    return count
+
+
+def edit_preset(project: Path, preset_id: str) -> None:
+    """Change one figure of ``presets/<preset_id>.yaml`` in ``project``, as an author correcting
+    a datasheet number would (the memory bandwidth, by one part in a thousand)."""
+    path = project / "presets" / f"{preset_id}.yaml"
+    text = path.read_text(encoding="utf-8")
+    match = re.search(r"^(memory_bandwidth_tbps:\s*)([0-9.]+)", text, re.M)
+    if match is None:
+        raise ValueError(f"{path}: no memory_bandwidth_tbps line to edit")
+    edited = f"{float(match.group(2)) * 1.001:.6g}"
+    path.write_text(text[: match.start(2)] + edited + text[match.end(2):], encoding="utf-8")

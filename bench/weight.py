@@ -26,7 +26,7 @@ class Weight:
     gzip_bytes: int
 
     @classmethod
-    def of(cls, data: bytes) -> "Weight":
+    def of(cls, data: bytes) -> Weight:
         return cls(len(data), gzipped_size(data) if data else 0)
 
 

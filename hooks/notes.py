@@ -32,6 +32,8 @@ def on_config(config, **kwargs):
     except InputError as exc:
         raise PluginError(str(exc)) from None
     _site.error_type = PluginError  # a user's mistake ends the build with its one line
+    _site.defer_figures = True  # on_post_page draws them, while the renders run in parallel
+    _site.render_progress = _report_renders
     if EXTENSION not in config.markdown_extensions:
         config.markdown_extensions.append(EXTENSION)
     config.mdx_configs[EXTENSION] = {**config.mdx_configs.get(EXTENSION, {}), "site": _site}
@@ -47,12 +49,28 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     return markdown
 
 
+def on_post_page(output, page, config, **kwargs):
+    """Draw the page's chart figures (their renders ran while other pages were converted)."""
+    return _build_site().finish_page(output)
+
+
 def on_post_build(config, **kwargs):
     """Write the shared assets, the embed files and embed/manifest.json."""
     try:
         _build_site().write_outputs(config.site_dir)
     except InputError as exc:
         raise PluginError(str(exc)) from None
+
+
+def on_shutdown(**kwargs):
+    """Stop the render workers (``mkdocs serve`` keeps them warm between rebuilds)."""
+    from ainotes import render
+
+    render.shutdown()
+
+
+def _report_renders(done: int, total: int) -> None:
+    log.info("ainotes: %d of %d chart renders done", done, total)
 
 
 def _build_site() -> NotesSite:

@@ -11,6 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 
 REPO = Path(__file__).resolve().parents[1]
 MKDOCS = [sys.executable, "-m", "mkdocs"]
@@ -77,6 +78,7 @@ def run_build(project: Path, site: Path | None = None, *, env: dict | None = Non
         text=True,
         timeout=timeout,
         env={**os.environ, **(env or {})},
+        check=False,
     )
     return Build(proc.returncode, proc.stdout + proc.stderr, site)
 
@@ -102,8 +104,8 @@ def make_fixture(root: Path, pages: dict[str, str], presets: dict[str, str] | No
 
 
 def copy_real_project(dest: Path) -> Path:
-    """The repository's own site sources (mkdocs.yml, docs, presets, hooks) in a temp folder."""
-    for name in ("docs", "presets", "hooks"):
+    """The repository's own site sources (mkdocs.yml, docs, presets, hooks, overrides) in a temp folder."""
+    for name in ("docs", "presets", "hooks", "overrides"):
         shutil.copytree(REPO / name, dest / name)
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     (dest / "src").symlink_to(REPO / "src")  # mkdocs.yml watches it
@@ -113,9 +115,11 @@ def copy_real_project(dest: Path) -> Path:
 class ResourceRefs(HTMLParser):
     """Collects the URLs a page would load: scripts, styles, images, fonts, frames."""
 
-    LOADING = {("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("source", "src"),
-               ("source", "srcset"), ("iframe", "src"), ("embed", "src"), ("object", "data"),
-               ("video", "src"), ("audio", "src"), ("image", "href"), ("use", "href"), ("image", "xlink:href")}
+    LOADING: ClassVar[set[tuple[str, str]]] = {
+        ("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("source", "src"),
+        ("source", "srcset"), ("iframe", "src"), ("embed", "src"), ("object", "data"),
+        ("video", "src"), ("audio", "src"), ("image", "href"), ("use", "href"), ("image", "xlink:href"),
+    }
 
     def __init__(self):
         super().__init__()

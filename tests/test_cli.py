@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_presets_table_shows_figures_and_ridges(capsys: pytest.CaptureFixture[st
             {"b200", "h100", "a100", "rtx-4090"}}
     assert list(rows) == ["b200", "h100", "a100", "rtx-4090"]
     assert rows["h100"].split()[-5:] == ["989.4", "1978.8", "3.35", "295.3", "590.7"]
-    assert rows["b200"].split()[-5:] == ["2250", "4500", "8", "281.2", "562.5"]
+    assert rows["b200"].split()[-5:] == ["2250", "4500", "8", "281.3", "562.5"]  # 281.25: ties half-up
     assert "b200: NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s" in out
 
 
@@ -128,22 +129,33 @@ def test_mfu_with_a_preset_uses_its_dense_rate(capsys: pytest.CaptureFixture[str
     status, out, _ = run(capsys, "mfu", "--params", "7e9", "--tokens-per-second", "3000", "--gpus", "1",
                          "--preset", "h100", "--json")
     assert status == 0
-    assert json.loads(out)["mfu"] == pytest.approx(6 * 7e9 * 3000 / 989.4e12)
+    record = json.loads(out)
+    assert record["mfu"] == pytest.approx(6 * 7e9 * 3000 / 989.4e12)
+    assert record["precision"] == "bf16"
+    assert record["peak_source"] == "--preset h100: NVIDIA H100 SXM5 80 GB, dense bf16 tensor"
+
+
+def test_mfu_names_the_precision_of_the_peak(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "mfu", "--params", "7e9", "--tokens-per-second", "3000", "--gpus", "1",
+                         "--preset", "h100", "--precision", "fp16")
+    assert status == 0
+    assert "of 989.4 TFLOP/s peak (--preset h100: NVIDIA H100 SXM5 80 GB, dense fp16 tensor)" in out
 
 
 @pytest.mark.parametrize(
     ("changes", "fragments"),
     [
-        (["--params", "0"], ["argument --params", "must be > 0: '0'"]),
-        (["--params", "-5e9"], ["argument --params", "must be > 0: '-5e9'"]),
-        (["--params", "nan"], ["argument --params", "must be a finite number: 'nan'"]),
-        (["--tokens-per-second", "inf"], ["argument --tokens-per-second", "must be a finite number: 'inf'"]),
-        (["--tokens-per-second", "fast"], ["argument --tokens-per-second", "must be a number: 'fast'"]),
-        (["--gpus", "0"], ["argument --gpus", "must be >= 1: '0'"]),
-        (["--gpus", "2.5"], ["argument --gpus", "must be a whole number: '2.5'"]),
-        (["--peak-tflops", "-1"], ["argument --peak-tflops", "must be > 0: '-1'"]),
-        (["--recompute", "some"], ["argument --recompute", "invalid choice: 'some'"]),
-        (["--layers", "0"], ["argument --layers", "must be >= 1: '0'"]),
+        (["--params", "0"], ["--params must be a finite number > 0: '0'"]),
+        (["--params", "-5e9"], ["--params must be a finite number > 0: '-5e9'"]),
+        (["--params", "nan"], ["--params must be a finite number > 0: 'nan'"]),
+        (["--tokens-per-second", "inf"], ["--tokens-per-second must be a finite number > 0: 'inf'"]),
+        (["--tokens-per-second", "fast"], ["--tokens-per-second must be a finite number > 0: 'fast'"]),
+        (["--gpus", "0"], ["--gpus must be a whole number >= 1: '0'"]),
+        (["--gpus", "2.5"], ["--gpus must be a whole number >= 1: '2.5'"]),
+        (["--peak-tflops", "-1"], ["--peak-tflops must be a finite number > 0: '-1'"]),
+        (["--recompute", "some"], ["--recompute must be one of none, selective, full: 'some'"]),
+        (["--layers", "0"], ["--layers must be a whole number >= 1: '0'"]),
+        (["--precision", "fp9"], ["--precision must be one of fp64, tf32, fp16, bf16, fp8, fp4, int8: 'fp9'"]),
     ],
 )
 def test_bad_mfu_flags(capsys: pytest.CaptureFixture[str], changes: list[str], fragments: list[str]) -> None:
@@ -161,13 +173,13 @@ def test_bad_mfu_flags(capsys: pytest.CaptureFixture[str], changes: list[str], f
 def test_attention_flags_go_together(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "mfu", "--params", "1e9", "--tokens-per-second", "1e4", "--gpus", "8",
                            "--peak-tflops", "100", "--layers", "24", "--heads", "16")
-    assert_one_line_error(status, out, err, "mfu", "--layers, --heads given", "--head-dim, --seq-len missing")
+    assert_one_line_error(status, out, err, "mfu", "--layers, --heads given, --head-dim, --seq-len missing")
 
 
 def test_unknown_preset(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "mfu", "--params", "1e9", "--tokens-per-second", "1e4", "--gpus", "8",
                            "--preset", "h200")
-    assert_one_line_error(status, out, err, "mfu", "--preset: unknown preset 'h200'", "known presets: a100, b200")
+    assert_one_line_error(status, out, err, "mfu", "--preset: unknown preset 'h200' (known: ", "a100", "b200")
 
 
 def test_preset_and_peak_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
@@ -340,3 +352,28 @@ def test_installed_command_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
         "ainotes roofline: --kernel: kernel spec 'gemm:4x4': gemm takes 3 dimensions MxNxK, got 2: '4x4'"
     ]
     assert not output.exists()
+
+
+# --- site-assets ------------------------------------------------------------------------
+
+
+def test_site_assets_refuses_a_missing_site_or_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, err = run(capsys, "site-assets", "--config", str(tmp_path / "mkdocs.yml"), str(tmp_path))
+    assert_one_line_error(status, out, err, "site-assets", f"{tmp_path / 'mkdocs.yml'}: cannot read the file")
+    status, out, err = run(capsys, "site-assets", str(tmp_path / "no-site"))
+    assert_one_line_error(status, out, err, "site-assets", "no-site: no such folder; build the site first")
+
+
+def test_site_assets_writes_what_the_hooks_write(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n\n> ```collective\n> op: reduce\n> ```\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: x\nmarkdown_extensions:\n  - pymdownx.superfences\n  - ainotes.markdown\n", encoding="utf-8"
+    )
+    shutil.copytree(PRESETS_DIR, tmp_path / "presets")
+    (tmp_path / "site").mkdir()
+    status, out, _ = run(capsys, "site-assets", "--config", str(tmp_path / "mkdocs.yml"), str(tmp_path / "site"))
+    assert status == 0, out
+    manifest = json.loads((tmp_path / "site" / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    assert [(c["id"], c["page"]) for c in manifest["charts"]] == [("index-reduce", "")]
+    assert (tmp_path / "site" / "assets" / "ainotes" / "collectives.js").is_file()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import xml.etree.ElementTree as ET
 from importlib import resources
-from pathlib import Path
 
 import pytest
 
@@ -14,13 +14,12 @@ from ainotes.charts.collective import (
     animated_svg,
     chunk_box_label,
     frame_svg,
-    frames_json,
-    frames_json_text,
     standalone_html,
+    stepper_data,
     stepper_html,
     table_html,
 )
-from ainotes.collectives import OPS, run_to_json, simulate
+from ainotes.collectives import OPS, simulate
 from ainotes.errors import InputError
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -126,11 +125,34 @@ def test_labels_and_titles_are_escaped_everywhere():
     assert "</script" not in outputs["page"].split("<script>", 1)[1].rsplit("</script>", 1)[0]
 
 
-def test_json_in_script_escapes_markup():
-    run = simulate("reduce", 2, rank_names=["</script><b>", "x"])
-    text = frames_json_text(run)
-    assert "<" not in text and ">" not in text and "&" not in text
-    assert frames_json(run) == run_to_json(run)
+def test_stepper_data_in_its_template_escapes_markup():
+    html_text = stepper_html(simulate("reduce", 2), "s", title="</template><b>&")
+    data = html_text.split('<template class="ainotes-stepper-data">', 1)[1].rsplit("</template>", 1)[0]
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert {v["title"] for v in json.loads(data)["variants"].values()} == {"</template><b>&"}
+
+
+def test_stepper_data_holds_every_rank_count_and_the_ring_where_drawn():
+    data = stepper_data(simulate("all-reduce", 4))
+    assert data["initial"] == "logical-4"
+    assert data["variants"]["ring-8"]["title"] == "All-reduce across 8 ranks"
+    assert sorted(data["variants"]) == sorted(f"{s}-{n}" for s in ("logical", "ring") for n in range(2, 9))
+    ring = data["variants"]["ring-8"]
+    assert len(ring["frames"]) == 2 * 7 + 3
+    assert ring["frames"][-1]["sent"] == [14] * 8
+    # Chunk codes: index × 256 + one bit per contributing rank; the whole sum of chunk 3 is 3·256 + 255.
+    assert ring["frames"][-1]["chunks"][0][3] == 3 * 256 + 255
+    assert set(stepper_data(simulate("broadcast", 4, root=3))["variants"]) == {f"logical-{n}" for n in range(2, 9)}
+    assert stepper_data(simulate("broadcast", 4, root=3))["variants"]["logical-2"]["root"] == 1
+    for variant in data["variants"].values():
+        run = simulate("all-reduce", variant["ranks"], schedule=variant["schedule"])
+        assert [f["caption"] for f in variant["frames"]] == [f.caption for f in run.frames]
+
+
+def test_custom_rank_names_keep_the_stepper_without_controls():
+    run = simulate("all-gather", 2, rank_names=["GPU A", "GPU B"])
+    assert "ainotes-stepper-data" not in stepper_html(run, "s")
+    assert "ainotes-stepper-data" in stepper_html(simulate("all-gather", 2), "s")
 
 
 def test_too_many_ranks_is_an_input_error():
@@ -170,7 +192,7 @@ def test_stepper_lists_every_frame_without_javascript():
     assert root.get("id") == "ar" and "ainotes-stepper" in classes(root)
     items = root.findall("./ol/li")
     assert len(items) == len(run.frames)
-    for i, (item, frame) in enumerate(zip(items, run.frames)):
+    for i, (item, frame) in enumerate(zip(items, run.frames, strict=True)):
         assert item.find(f"figure/{SVG}svg") is not None
         caption = "".join(item.find("figure/figcaption").itertext())
         assert caption == f"Frame {i + 1} of {len(run.frames)}. {frame.caption}"
@@ -186,6 +208,18 @@ def test_table_lists_holdings_and_ring_cost():
     assert "a0 = 10" in "".join(rows[0].findall("td")[0].itertext())
     assert "a0+b0+c0+d0 = 100" in "".join(rows[3].findall("td")[1].itertext())
     assert "each rank sends 3/2 (1.5) × the tensor's bytes; bus factor 2(n−1)/n = 1.5 at n = 4." in text
+    assert "Ring algorithm" in text
+
+
+@pytest.mark.parametrize(
+    ("op", "sentence"),
+    [("all-to-all", "Pairwise exchange: each rank sends"), ("scatter", "The root sends each shard directly"),
+     ("broadcast", "Pipelined chain: each rank but the last"), ("reduce", "Pipelined chain: each rank but the root")],
+)
+def test_table_names_the_algorithm_that_sends_those_bytes(op, sentence):
+    text = table_html(simulate(op, 4))
+    assert sentence in text
+    assert "Ring algorithm" not in text
     assert "bus factor (n−1)/n = 0.75 at n = 4" in table_html(simulate("reduce-scatter", 4))
     assert "(root)" in table_html(simulate("broadcast", 4, root=3))
 
@@ -194,7 +228,7 @@ def test_standalone_page_is_self_contained():
     page = standalone_html(simulate("all-to-all", 4))
     assert page.startswith("<!DOCTYPE html>")
     assert re.findall(r"\b(?:src|href)=", page) == []
-    assert re.findall(r"https?://[^\"']+", page) == ["http://www.w3.org/2000/svg"] * 3
+    assert set(re.findall(r"https?://[^\"']+", page)) == {"http://www.w3.org/2000/svg"}  # the SVG namespace only
     assert "prefers-color-scheme:dark" in page and "ainotes-stepper" in page and "<table" in page
 
 

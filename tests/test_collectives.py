@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,9 @@ from ainotes.collectives import (
     MAX_RANKS,
     MIN_RANKS,
     OPS,
+    RING_OPS,
     bus_factor,
+    bus_factor_fraction,
     default_inputs,
     ring_bytes_sent_per_rank,
     run_to_json,
@@ -85,10 +88,13 @@ def test_symbolic_labels_name_the_parts_of_each_sum():
     assert simulate("broadcast", N, root=1).frames[-1].labels[3] == ("b0", "b1", "b2", "b3")
 
 
-@pytest.mark.parametrize("op", OPS)
+SCHEDULED = [(op, "logical") for op in OPS] + [(op, "ring") for op in RING_OPS]
+
+
+@pytest.mark.parametrize(("op", "schedule"), SCHEDULED)
 @pytest.mark.parametrize("ranks", [2, 3, 4, 8])
-def test_frames_start_before_and_end_after(op, ranks):
-    run = simulate(op, ranks, root=ranks - 1)
+def test_frames_start_before_and_end_after(op, schedule, ranks):
+    run = simulate(op, ranks, root=ranks - 1, schedule=schedule)
     assert run.frames[0].kind == "before" and run.frames[-1].kind == "after"
     assert run.frames[0].values == run.before
     assert run.frames[-1].values == run.after
@@ -98,11 +104,11 @@ def test_frames_start_before_and_end_after(op, ranks):
     assert any(frame.transfers for frame in run.frames)
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(("op", "schedule"), SCHEDULED)
 @pytest.mark.parametrize("ranks", [2, 3, 4, 8])
-def test_every_arrow_delivers_what_the_next_frame_shows(op, ranks):
-    run = simulate(op, ranks, root=0)
-    for frame, following in zip(run.frames, run.frames[1:]):
+def test_every_arrow_delivers_what_the_next_frame_shows(op, schedule, ranks):
+    run = simulate(op, ranks, root=0, schedule=schedule)
+    for frame, following in zip(run.frames, run.frames[1:], strict=False):
         arriving: dict[tuple[int, int], list] = {}
         for t in frame.transfers:
             assert t.src != t.dst
@@ -156,7 +162,8 @@ def test_all_to_all_transfers_name_both_positions():
         ({"op": "reduce", "ranks": 4, "root": "0"}, "'root' must be a whole number between 0 and 3: '0'"),
         ({"op": "all-reduce", "ranks": 2, "inputs": [[1, 2]]}, "'inputs' must have one row per rank (2): 1"),
         ({"op": "all-reduce", "ranks": 2, "inputs": [[1, 2], [3]]}, "'inputs[1]' must have one entry per chunk (2): 1"),
-        ({"op": "all-reduce", "ranks": 2, "inputs": [[1, 2], [3, math.nan]]}, "'inputs[1][1]' must be a finite number: nan"),
+        ({"op": "all-reduce", "ranks": 2, "inputs": [[1, 2], [3, math.nan]]},
+         "'inputs[1][1]' must be a finite number: nan"),
         ({"op": "all-reduce", "ranks": 2, "inputs": [[1, "x"], [3, 4]]}, "'inputs[0][1]' must be a finite number: 'x'"),
         ({"op": "all-reduce", "ranks": 2, "rank_names": ["a"]}, "'rank_names' must have one name per rank (2): 1"),
         ({"op": "all-reduce", "ranks": 2, "rank_names": ["a", " "]}, "'rank_names[1]' must be a non-empty string: ' '"),
@@ -199,6 +206,32 @@ def test_ring_all_reduce_sends_twice_a_reduce_scatter():
         ring_bytes_sent_per_rank("all-gather", 4, -1)
 
 
+@pytest.mark.parametrize("op", RING_OPS)
+@pytest.mark.parametrize("ranks", [2, 3, 4, 5, 8])
+def test_ring_steps_go_to_the_neighbour_and_count_the_bus_factor(op, ranks):
+    run = simulate(op, ranks, schedule="ring")
+    steps = [frame for frame in run.frames if frame.transfers]
+    assert len(steps) == (2 if op == "all-reduce" else 1) * (ranks - 1)
+    carried = [0] * ranks
+    for frame in steps:
+        # One chunk per link per step, every rank to rank r + 1 (mod n).
+        assert sorted((t.src, t.dst) for t in frame.transfers) == [(r, (r + 1) % ranks) for r in range(ranks)]
+        for t in frame.transfers:
+            carried[t.src] += 1
+        assert list(frame.link_chunks) == carried
+    # Chunks of S/n: each link carried bus_factor × S, as the cost notes say.
+    assert [Fraction(k, ranks) for k in run.frames[-1].link_chunks] == [bus_factor_fraction(op, ranks)] * ranks
+    assert run_to_json(run)["schedule"] == "ring"
+    assert run_to_json(run)["frames"][-1]["link_chunks"] == [int(bus_factor_fraction(op, ranks) * ranks)] * ranks
+
+
+def test_ring_schedule_is_drawn_for_three_ops_only():
+    with pytest.raises(InputError, match="'schedule' ring is drawn for all-reduce, reduce-scatter, all-gather only"):
+        simulate("broadcast", 4, schedule="ring")
+    with pytest.raises(InputError, match="'schedule' must be one of logical, ring: 'tree'"):
+        simulate("all-reduce", 4, schedule="tree")
+
+
 # --- identities, over random sizes, roots and values ------------------------------------
 
 numbers = st.one_of(
@@ -221,6 +254,19 @@ def test_all_reduce_is_reduce_scatter_then_all_gather(case):
     ranks, _, table = case
     shards = simulate("reduce-scatter", ranks, inputs=table).after
     assert simulate("all-gather", ranks, inputs=shards).after == simulate("all-reduce", ranks, inputs=table).after
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases())
+def test_ring_schedule_ends_where_the_logical_one_does(case):
+    ranks, _, table = case
+    for op in RING_OPS:
+        inputs = table if op != "all-gather" else [[v if c == r else None for c, v in enumerate(row)]
+                                                  for r, row in enumerate(table)]
+        ring = simulate(op, ranks, inputs=inputs, schedule="ring")
+        logical = simulate(op, ranks, inputs=inputs)
+        assert ring.after == logical.after
+        assert ring.frames[-1].buffers == logical.frames[-1].buffers
 
 
 @settings(max_examples=60, deadline=None)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
-from ainotes import directives, figures, units
+from ainotes import directives, figures, jobs, units
 from ainotes.errors import InputError
 from ainotes.hardware import load_presets
 from ainotes.markdown import convert_page, locate_fences
@@ -69,7 +70,7 @@ def test_fences_in_containers_are_charts(text, line):
     [
         ("# T\n\n> ```roofline\n> presets: [nope]\n> ```\n", "p.md:4: unknown preset 'nope'"),
         ("# T\n\n- a\n\n    ```collective\n    op: reduce\n    ranks: 99\n    ```\n",
-         "p.md:7: 'ranks' must be between 2 and 8: 99"),
+         "p.md:7: 'ranks' must be a whole number from 2 to 8: 99"),
         ("!!! note\n\n    ```mfu-table\n    jobs: 3\n    ```\n", "p.md:4: 'jobs' must be a non-empty list"),
         ('# T\n\n```roofline title="x"\n```\n', "p.md:3: a roofline fence takes its settings in its body"),
         ("# T\n\nx\n\nRidge: {{ ridge h101 }}.\n", "p.md:5: unknown preset 'h101'"),
@@ -119,9 +120,9 @@ def test_chart_pages_get_their_scripts_once():
 
 def test_roofline_defaults_and_kernels():
     (fence,) = fences("```roofline\nkernels:\n  - gemm:64x64x64:fp16\n  - {spec: 'add:1024', label: residual}\n```\n")
-    request = directives.parse_roofline(fence, "p.md", KNOWN)
+    request = directives.parse_roofline(fence, "p.md", PRESETS)
     assert request.preset_ids == KNOWN and request.sparsity is False and request.title is None
-    assert [k.spec for k in request.kernels][0].startswith("gemm:64x64x64")
+    assert request.kernels[0].spec.startswith("gemm:64x64x64")
     assert request.kernels[1].label == "residual"
 
 
@@ -144,7 +145,7 @@ def test_roofline_defaults_and_kernels():
 def test_bad_roofline_bodies_name_page_and_line(body, message):
     (fence,) = fences(f"```roofline\n{body}```\n")
     with pytest.raises(InputError) as info:
-        directives.parse_roofline(fence, "p.md", KNOWN)
+        directives.parse_roofline(fence, "p.md", PRESETS)
     text = str(info.value)
     assert text.startswith(message), text
     assert "\n" not in text
@@ -153,16 +154,16 @@ def test_bad_roofline_bodies_name_page_and_line(body, message):
 def test_yaml_error_line_points_into_the_page():
     (fence,) = fences("# T\n\nintro\n\n```collective\nop: reduce\nranks: [4\n```\n")
     with pytest.raises(InputError, match=r"^p\.md:(7|8): collective fence body is not valid YAML"):
-        directives.parse_collective(fence, "p.md")
+        directives.parse_collective(fence, "p.md", PRESETS)
 
 
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("op: reduce\nranks: 1\n", "'ranks' must be between 2 and 8: 1"),
-        ("op: reduce\nranks: 9\n", "'ranks' must be between 2 and 8: 9"),
-        ("op: reduce\nranks: 4\nroot: 4\n", "'root' must be between 0 and 3: 4"),
-        ("op: reduce\nranks: two\n", "'ranks' must be a whole number: 'two'"),
+        ("op: reduce\nranks: 1\n", "'ranks' must be a whole number from 2 to 8: 1"),
+        ("op: reduce\nranks: 9\n", "'ranks' must be a whole number from 2 to 8: 9"),
+        ("op: reduce\nranks: 4\nroot: 4\n", "'root' must be a whole number from 0 to 3: 4"),
+        ("op: reduce\nranks: two\n", "'ranks' must be a whole number from 2 to 8: 'two'"),
         ("op: gather\n", "'op' must be one of all-reduce, reduce"),
         ("ranks: 4\n", "'op' must be one of"),
     ],
@@ -170,26 +171,26 @@ def test_yaml_error_line_points_into_the_page():
 def test_bad_collective_bodies(body, message):
     (fence,) = fences(f"```collective\n{body}```\n")
     with pytest.raises(InputError, match=message):
-        directives.parse_collective(fence, "p.md")
+        directives.parse_collective(fence, "p.md", PRESETS)
 
 
 def test_mfu_table_jobs_need_one_peak():
     body = "jobs:\n  - {name: a, params: 1e9, tokens_per_second: 1e5, gpus: 8}\n"
     (fence,) = fences(f"```mfu-table\n{body}```\n")
-    with pytest.raises(InputError, match="p.md:3: job 'a' needs exactly one of 'preset' and 'peak_tflops'"):
-        directives.parse_mfu_table(fence, "p.md", KNOWN)
+    with pytest.raises(InputError, match=r"p\.md:3: job 'a': needs exactly one of 'preset' and 'peak_tflops'"):
+        directives.parse_mfu_table(fence, "p.md", PRESETS)
 
 
 def test_figures_come_from_the_core():
-    h100 = PRESETS["h100"]
     assert figures.evaluate("ridge h100", PRESETS) == "295 FLOP/byte"
-    assert figures.evaluate("ridge h100 sparse", PRESETS) == units.intensity(2 * h100.ridge_flop_per_byte())
+    assert figures.evaluate("ridge h100 sparse", PRESETS) == "591 FLOP/byte"  # 1978.8 / 3.35
     assert figures.evaluate("ridge b200", PRESETS) == "281 FLOP/byte"
     assert figures.evaluate("peak b200", PRESETS) == "2.25 PFLOP/s"
     assert figures.evaluate("bandwidth b200", PRESETS) == "8 TB/s"
     assert figures.evaluate("bus-factor all-reduce ranks=4", PRESETS) == "1.5"
     assert figures.evaluate("bus-factor all-gather", PRESETS) == "0.75"
-    palm = "params=540e9 tokens_per_second=238.3e3 gpus=6144 peak_tflops=275 layers=118 heads=48 head_dim=256 seq_len=2048"
+    palm = ("params=540e9 tokens_per_second=238.3e3 gpus=6144 peak_tflops=275 "
+            "layers=118 heads=48 head_dim=256 seq_len=2048")
     assert figures.evaluate(f"mfu {palm}", PRESETS) == "46.2 %"
     assert figures.evaluate("bound h100 add:1048576:bf16", PRESETS) == "memory-bound"
     assert figures.evaluate("bound h100 gemm:8192x8192x8192:bf16", PRESETS) == "compute-bound"
@@ -204,18 +205,65 @@ def test_figures_come_from_the_core():
     [
         ("ridge", "'ridge' needs a preset id"),
         ("ridge h101", "unknown preset 'h101'"),
-        ("ridge h100 dense", "'ridge' does not take 'dense'"),
+        ("ridge h100 dense", "'ridge' does not take 'dense' (allowed: a precision, fp64, fp32, tf32, fp16, bf16, "
+                             "fp8, fp4, int8; a unit, tensor, vector; sparse)"),
+        ("ridge h100 colour=red", "'ridge' takes no key=value options: colour= (allowed: a precision,"),
+        ("peak h100 fp8 fp16", "'peak' takes one precision: 'fp8 fp16'"),
+        ("attainable h100 add:1024 sparse", "'attainable' does not take 'sparse' (allowed: nothing more)"),
+        ("bus-factor all-reduce rank=8", "'bus-factor' does not take rank= (allowed: ranks=)"),
+        ("name h100 colour=red", "'name' takes no key=value options: colour= (allowed: nothing more)"),
+        ("bus-factor all-reduce ranks=4 ranks=8", "'bus-factor' is given ranks= twice"),
+        ("intensity gemm:8x8x8 typo", "'intensity' does not take 'typo' (allowed: nothing more)"),
+        ("presets all", "'presets' does not take 'all' (allowed: nothing more)"),
+        ("bandwidth h100 sparse", "'bandwidth' does not take 'sparse'"),
+        ("bound h100", "'bound' needs a kernel spec"),
         ("teraflops h100", "unknown inline figure 'teraflops'"),
         ("mfu params=1e9 tokens_per_second=1e5 gpus=8", "needs exactly one of preset= and peak_tflops="),
-        ("mfu params=-1 tokens_per_second=1e5 gpus=8 peak_tflops=100", "params= must be a finite number > 0"),
-        ("mfu params=1e9 tokens_per_second=nan gpus=8 peak_tflops=100", "tokens_per_second= must be a finite number > 0"),
-        ("bus-factor all-reduce ranks=0", "ranks= must be a whole number >= 1"),
-        ("intensity gemm:0x1x1", "kernel spec .gemm:0x1x1.: dimension M must be >= 1: 0"),
+        ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 layer=80",
+         "'mfu' does not take layer= (allowed: params=, tokens_per_second=, gpus=, peak_tflops=, preset="),
+        ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 sparse", "'mfu' does not take 'sparse'"),
+        ("mfu params=-1 tokens_per_second=1e5 gpus=8 peak_tflops=100", "params= must be a finite number > 0: '-1'"),
+        ("mfu params=1e9 tokens_per_second=nan gpus=8 peak_tflops=100",
+         "tokens_per_second= must be a finite number > 0: 'nan'"),
+        ("mfu params=1e9 tokens_per_second=1e5 gpus=2.5 peak_tflops=100", "gpus= must be a whole number >= 1: '2.5'"),
+        ("hfu params=1e9 tokens_per_second=1e5 gpus=8 peak_tflops=100 recompute=some",
+         "recompute= must be one of none, selective, full: 'some'"),
+        ("mfu params=1e9 tokens_per_second=1e5 gpus=8 peak_tflops=100 layers=2 heads=2",
+         "layers=, heads=, head_dim=, seq_len= go together: layers=, heads= given, head_dim=, seq_len= missing"),
+        ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 precision=fp9",
+         "precision= must be one of fp64, tf32, fp16, bf16, fp8, fp4, int8: 'fp9'"),
+        ("bus-factor all-reduce ranks=0", "ranks= must be a whole number >= 1: '0'"),
+        ("intensity gemm:0x1x1", "kernel spec 'gemm:0x1x1': dimension M must be >= 1: 0"),
     ],
 )
 def test_bad_inline_figures(body, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError) as info:
         figures.evaluate(body, PRESETS)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# T\n\nRing: {{ bus-factor all-reduce rank=8 }}.\n", "p.md:3: 'bus-factor' does not take rank="),
+        ("# T\n\n!!! note\n\n    {{ ridge h100 colour=red }}\n", "p.md:5: 'ridge' takes no key=value options: colour="),
+        ("# T\n\n- a\n- {{ intensity gemm:8x8x8 typo }}\n", "p.md:4: 'intensity' does not take 'typo'"),
+    ],
+)
+def test_strict_inline_forms_name_page_and_line(text, message):
+    with pytest.raises(InputError) as info:
+        page_html(text)
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_precision_picks_the_peak_and_unknown_peaks_are_refused():
+    job = "params=7e9 tokens_per_second=3000 gpus=1 preset=h100"
+    assert figures.evaluate(f"mfu {job}", PRESETS) == figures.evaluate(f"mfu {job} precision=bf16", PRESETS)
+    assert figures.evaluate(f"mfu {job}", PRESETS) == units.percent(6 * 7e9 * 3000 / 989.4e12)
+    h100 = PRESETS["h100"]
+    if jobs.preset_peak_tflops(h100, "fp64") is None:
+        with pytest.raises(InputError, match="precision= fp64: preset h100 gives no dense fp64 tensor peak"):
+            figures.evaluate(f"mfu {job} precision=fp64", PRESETS)
 
 
 def test_math_becomes_mathml_and_bad_math_is_an_error():
@@ -223,3 +271,40 @@ def test_math_becomes_mathml_and_bad_math_is_an_error():
     assert 'display="block"' in figures.mathml(r"\frac{1}{2}", block=True)
     with pytest.raises(InputError, match="could not be converted"):
         figures.mathml(r"\frac{1}{", block=True)
+
+
+def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatch):
+    from ainotes.charts import roofline as roofline_chart
+
+    def refuse(*args, **kwargs):
+        raise InputError("roofline chart: cannot draw this")
+
+    monkeypatch.setattr(roofline_chart, "roofline_spec", refuse)
+    site = NotesSite(REPO / "presets")
+    with pytest.raises(InputError, match=r"^notes/p\.md:3: roofline chart: cannot draw this$"):
+        convert_page(site, "# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")
+
+
+def test_without_a_driver_the_extension_loads_presets_and_reloads_them(tmp_path):
+    """Zensical runs the extension with no hooks: it reads presets/ itself, again when a file changes."""
+    from markdown import Markdown
+
+    preset = (REPO / "presets" / "a100.yaml").read_text(encoding="utf-8")
+    (tmp_path / "gpu.yaml").write_text(preset, encoding="utf-8")
+
+    def convert() -> str:
+        md = Markdown(extensions=["pymdownx.superfences", "ainotes.markdown"],
+                      extension_configs={"ainotes.markdown": {"presets_dir": str(tmp_path)}})
+        return md.convert("{{ name gpu }}")
+
+    assert convert() == f"<p>{PRESETS['a100'].name}</p>"
+    (tmp_path / "gpu.yaml").write_text(preset.replace(PRESETS["a100"].name, "Renamed GPU"), encoding="utf-8")
+    os.utime(tmp_path / "gpu.yaml", ns=(1, 1))  # a different stamp even within the clock's resolution
+    assert convert() == "<p>Renamed GPU</p>"
+
+
+def test_the_extension_needs_superfences():
+    from markdown import Markdown
+
+    with pytest.raises(InputError, match=r"ainotes\.markdown needs pymdownx\.superfences"):
+        Markdown(extensions=["ainotes.markdown"]).convert("text")

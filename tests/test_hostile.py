@@ -50,10 +50,11 @@ WATCHDOG_S = 60  # one case (a page, or a preset plus a page) far past this is a
 # A message is for a person: a value shown in it must be shortened, never dumped whole.
 MAX_MESSAGE_CHARS = 1000
 
-_COMMON = dict(
-    deadline=dt.timedelta(seconds=30),  # renders are seconds at worst on a loaded machine; a hang is caught by the watchdog
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
+_COMMON = {
+    # Renders are seconds at worst on a loaded machine; a hang is caught by the watchdog.
+    "deadline": dt.timedelta(seconds=30),
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+}
 QUICK = settings(max_examples=QUICK_EXAMPLES, **_COMMON)
 SLOW = settings(max_examples=SLOW_EXAMPLES, **_COMMON)
 
@@ -82,7 +83,7 @@ def site() -> NotesSite:
     return NotesSite(REPO / "presets")
 
 
-class Hang(Exception):
+class HangError(Exception):
     pass
 
 
@@ -91,7 +92,7 @@ def watchdog(seconds: int = WATCHDOG_S) -> Iterator[None]:
     """Raise :class:`Hang` if the block runs past ``seconds`` (SIGALRM; Python code only)."""
 
     def expire(signum, frame):
-        raise Hang(f"no result after {seconds} s")
+        raise HangError(f"no result after {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
@@ -493,8 +494,8 @@ MARKUP_CASES = {
     "script": dict.fromkeys(USER_FIELDS, MARKUP[0]),
     "double-quote": dict.fromkeys(USER_FIELDS, MARKUP[3]),
     "single-quote": dict.fromkeys(USER_FIELDS, MARKUP[4]),
-    "mixed-a": dict(zip(USER_FIELDS, (MARKUP[1], MARKUP[2], MARKUP[5], MARKUP[6], MARKUP[7], MARKUP[8]))),
-    "mixed-b": dict(zip(USER_FIELDS, (MARKUP[9], MARKUP[8], MARKUP[1], MARKUP[2], MARKUP[6], MARKUP[5]))),
+    "mixed-a": dict(zip(USER_FIELDS, (MARKUP[1], MARKUP[2], MARKUP[5], MARKUP[6], MARKUP[7], MARKUP[8]), strict=True)),
+    "mixed-b": dict(zip(USER_FIELDS, (MARKUP[9], MARKUP[8], MARKUP[1], MARKUP[2], MARKUP[6], MARKUP[5]), strict=True)),
 }
 
 
@@ -560,7 +561,8 @@ def test_extreme_but_finite_figures_render_or_are_refused_cleanly(tmp_path, dens
     except InputError as exc:
         assert str(exc).startswith(f"{path}:") and len(str(exc).splitlines()) == 1
         return
-    page = "# P\n\nRidge {{ ridge odd }}.\n\n```roofline\nkernels: [gemm:8192x8192x8192]\n```\n\n```presets-table\n```\n"
+    page = ("# P\n\nRidge {{ ridge odd }}.\n\n```roofline\nkernels: [gemm:8192x8192x8192]\n```\n\n"
+            "```presets-table\n```\n")
     html_text = process(site, page)
     if html_text is not None:
         assert_chart_files_inert(site, ["Test GPU"])
@@ -644,7 +646,7 @@ def test_text_that_svg_cannot_hold_is_refused_not_a_crash(tmp_path, place):
     preset = dump(VALID_PRESET).replace("name: Test GPU", "name: NAME")
     proc = subprocess.run(
         [sys.executable, "-c", _CRASH_PROBE, place, json.dumps(chars), str(REPO / "presets"), preset],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, check=False,
         env={**os.environ, "AINOTES_CACHE_DIR": str(tmp_path / "cache")},
     )
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -679,6 +681,7 @@ def _error_lines(output: str) -> list[str]:
          "h100.yaml: unknown key 'colour'"),
     ],
 )
+@pytest.mark.build
 def test_broken_preset_stops_the_build_with_one_line(tmp_path, preset, expected):
     project = make_fixture(tmp_path, {"index.md": "# Home\n\n```roofline\n```\n"}, {"h100": preset})
     build = run_build(project)
@@ -694,10 +697,13 @@ def test_broken_preset_stops_the_build_with_one_line(tmp_path, preset, expected)
     [
         ("# Home\n\n```roofline\nkernels: [gemm:1x1x99999999999999]\n```\n", "index.md:4: kernel spec"),
         ("# Home\n\nText.\n\n```mfu-table\njobs:\n  - name: \"<script>x</script>\"\n    params: .nan\n"
-         "    tokens_per_second: 1\n    gpus: 1\n    preset: h100\n```\n", "index.md:8: 'params' must be a finite number > 0"),
-        ("# Home\n\n```collective\nop: all-reduce\nranks: 3\nroot: 5\n```\n", "index.md:6: 'root' must be between 0 and 2: 5"),
+         "    tokens_per_second: 1\n    gpus: 1\n    preset: h100\n```\n",
+         "index.md:8: job '<script>x</script>': 'params' must be a finite number > 0"),
+        ("# Home\n\n```collective\nop: all-reduce\nranks: 3\nroot: 5\n```\n",
+         "index.md:6: 'root' must be a whole number from 0 to 2: 5"),
     ],
 )
+@pytest.mark.build
 def test_broken_fence_stops_the_build_with_one_line(tmp_path, page, expected):
     project = make_fixture(tmp_path, {"index.md": page})
     build = run_build(project)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jsonschema
@@ -482,3 +483,17 @@ def test_preset_file_path_is_kept_as_file() -> None:
     legacy = Preset(id="x", name="X", dense_fp16_tflops=1, memory_bandwidth_tbps=1, structured_sparsity=False,
                     sources=(), path="x.yaml")
     assert legacy.file == "x.yaml"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"unit": "tensor", "precision": "fp32", "dense_tflops": 1.0}, "the tensor unit has no 'fp32' rate"),
+        ({"unit": "vector", "precision": "fp32", "dense_tflops": -1.0}, "'dense_tflops' must be > 0"),
+        ({"unit": "vector", "precision": "fp32", "dense_tflops": 1.0, "sparse_supported": True}, "2:4 sparse mode"),
+        ({"unit": "tensor", "precision": "fp8", "dense_tflops": None, "sparse_supported": True}, "2:4 sparse mode"),
+    ],
+)
+def test_peak_paths_refuse_impossible_values(fields: dict, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        PeakPath(**fields)

@@ -114,6 +114,28 @@ def test_done_means_fp8_gemm_on_h100_and_a100() -> None:
         "bound": "unsupported"}
 
 
+# A kernel that meets each FACTS ceiling: matrix kernels at tensor precisions, fp32 GEMMs on the CUDA
+# cores, and an fp64 add on the FP64 vector units.
+CEILING_KERNELS = {("vector", "fp32"): "gemm:8192x8192x8192:fp32", ("vector", "fp64"): "add:1048576:fp64"}
+
+
+@pytest.mark.parametrize(("preset_id", "unit", "precision", "dense"), FACT_CASES,
+                         ids=[f"{p}-{u}-{q}" for p, u, q, _ in FACT_CASES])
+def test_ainotes_kernel_meets_every_facts_ceiling(
+    capsys: pytest.CaptureFixture[str], preset_id: str, unit: str, precision: str, dense: float | None
+) -> None:
+    spec = CEILING_KERNELS.get((unit, precision), f"gemm:8192x8192x8192:{precision}")
+    status, out, _ = run(capsys, "kernel", spec, "--preset", preset_id, "--json")
+    assert status == 0
+    (record,) = json.loads(out)["presets"]
+    assert (record["unit"], record["precision"]) == (unit, precision)
+    if dense is None:
+        assert (record["bound"], record["peak_tflops"], record["attainable_tflops"]) == ("unsupported", None, None)
+    else:
+        assert record["peak_tflops"] == pytest.approx(dense, rel=1e-12)
+        assert record["attainable_tflops"] <= record["peak_tflops"]
+
+
 @pytest.mark.parametrize(
     ("spec", "preset_id", "unit", "precision", "peak", "bound"),
     [

@@ -34,11 +34,11 @@ def test_kernels_table_names_the_ceiling_each_kernel_meets() -> None:
     fp8, fp32, softmax, fp4 = ({pid: row[5 + i] for i, pid in enumerate(ids)} | {"ceiling": row[4]} for row in rows)
     assert fp8["ceiling"] == "FP8 tensor"
     assert fp8["a100"] == "no FP8 path"
-    assert fp8["h100"] == "compute FP8 tensor, 1.979 PFLOP/s"
+    assert fp8["h100"] == "compute roof 1.979 PFLOP/s"
     assert fp32["ceiling"] == "FP32 vector"
-    assert fp32["h100"] == "compute FP32 vector, 66.9 TFLOP/s"
-    assert softmax["b200"] == "memory FP32 vector, 75 TFLOP/s"
-    assert fp4["b200"] == "compute FP4 tensor, 9 PFLOP/s"
+    assert fp32["h100"] == "compute roof 66.9 TFLOP/s"
+    assert softmax["b200"] == "memory roof 75 TFLOP/s"
+    assert fp4["b200"] == "compute roof 9 PFLOP/s"
     assert [fp4[pid] for pid in ("h100", "a100", "rtx-4090")] == ["no FP4 path"] * 3
 
 

@@ -37,9 +37,12 @@ PRESETS = (
 def cache(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(folder))
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
     render._memo.clear()  # a fresh process as far as the memo goes
+    render._runtime_text.clear()
     yield folder
     render._memo.clear()
+    render._runtime_text.clear()
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +161,27 @@ def test_runtime_is_vega_only_deterministic_and_cached(cache, monkeypatch):
     assert "vegaEmbed" not in code and "vegaLite" not in code
     assert not re.search(r"</script", code, re.IGNORECASE)
     render._memo.clear()
+    render._runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 1
+
+
+def test_runtime_is_shared_across_render_caches_and_a_damaged_one_is_rebuilt(cache, tmp_path, monkeypatch):
+    calls = _Calls(monkeypatch, "javascript_bundle")
+    code = render.runtime_js()
+    # Another project, or a cold render cache: the bundle is not built again.
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "other-project-cache"))
+    render._memo.clear()
+    render._runtime_text.clear()
+    assert render.runtime_js() == code and calls.count == 1
+    assert not list(cache.glob("*.entry")) if cache.exists() else True  # not in the render cache
+    (entry,) = list((tmp_path / "runtime").glob("*.entry"))
+    entry.write_bytes(entry.read_bytes()[:-100])  # truncated
+    render._memo.clear()
+    render._runtime_text.clear()
+    assert render.runtime_js() == code and calls.count == 2
+    render._memo.clear()
+    render._runtime_text.clear()
+    assert render.runtime_js() == code and calls.count == 2  # the rebuilt entry is sound
 
 
 def test_script_json_cannot_close_the_script():
@@ -233,7 +256,7 @@ def test_standalone_html_is_self_contained_and_escaped(spec):
     tags = [tag for tag, _ in page.tags]
     assert tags.count("script") == 3 and "svg" in tags and "noscript" in tags
     # The compiled spec parses and is what render.vega gives for the page's responsive spec.
-    data = next(s for (tag, a), s in zip([t for t in page.tags if t[0] == "script"], page.scripts)
+    data = next(s for (tag, a), s in zip([t for t in page.tags if t[0] == "script"], page.scripts, strict=True)
                 if a.get("type") == "application/json")
     assert json.loads(data) == render.vega(render.responsive(spec))
     assert "</script><script>alert" not in text
@@ -251,7 +274,8 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
     assert figure["id"] == 'chart-1"x' and figure["class"] == "ainotes-chart"
     stills = [a["class"] for t, a in page.tags if t == "div" and "ainotes-chart__still" in (a.get("class") or "")]
     # Light and dark, at desk size and (a roofline) at phone size.
-    assert stills == ["ainotes-chart__still ainotes-chart__still--light", "ainotes-chart__still ainotes-chart__still--dark",
+    assert stills == ["ainotes-chart__still ainotes-chart__still--light",
+                      "ainotes-chart__still ainotes-chart__still--dark",
                       "ainotes-chart__still ainotes-chart__still--light ainotes-chart__still--narrow",
                       "ainotes-chart__still ainotes-chart__still--dark ainotes-chart__still--narrow"]
     box = next(a for t, a in page.tags if t == "div" and "ainotes-chart__box" in (a.get("class") or "").split())

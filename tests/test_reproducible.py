@@ -41,6 +41,9 @@ MKDOCS_DATED = {
 }
 
 
+pytestmark = pytest.mark.build
+
+
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory) -> tuple[Path, Path]:
     sites = []
@@ -58,7 +61,7 @@ def _files(site: Path) -> dict[str, Path]:
 
 
 def _first_difference(a: bytes, b: bytes) -> str:
-    offset = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    offset = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     return (
         f"{len(a)} vs {len(b)} bytes, first difference at byte {offset}: "
         f"{a[max(0, offset - 60):offset + 60]!r} vs {b[max(0, offset - 60):offset + 60]!r}"

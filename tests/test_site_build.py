@@ -10,7 +10,7 @@ from html import unescape
 
 import pytest
 
-from ainotes.markdown import convert_page, locate_fences
+from ainotes.markdown import locate_fences
 from ainotes.site import CHART_KINDS, FENCE_KINDS
 from sitebuild import (
     CSS_IMPORT,
@@ -23,6 +23,8 @@ from sitebuild import (
     make_fixture,
     run_build,
 )
+
+pytestmark = pytest.mark.build
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +60,8 @@ def test_every_fence_became_a_chart_or_table(real_site):
     assert counts["collectives.md"].get("collective", 0) == 7
     for src, kinds in counts.items():
         html_text = real_site.page(_page_url(src))
-        assert len(_with_class(html_text, "ainotes-chart")) == kinds.get("roofline", 0), src
+        vega_charts = kinds.get("roofline", 0) + kinds.get("collective-cost", 0)  # both are Vega figures
+        assert len(_with_class(html_text, "ainotes-chart")) == vega_charts, src
         assert len(_with_class(html_text, "ainotes-stepper")) == kinds.get("collective", 0), src
         assert html_text.count('class="ainotes-table ainotes-presets"') == kinds.get("presets-table", 0), src
         for kind in FENCE_KINDS:
@@ -138,7 +141,7 @@ def test_bad_fence_fails_strict_build_naming_page_and_line(tmp_path):
     ("body", "expected"),
     [
         ("op: all-sum\n", "index.md:4: 'op' must be one of"),
-        ("op: all-reduce\nranks: 99\n", "index.md:5: 'ranks' must be between 2 and 8: 99"),
+        ("op: all-reduce\nranks: 99\n", "index.md:5: 'ranks' must be a whole number from 2 to 8: 99"),
         ("op: [unclosed\n", "index.md:5: collective fence body is not valid YAML"),
         ("op: reduce\ncolour: red\n", "index.md:5: unknown key 'colour'"),
     ],
@@ -268,15 +271,74 @@ def test_search_index_holds_the_prose_not_the_chart_internals(real_site):
     assert "Gradient averaging" in text["collectives/#all-reduce"]
 
 
-def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatch):
-    from ainotes.charts import roofline as roofline_chart
-    from ainotes.errors import InputError
-    from ainotes.site import NotesSite
+NESTED_PAGE = """\
+# Nested
 
-    def refuse(*args, **kwargs):
-        raise InputError("roofline chart: cannot draw this")
+> ```collective
+> op: reduce
+> ```
 
-    monkeypatch.setattr(roofline_chart, "roofline_spec", refuse)
-    site = NotesSite(REPO / "presets")
-    with pytest.raises(InputError, match=r"^notes/p\.md:3: roofline chart: cannot draw this$"):
-        convert_page(site, "# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")
+!!! note
+
+    ```collective
+    op: broadcast
+    ```
+
+- an item
+
+    ```collective
+    op: scatter
+    ```
+
+??? note "More"
+
+    ```collective
+    op: all-gather
+    ```
+
+=== "A tab"
+
+    ```collective
+    op: all-to-all
+    ```
+
+An example, indented:
+
+    ```roofline
+    presets: [nope]
+    ```
+
+````markdown
+```roofline
+presets: [nope]
+```
+````
+"""
+
+
+def test_the_issues_fences_in_a_real_build(tmp_path):
+    """A fence in a blockquote, admonition, list item, details or tab is a chart; an indented
+    one, or one inside a longer fence, is code (its bad body is no error)."""
+    build = run_build(make_fixture(tmp_path, {"index.md": NESTED_PAGE}))
+    assert build.returncode == 0, build.output
+    page = build.page("")
+    assert len(_with_class(page, "ainotes-stepper")) == 5
+    assert page.count("presets: [nope]") == 2
+    manifest = json.loads((build.site / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    assert sorted(c["op"] for c in manifest["charts"]) == ["all-gather", "all-to-all", "broadcast", "reduce", "scatter"]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Ring: {{ bus-factor all-reduce rank=8 }}.", "index.md:5: 'bus-factor' does not take rank= (allowed: ranks=)"),
+        ("Ridge: {{ ridge h100 colour=red }}.", "index.md:5: 'ridge' takes no key=value options: colour="),
+        ("GEMM: {{ intensity gemm:8x8x8 typo }}.",
+         "index.md:5: 'intensity' does not take 'typo' (allowed: nothing more)"),
+    ],
+)
+def test_the_issues_inline_typos_fail_a_real_build(tmp_path, line, expected):
+    build = run_build(make_fixture(tmp_path, {"index.md": f"# Home\n\nText.\n\n{line}\n"}))
+    assert build.returncode != 0
+    assert expected in build.output, build.output
+    assert "Traceback" not in build.output

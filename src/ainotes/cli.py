@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -19,11 +18,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ainotes import checks, units
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import (
     PRECISIONS,
-    UNIT_PRECISIONS,
     UNITS,
     Preset,
     default_presets_dir,
@@ -31,6 +30,8 @@ from ainotes.hardware import (
     preset_by_id,
     validate_paths,
 )
+from ainotes.jobs import ATTENTION_FIELDS, JOB_FIELDS, TrainingJob
+from ainotes.jobs import PRECISIONS as JOB_PRECISIONS
 
 EXIT_USER_ERROR = 2
 
@@ -78,42 +79,27 @@ class _Parser(argparse.ArgumentParser):
 # --- argument types: each refuses bad values with the rule and the value -------------
 
 
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
-    return value
-
-
-def _positive_number(text: str) -> float:
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
-def _whole_number(text: str, minimum: int) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be >= {minimum}: {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    return _whole_number(text, 1)
-
-
 def _integer(text: str) -> int:
     try:
         return int(text.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
+
+
+def _positive_number(text: str) -> float:
+    """A flag's value as a finite number > 0 (``ainotes.checks``; argparse names the flag)."""
+    try:
+        return checks.positive_number(text, "")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
+
+
+def _count(text: str) -> int:
+    """A flag's value as a whole number >= 1 (``ainotes.checks``; argparse names the flag)."""
+    try:
+        return checks.whole_number(text, "")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
 
 
 def _one_line(text: str) -> str:
@@ -171,29 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="*", metavar="PATH", help="preset files or folders")
     validate.set_defaults(handler=_cmd_validate)
 
-    mfu = commands.add_parser(
-        "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
-        description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
-        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
-        "recomputed FLOPs (--recompute).",
-    )
-    mfu.add_argument("--params", type=_positive_number, required=True, metavar="N",
-                     help="parameter count, e.g. 540e9")
-    mfu.add_argument("--tokens-per-second", type=_positive_number, required=True, metavar="T",
-                     help="the whole job's training throughput in tokens/s")
-    mfu.add_argument("--gpus", type=_count, required=True, metavar="G", help="how many devices share it")
-    peak = mfu.add_mutually_exclusive_group(required=True)
-    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense FP16/BF16 rate")
-    peak.add_argument("--peak-tflops", type=_positive_number, metavar="P",
-                      help="peak per device in 10^12 FLOP/s")
-    mfu.add_argument("--layers", type=_count, metavar="L", help="transformer layers (attention term)")
-    mfu.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
-    mfu.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")
-    mfu.add_argument("--seq-len", type=_count, metavar="S", help="sequence length (attention term)")
-    mfu.add_argument("--recompute", choices=("none", "selective", "full"), default="none",
-                     help="activation recomputation, counted by HFU (default: none)")
-    mfu.add_argument("--json", action="store_true", help="print JSON")
-    mfu.set_defaults(handler=_cmd_mfu)
+    _add_mfu(commands, common)
 
     roofline = commands.add_parser(
         "roofline", parents=[common], help="draw a roofline chart to a file",
@@ -208,33 +172,63 @@ def build_parser() -> argparse.ArgumentParser:
                           help="use the 2:4 structured-sparse rate where the GPU supports it")
     roofline.add_argument("--kernel", nargs="+", action="extend", default=[], metavar="SPEC",
                           help="kernels to place on the chart (syntax below)")
-    roofline.add_argument("--precision", choices=[p for p in PRECISIONS if p in UNIT_PRECISIONS["tensor"]] + ["fp32"],
-                          metavar="P", help="draw every preset's ceiling at this precision (tensor rates; fp32: the "
-                          "CUDA-core rate); default: FP16/BF16")
+    roofline.add_argument("--precision", choices=PRECISIONS, metavar="P",
+                          help=f"draw every preset's ceiling at this precision ({', '.join(PRECISIONS)}; fp32 is "
+                          "the CUDA-core rate, the others tensor rates); default: FP16/BF16")
     roofline.add_argument("--title", type=_one_line, help="chart title")
     roofline.add_argument("-o", "--output", required=True, metavar="FILE",
                           help="output file: .svg, .png, .json or .html")
     roofline.set_defaults(handler=_cmd_roofline)
 
-    collective = commands.add_parser(
-        "collective", parents=[common], help="a collective operation's states and frames",
-        description="Simulate a collective on a few ranks: print its states and frames as JSON, or write an "
-        "animated .svg, a .json of the frames or a self-contained .html stepper.",
-    )
-    collective.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, "
-                            "broadcast, scatter or all-to-all")
-    collective.add_argument("--ranks", type=_integer, default=4, metavar="N", help="number of ranks (default 4)")
-    collective.add_argument("--root", type=_integer, metavar="R", help="root rank for reduce, broadcast, scatter")
-    output = collective.add_mutually_exclusive_group(required=True)
-    output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
-    output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
-    collective.set_defaults(handler=_cmd_collective)
+
+    _add_cost_commands(commands, common)
+
+    _add_site_assets(commands, common)
 
     cache = commands.add_parser("cache", parents=[common], help="the chart render cache",
                                 description="Show or clear the content-hash cache of rendered charts.")
     cache.add_argument("action", choices=("info", "clear"), metavar="ACTION", help="info or clear")
     cache.set_defaults(handler=_cmd_cache)
     return parser
+
+
+def _add_mfu(commands: Any, common: argparse.ArgumentParser) -> None:
+    mfu = commands.add_parser(
+        "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
+        description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
+        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
+        "recomputed FLOPs (--recompute).",
+    )
+    # Values go to TrainingJob as typed, which checks them all (as for the fence and inline forms).
+    mfu.add_argument("--params", required=True, metavar="N", help="parameter count, e.g. 540e9")
+    mfu.add_argument("--tokens-per-second", required=True, metavar="T",
+                     help="the whole job's training throughput in tokens/s")
+    mfu.add_argument("--gpus", required=True, metavar="G", help="how many devices share it")
+    peak = mfu.add_mutually_exclusive_group(required=True)
+    peak.add_argument("--preset", metavar="ID", help="take the peak from this preset's dense tensor rate")
+    peak.add_argument("--peak-tflops", metavar="P", help="peak per device in 10^12 FLOP/s")
+    mfu.add_argument("--precision", default="bf16", metavar="P",
+                     help=f"precision of the preset's tensor peak: {', '.join(JOB_PRECISIONS)} (default: bf16)")
+    mfu.add_argument("--layers", metavar="L", help="transformer layers (attention term)")
+    mfu.add_argument("--heads", metavar="H", help="attention heads (attention term)")
+    mfu.add_argument("--head-dim", metavar="Q", help="head dimension (attention term)")
+    mfu.add_argument("--seq-len", metavar="S", help="sequence length (attention term)")
+    mfu.add_argument("--recompute", default="none", metavar="MODE",
+                     help="activation recomputation, counted by HFU: none, selective or full (default: none)")
+    mfu.add_argument("--json", action="store_true", help="print JSON")
+    mfu.set_defaults(handler=_cmd_mfu)
+
+
+def _add_site_assets(commands: Any, common: argparse.ArgumentParser) -> None:
+    assets = commands.add_parser(
+        "site-assets", parents=[common], help="write the charts' shared files into a site built without hooks",
+        description="For builders that run no MkDocs hooks (Zensical): convert the pages as mkdocs.yml says and "
+        "write the shared assets, every chart's embed files and embed/manifest.json into SITE_DIR, as "
+        "hooks/notes.py does after a MkDocs build.",
+    )
+    assets.add_argument("site_dir", metavar="SITE_DIR", help="the built site folder")
+    assets.add_argument("--config", default="mkdocs.yml", metavar="FILE", help="the project's mkdocs.yml")
+    assets.set_defaults(handler=_cmd_site_assets)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -359,8 +353,9 @@ def _cmd_presets(args: argparse.Namespace) -> int:
             f"{p.dense_fp16_tflops:.6g}",
             f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
             f"{p.memory_bandwidth_tbps:.6g}",
-            f"{record['dense_ridge_flop_per_byte']:.1f}",
-            f"{record['sparse_ridge_flop_per_byte']:.1f}" if p.structured_sparsity else "-",
+            # units.fixed: ties half-up, the rule pages and charts follow (281.25 → 281.3).
+            units.fixed(record["dense_ridge_flop_per_byte"], 1),
+            units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
         ])
     print(_table(header, rows, right={2, 3, 4, 5, 6}))
     columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
@@ -392,47 +387,28 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_USER_ERROR if failed else 0
 
 
-_ATTENTION_FLAGS = (("layers", "--layers"), ("heads", "--heads"), ("head_dim", "--head-dim"), ("seq_len", "--seq-len"))
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
 
 
 def _cmd_mfu(args: argparse.Namespace) -> int:
-    from ainotes.utilization import utilization
-
-    given = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is not None]
-    if given and len(given) != len(_ATTENTION_FLAGS):
-        missing = [flag for name, flag in _ATTENTION_FLAGS if getattr(args, name) is None]
-        raise InputError(
-            f"{', '.join(f for _, f in _ATTENTION_FLAGS)} go together: {', '.join(given)} given, "
-            f"{', '.join(missing)} missing"
-        )
-    if args.preset is not None:
-        preset = _preset_flag(_load(args), args.preset)
-        peak_flops = preset.peak_flops_per_s(False)
-        peak_source = f"--preset {preset.id}: {preset.name}, dense FP16/BF16"
+    fields = {key: getattr(args, key, None) for key in JOB_FIELDS if getattr(args, key, None) is not None}
+    presets = {p.id: p for p in _load(args)} if args.preset is not None else {}
+    job = TrainingJob.from_fields(fields, presets, label=_flag)
+    result = job.utilization()
+    if job.preset_id is not None:
+        peak_source = f"--preset {job.preset_id}: {presets[job.preset_id].name}, dense {job.precision} tensor"
     else:
-        peak_flops = args.peak_tflops * 1e12
-        peak_source = "--peak-tflops"
-    result = utilization(
-        args.params,
-        tokens_per_second=args.tokens_per_second,
-        gpus=args.gpus,
-        peak_flops_per_s_per_gpu=peak_flops,
-        layers=args.layers,
-        heads=args.heads,
-        head_dim=args.head_dim,
-        seq_len=args.seq_len,
-        recompute=args.recompute,
-    )
+        peak_source = f"--peak-tflops, {job.precision}"
     if args.json:
         record = {
             "params": result.params,
             "tokens_per_second": result.tokens_per_second,
             "gpus": result.gpus,
             "peak_flops_per_s_per_gpu": result.peak_flops_per_s_per_gpu,
+            "precision": job.precision,
             "peak_source": peak_source,
-            "attention": (
-                {name: getattr(args, name) for name, _ in _ATTENTION_FLAGS} if given else None
-            ),
+            "attention": job.attention,
             "recompute": result.recompute,
             "model_flops_per_token": result.model_flops_per_token,
             "hardware_flops_per_token": result.hardware_flops_per_token,
@@ -442,8 +418,8 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
         }
         print(json.dumps(record, indent=2, ensure_ascii=False))
     else:
-        print(f"MFU: {result.mfu * 100:.1f} %")
-        print(f"HFU: {result.hfu * 100:.1f} %  (recompute: {result.recompute})")
+        print(f"MFU: {units.percent(result.mfu)}")
+        print(f"HFU: {units.percent(result.hfu)}  (recompute: {result.recompute})")
         print(f"model FLOPs per token:    {result.model_flops_per_token:.4e}")
         print(f"hardware FLOPs per token: {result.hardware_flops_per_token:.4e}")
         devices = "device" if result.gpus == 1 else "devices"
@@ -589,7 +565,7 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
             record["id"], ceiling_name,
             "-" if record["peak_tflops"] is None else f"{record['peak_tflops']:.6g}",
             "-" if record["attainable_tflops"] is None else f"{record['attainable_tflops']:.6g}",
-            "-" if record["ridge_flop_per_byte"] is None else f"{record['ridge_flop_per_byte']:.1f}",
+            "-" if record["ridge_flop_per_byte"] is None else units.fixed(record["ridge_flop_per_byte"], 1),
             record["bound"] + (f" ({record['reason']})" if record["reason"] else ""),
         ]
         if args.sparsity:
@@ -612,7 +588,8 @@ def _cmd_collective(args: argparse.Namespace) -> int:
         )
     if args.root is not None and not 0 <= args.root < args.ranks:
         raise InputError(f"--root must be a rank from 0 to {args.ranks - 1}: {args.root}")
-    run = collectives.simulate(args.op, args.ranks, args.root if args.root is not None else 0)
+    run = collectives.simulate(args.op, args.ranks, args.root if args.root is not None else 0,
+                               schedule=args.schedule)
     if args.root is not None and run.root is None:
         raise InputError(f"--root does not apply to {args.op}, which has no root rank")
     if output is None:
@@ -623,11 +600,19 @@ def _cmd_collective(args: argparse.Namespace) -> int:
 
     writers: dict[str, Callable[[Any], Any]] = {
         ".svg": collective_charts.animated_svg,
-        ".json": lambda r: json.dumps(collective_charts.frames_json(r), indent=2, ensure_ascii=False) + "\n",
+        ".json": lambda r: json.dumps(collectives.run_to_json(r), indent=2, ensure_ascii=False) + "\n",
         ".html": collective_charts.standalone_html,
     }
     _write_atomic(output, writers[output.suffix.lower()](run))
     print(f"wrote {output}")
+    return 0
+
+
+def _cmd_site_assets(args: argparse.Namespace) -> int:
+    from ainotes.project import write_site_assets
+
+    site = write_site_assets(args.config, args.site_dir)
+    print(f"wrote {len(site.charts)} charts' files and embed/manifest.json into {args.site_dir}")
     return 0
 
 
@@ -644,6 +629,222 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     size_bytes = sum(p.stat().st_size for p in files)
     print(f"render cache: {folder}")
     print(f"{len(files)} files, {size_bytes / 1e6:.1f} MB")
+    return 0
+
+
+# --- how long it takes: links, collective cost, time to train ---------------------------
+
+def _ranks_of_cost_model(text: str) -> int:
+    from ainotes.collective_cost import MAX_RANKS, MIN_RANKS
+
+    value = _integer(text)
+    if not MIN_RANKS <= value <= MAX_RANKS:
+        raise argparse.ArgumentTypeError(f"must be from {MIN_RANKS} to {MAX_RANKS}: {text!r}")
+    return value
+
+
+def _message_bytes(text: str) -> float:
+    from ainotes.collective_cost import MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+
+    value = _positive_number(text)
+    if not MIN_MESSAGE_BYTES <= value <= MAX_MESSAGE_BYTES:
+        raise argparse.ArgumentTypeError(f"must be from {MIN_MESSAGE_BYTES:g} to {MAX_MESSAGE_BYTES:g} bytes: {text!r}")
+    return value
+
+
+def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """The communication and cost commands: collective, links, collective-cost, train-time."""
+    collective = commands.add_parser(
+        "collective", parents=[common], help="a collective operation's states and frames",
+        description="Simulate a collective on a few ranks: print its states and frames as JSON, or write an "
+        "animated .svg, a .json of the frames or a self-contained .html stepper.",
+    )
+    collective.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, "
+                            "broadcast, scatter or all-to-all")
+    collective.add_argument("--ranks", type=_integer, default=4, metavar="N", help="number of ranks (default 4)")
+    collective.add_argument("--root", type=_integer, metavar="R", help="root rank for reduce, broadcast, scatter")
+    collective.add_argument("--schedule", choices=("logical", "ring"), default="logical",
+                            help="logical: one exchange per step (default); ring: the ring algorithm chunk by chunk, "
+                            "for all-reduce, reduce-scatter and all-gather")
+    output = collective.add_mutually_exclusive_group(required=True)
+    output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
+    output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
+    collective.set_defaults(handler=_cmd_collective)
+
+    links = commands.add_parser("links", parents=[common], help="list the interconnect presets",
+                                description="List the interconnect presets in <presets dir>/links: bandwidth "
+                                "per direction per GPU (GB/s) and the per-message latency α (µs, an assumption).")
+    links.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    links.set_defaults(handler=_cmd_links)
+
+    cost = commands.add_parser(
+        "collective-cost", parents=[common], help="a collective's time under the α–β model",
+        description="Estimate a collective's time on p ranks for a tensor of S bytes over a link, with the "
+        "latency–bandwidth (α–β) model: one line per algorithm, split into latency and bandwidth terms, with "
+        "nccl-tests' algbw = S/t and busbw = algbw × bus factor. No contention, no topology, no overlap.",
+    )
+    cost.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, broadcast, "
+                      "scatter or all-to-all")
+    cost.add_argument("--ranks", type=_ranks_of_cost_model, required=True, metavar="N",
+                      help="number of ranks, 2 to 1024")
+    cost.add_argument("--bytes", type=_message_bytes, required=True, metavar="S",
+                      help="tensor size in bytes, e.g. 1e9 (an all-gather's output, one rank's all-to-all buffer)")
+    cost.add_argument("--link", required=True, metavar="ID", help="interconnect preset id (see 'ainotes links')")
+    cost.add_argument("--json", action="store_true", help="print JSON")
+    cost.set_defaults(handler=_cmd_collective_cost)
+
+    train = commands.add_parser(
+        "train-time", parents=[common], help="days and GPU-hours to train at a given MFU",
+        description="Training compute C = model FLOPs per token × tokens (6N, plus 12·L·H·Q·S with the four "
+        "attention flags); time = C ÷ (MFU × GPUs × peak FLOP/s per GPU).",
+    )
+    train.add_argument("--params", type=_positive_number, required=True, metavar="N", help="parameter count")
+    train.add_argument("--tokens", type=_positive_number, required=True, metavar="D", help="training tokens")
+    train.add_argument("--gpus", type=_count, required=True, metavar="G", help="number of devices")
+    train.add_argument("--mfu", type=_positive_number, required=True, metavar="U",
+                       help="model FLOPs utilization as a fraction, e.g. 0.4")
+    peak = train.add_mutually_exclusive_group(required=True)
+    peak.add_argument("--preset", metavar="ID", help="GPU preset whose peak to use")
+    peak.add_argument("--peak-tflops", type=_positive_number, metavar="P", help="peak TFLOP/s per device")
+    train.add_argument("--precision", choices=PRECISIONS, metavar="P",
+                       help=f"the precision the job trains in, for --preset ({', '.join(PRECISIONS)}; default bf16)")
+    train.add_argument("--layers", type=_count, metavar="L", help="layers (attention term)")
+    train.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
+    train.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")
+    train.add_argument("--seq-len", type=_count, metavar="S", help="sequence length (attention term)")
+    train.add_argument("--json", action="store_true", help="print JSON")
+    train.set_defaults(handler=_cmd_train_time)
+
+
+def _load_links(args: argparse.Namespace) -> Any:
+    from ainotes.links import default_links_dir, load_links
+
+    return load_links(default_links_dir(_presets_dir(args)))
+
+
+def _cmd_links(args: argparse.Namespace) -> int:
+    links = _load_links(args)
+    if args.json:
+        records = [
+            {"id": link.id, "name": link.name, "bandwidth_gbps": link.bandwidth_gbps, "latency_us": link.latency_us,
+             "sources": [{"title": s.title, "url": s.url} for s in link.sources], "path": link.path}
+            for link in links
+        ]
+        print(json.dumps({"links": records}, indent=2, ensure_ascii=False))
+        return 0
+    header = ["id", "name", "GB/s per direction", "latency µs"]
+    rows = [[link.id, link.name, f"{link.bandwidth_gbps:g}", f"{link.latency_us:g}"] for link in links]
+    print(_table(header, rows, right={2, 3}))
+    print()
+    print("Bandwidth is per direction, per GPU (vendors print NVLink as both directions together). Latency is an")
+    print("assumption for the α–β model, from NCCL's tuning model (src/graph/tuning.cc); edit it in the link's file.")
+    return 0
+
+
+def _cmd_collective_cost(args: argparse.Namespace) -> int:
+    from ainotes import collective_cost
+    from ainotes.collectives import OPS
+    from ainotes.links import link_by_id
+
+    if args.op not in OPS:
+        raise InputError(f"unknown operation {args.op!r}; known operations: {', '.join(OPS)}")
+    try:
+        link = link_by_id(_load_links(args), args.link)
+    except InputError as exc:
+        raise InputError(f"--link: {exc}") from None
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    times = collective_cost.collective_times(args.op, args.ranks, args.bytes, **figures)
+    changes = collective_cost.best_algorithm_changes(args.op, args.ranks, **figures)
+    if args.json:
+        record = {
+            "op": args.op,
+            "ranks": args.ranks,
+            "bytes": args.bytes,
+            "link": {"id": link.id, "bandwidth_gbps": link.bandwidth_gbps, "latency_us": link.latency_us},
+            "algorithms": [
+                {"name": t.algorithm, "time_s": t.time_s, "latency_s": t.latency_s, "bandwidth_s": t.bandwidth_s,
+                 "algbw_gbps": t.algbw_bytes_per_s / 1e9, "busbw_gbps": t.busbw_bytes_per_s / 1e9}
+                for t in times
+            ],
+            "best_changes": [
+                {"bytes": c.message_bytes, "faster_below": c.faster_below, "faster_above": c.faster_above}
+                for c in changes
+            ],
+        }
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return 0
+    from ainotes import units
+
+    print(f"{args.op} of {units.si(args.bytes, 'B')} on {args.ranks} ranks over {link.name} "
+          f"(B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs)")
+    header = ["algorithm", "time", "latency term", "bandwidth term", "algbw GB/s", "busbw GB/s"]
+    rows = [
+        [t.algorithm + (f" (k={t.chunks})" if t.chunks else ""), _seconds(t.time_s), _seconds(t.latency_s),
+         _seconds(t.bandwidth_s), f"{t.algbw_bytes_per_s / 1e9:.4g}", f"{t.busbw_bytes_per_s / 1e9:.4g}"]
+        for t in times
+    ]
+    print(_table(header, rows, right={1, 2, 3, 4, 5}))
+    for change in changes:
+        print(f"fastest changes at {units.si(change.message_bytes, 'B')}: {change.faster_below} below, "
+              f"{change.faster_above} above")
+    if not changes:
+        print("the fastest algorithm is the same from 1 kB to 10 GB")
+    return 0
+
+
+def _seconds(value_s: float) -> str:
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if value_s >= scale:
+            return f"{value_s / scale:.4g} {unit}"
+    return f"{value_s / 1e-9:.4g} ns"
+
+
+def _preset_peak_tflops(preset: Preset, precision: str) -> float:
+    """The preset's dense peak at ``precision`` (the precision a job trains in); never another precision's."""
+    value = preset.peak_tflops(precision)
+    if value is None:
+        status = preset.status(precision)
+        why = "has no" if status == "no path" else "does not give a"
+        raise InputError(f"--precision {precision}: preset {preset.id} {why} dense {precision} peak")
+    return float(value)
+
+
+def _cmd_train_time(args: argparse.Namespace) -> int:
+    from ainotes.utilization import time_to_train
+
+    given = [_flag(key) for key in ATTENTION_FIELDS if getattr(args, key) is not None]
+    if given and len(given) != len(ATTENTION_FIELDS):
+        missing = [_flag(key) for key in ATTENTION_FIELDS if getattr(args, key) is None]
+        raise InputError(
+            f"{', '.join(_flag(key) for key in ATTENTION_FIELDS)} go together: {', '.join(given)} given, "
+            f"{', '.join(missing)} missing"
+        )
+    if args.mfu > 1:
+        raise InputError(f"--mfu must be a fraction from 0 to 1 (40 % is 0.4): {args.mfu:g}")
+    precision: str | None
+    if args.preset is not None:
+        preset = _preset_flag(_load(args), args.preset)
+        precision = args.precision or "bf16"
+        peak_tflops = _preset_peak_tflops(preset, precision)
+        source = f"--preset {preset.id}: {preset.name}, dense {precision}"
+    else:
+        if args.precision is not None:
+            raise InputError("--precision goes with --preset; --peak-tflops is already the peak to use")
+        precision, peak_tflops, source = None, args.peak_tflops, "--peak-tflops"
+    result = time_to_train(
+        args.params, tokens=args.tokens, gpus=args.gpus, mfu=args.mfu, peak_flops_per_s_per_gpu=peak_tflops * 1e12,
+        layers=args.layers, heads=args.heads, head_dim=args.head_dim, seq_len=args.seq_len,
+    )
+    if args.json:
+        record = {"flops": result.flops, "seconds": result.seconds, "days": result.days,
+                  "gpu_hours": result.gpu_hours, "peak_tflops": peak_tflops, "precision": precision}
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return 0
+    print(f"time to train: {result.days:.1f} days ({result.seconds:.4g} s)")
+    print(f"GPU-hours: {result.gpu_hours:.4g}")
+    print(f"training compute: {result.flops:.4g} FLOPs = {result.flops_per_token:.4g} FLOPs/token "
+          f"× {result.tokens:.4g} tokens")
+    print(f"at {result.mfu * 100:g} % MFU on {result.gpus} devices of {peak_tflops:g} TFLOP/s ({source})")
     return 0
 
 

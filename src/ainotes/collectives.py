@@ -35,6 +35,9 @@ from ainotes.errors import InputError
 
 OPS = ("all-reduce", "reduce", "reduce-scatter", "all-gather", "broadcast", "scatter", "all-to-all")
 OPS_WITH_ROOT = frozenset({"reduce", "broadcast", "scatter"})
+#: The primitives whose ring schedule the pictures can draw, chunk by chunk.
+RING_OPS = ("all-reduce", "reduce-scatter", "all-gather")
+SCHEDULES = ("logical", "ring")
 MIN_RANKS = 2
 MAX_RANKS = 8
 RANK_LETTERS = "abcdefgh"
@@ -108,6 +111,9 @@ class Frame:
     caption: str
     buffers: Buffers
     transfers: tuple[Transfer, ...] = ()
+    #: Ring schedule only: chunks (of S/n bytes each) rank r has sent to rank r+1 so far,
+    #: counting this frame's transfers.
+    link_chunks: tuple[int, ...] | None = None
 
     @property
     def values(self) -> tuple[tuple[Number | None, ...], ...]:
@@ -131,6 +137,7 @@ class CollectiveRun:
     root: int | None
     rank_names: tuple[str, ...]
     frames: tuple[Frame, ...]
+    schedule: str = "logical"
 
     @property
     def before(self) -> tuple[tuple[Number | None, ...], ...]:
@@ -157,6 +164,7 @@ def simulate(
     *,
     inputs: Sequence[Sequence[Number | None]] | None = None,
     rank_names: Sequence[str] | None = None,
+    schedule: str = "logical",
 ) -> CollectiveRun:
     """Run collective ``op`` over ``ranks`` ranks and return its frames.
 
@@ -164,6 +172,10 @@ def simulate(
     ``None`` for the others). ``inputs[r][c]`` overrides rank ``r``'s chunk
     ``c``; positions the op does not read may be ``None`` and are ignored.
     ``rank_names`` replaces the display names ``"rank 0"``, ``"rank 1"``, ...
+    ``schedule="ring"`` (all-reduce, reduce-scatter, all-gather only) draws the ring
+    algorithm step by step instead of one logical exchange: each step every rank
+    passes one chunk to rank r+1, and each frame counts the chunks every link has
+    carried (:func:`ring_frames`).
 
     Raises :class:`InputError` naming the field for an unknown op, ranks
     outside ``MIN_RANKS..MAX_RANKS``, a root outside ``0..ranks-1``, or
@@ -178,18 +190,32 @@ def simulate(
     reads = _input_positions(op, ranks, root)
     table = _check_inputs(inputs, ranks, reads) if inputs is not None else default_inputs(ranks)
     before: Buffers = tuple(
-        tuple(Chunk(table[r][c], c, (r,)) if reads[r][c] else None for c in range(ranks))
+        tuple(_input_chunk(table[r][c], c, r) if reads[r][c] else None for c in range(ranks))
         for r in range(ranks)
     )
-    frames = _FRAME_BUILDERS[op](before, ranks, root, names)
-    return CollectiveRun(op=op, ranks=ranks, root=root if has_root else None, rank_names=names, frames=frames)
+    if schedule not in SCHEDULES:
+        raise InputError(f"'schedule' must be one of {', '.join(SCHEDULES)}: {schedule!r}")
+    if schedule == "ring":
+        if op not in RING_OPS:
+            raise InputError(f"'schedule' ring is drawn for {', '.join(RING_OPS)} only, not {op}")
+        frames = ring_frames(op, before, ranks)
+    else:
+        frames = _FRAME_BUILDERS[op](before, ranks, root, names)
+    return CollectiveRun(op=op, ranks=ranks, root=root if has_root else None, rank_names=names, frames=frames,
+                         schedule=schedule)
+
+
+def _input_chunk(value: Number | None, index: int, rank: int) -> Chunk:
+    assert value is not None, "every position the op reads was checked to hold a number"
+    return Chunk(value, index, (rank,))
 
 
 def run_to_json(run: CollectiveRun) -> dict:
     """The contract's JSON object: ``{"op", "ranks", "root", "before", "after", "frames"}``.
 
-    Each frame: ``kind``, ``caption``, ``buffers`` (values), ``labels``
-    (symbolic, e.g. ``"a0+b0"``) and ``transfers``, each ``{"src", "dst",
+    A ring schedule adds ``"schedule": "ring"``. Each frame: ``kind``, ``caption``,
+    ``buffers`` (values), ``labels`` (symbolic, e.g. ``"a0+b0"``), for a ring schedule
+    ``link_chunks`` (see :class:`Frame`), and ``transfers``, each ``{"src", "dst",
     "chunk", "dst_chunk", "label", "combine"}`` where ``chunk`` is the source
     position and ``dst_chunk`` the destination position (they differ only in
     all-to-all).
@@ -198,6 +224,7 @@ def run_to_json(run: CollectiveRun) -> dict:
         "op": run.op,
         "ranks": run.ranks,
         "root": run.root,
+        **({"schedule": run.schedule} if run.schedule != "logical" else {}),
         "before": _lists(run.before),
         "after": _lists(run.after),
         "frames": [
@@ -217,6 +244,7 @@ def run_to_json(run: CollectiveRun) -> dict:
                     }
                     for t in frame.transfers
                 ],
+                **({"link_chunks": list(frame.link_chunks)} if frame.link_chunks is not None else {}),
             }
             for frame in run.frames
         ],
@@ -240,9 +268,16 @@ _BUS_FACTORS = {
 
 
 def bus_factor_fraction(op: str, ranks: int) -> Fraction:
-    """Exact bus factor (see :func:`bus_factor`)."""
-    _check_op(op)
+    """Exact bus factor (see :func:`bus_factor`) at a rank count the pictures can draw."""
     _check_ranks(ranks)
+    return bus_factor_exact(op, ranks)
+
+
+def bus_factor_exact(op: str, ranks: int) -> Fraction:
+    """Exact bus factor at any rank count >= 2 (the cost model goes far past the pictures' 8)."""
+    _check_op(op)
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < MIN_RANKS:
+        raise InputError(f"'ranks' must be a whole number >= {MIN_RANKS}: {ranks!r}")
     return _BUS_FACTORS[op][0](ranks)
 
 
@@ -462,6 +497,94 @@ def _all_to_all(before: Buffers, n: int, root: int, names: tuple[str, ...]) -> t
               before, step),
         Frame("after", "After: rank j holds chunk j of every rank, a transpose across ranks.", after),
     )
+
+
+# --- the ring schedule -------------------------------------------------------------
+
+
+def _partial(before: Buffers, index: int, sources: tuple[int, ...]) -> Chunk:
+    """Chunk ``index`` summed over ``sources``, in rank order (so the final sums equal :func:`_total`'s)."""
+    value: Number = 0
+    for r in sorted(sources):
+        chunk = before[r][index]
+        assert chunk is not None
+        value = value + chunk.value
+    return Chunk(value, index, tuple(sorted(sources)))
+
+
+def _ring_pass(state: Buffers, n: int, step: int, combine: Combine) -> tuple[Transfer, ...]:
+    """One ring step: rank r sends chunk (r − step − 1) mod n when reducing, (r − step) mod n when
+    gathering, to rank (r + 1) mod n. With these offsets rank j ends a reduce-scatter holding the
+    whole sum of chunk j, as the logical pictures show."""
+    shift = 1 if combine == "sum" else 0
+    return tuple(
+        _send(state, r, (r + 1) % n, (r - step - shift) % n, (r - step - shift) % n, combine) for r in range(n)
+    )
+
+
+def _apply(state: Buffers, before: Buffers, transfers: tuple[Transfer, ...]) -> Buffers:
+    rows = [list(row) for row in state]
+    for t in transfers:
+        held = rows[t.dst][t.dst_chunk]
+        if t.combine == "sum" and held is not None:
+            rows[t.dst][t.dst_chunk] = _partial(before, t.dst_chunk, tuple(set(held.sources) | set(t.chunk.sources)))
+        else:
+            rows[t.dst][t.dst_chunk] = t.chunk
+    return _freeze(rows)
+
+
+def ring_frames(op: str, before: Buffers, n: int) -> tuple[Frame, ...]:
+    """The ring algorithm, step by step (Patarasuk & Yuan 2009; NCCL's ring).
+
+    Reduce-scatter: n − 1 steps; in step s rank r sends its running sum of chunk
+    (r − s − 1) mod n to rank r + 1, which adds its own piece. All-gather: n − 1 steps;
+    rank r forwards chunk (r − s) mod n. All-reduce: the first, then the second. Every
+    step each link carries one chunk of S/n bytes, so at the end each link has carried
+    (n − 1)/n · S (reduce-scatter, all-gather) or 2(n − 1)/n · S (all-reduce): the bus factor.
+    """
+    steps_total = 2 * (n - 1) if op == "all-reduce" else n - 1
+    frames: list[Frame] = []
+    sent = [0] * n
+    done = 0
+
+    def run_phase(state: Buffers, combine: Combine, phase: str) -> Buffers:
+        nonlocal done
+        for step in range(n - 1):
+            transfers = _ring_pass(state, n, step, combine)
+            done += 1
+            for t in transfers:
+                sent[t.src] += 1
+            what = ("passes its running sum of one chunk to the next rank, which adds its own piece"
+                    if combine == "sum" else "forwards one finished chunk to the next rank")
+            frames.append(Frame(
+                "transfer",
+                f"Ring step {done} of {steps_total} ({phase}): each rank {what}. "
+                f"Each link has now carried {done} × S/{n}.",
+                state, transfers, link_chunks=tuple(sent),
+            ))
+            state = _apply(state, before, transfers)
+        return state
+
+    if op == "all-gather":
+        frames.append(Frame("before", "Before: rank j holds only its own shard, chunk j.", before,
+                            link_chunks=tuple(sent)))
+        state = run_phase(before, "copy", "all-gather")
+        return (*frames, Frame("after", f"After: every rank holds the whole tensor. Each link carried {n - 1} × S/{n}"
+                               f" = (n−1)/n · S, the bus factor.", state, link_chunks=tuple(sent)))
+    frames.append(Frame("before", f"Before: each rank holds {_whole_tensor(n)}.", before, link_chunks=tuple(sent)))
+    state = run_phase(before, "sum", "reduce-scatter")
+    shards = _empty(n)
+    for j in range(n):
+        shards[j][j] = state[j][j]
+    middle = _freeze(shards)
+    if op == "reduce-scatter":
+        return (*frames, Frame("after", f"After: rank j keeps the whole sum of chunk j, its shard. Each link carried "
+                               f"{n - 1} × S/{n} = (n−1)/n · S, the bus factor.", middle, link_chunks=tuple(sent)))
+    frames.append(Frame("state", "Rank j now holds the whole sum of chunk j; the second half passes these on.",
+                        middle, link_chunks=tuple(sent)))
+    state = run_phase(middle, "copy", "all-gather")
+    return (*frames, Frame("after", f"After: every rank holds the whole sum. Each link carried {2 * (n - 1)} × S/{n}"
+                           f" = 2(n−1)/n · S, the bus factor.", state, link_chunks=tuple(sent)))
 
 
 _FRAME_BUILDERS = {

@@ -8,18 +8,23 @@ The table of fence kinds that calls these parsers is :data:`ainotes.site.FENCE_K
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import yaml
 
-from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS
+from ainotes import checks
+from ainotes.checks import FieldError
+from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, RING_OPS
 from ainotes.errors import InputError
+from ainotes.hardware import Preset
+from ainotes.jobs import JOB_FIELDS, TrainingJob
 from ainotes.kernels import Kernel, parse_kernel_spec
 from ainotes.textcheck import bad_character, short
+
+_T = TypeVar("_T")
 
 # What one fence may ask for; documented in the README ("Limits").
 MAX_KERNELS_PER_CHART = 12
@@ -70,6 +75,7 @@ class CollectiveRequest:
     root: int
     title: str | None
     chart_id: str | None
+    schedule: str = "logical"  # "ring": the ring algorithm step by step (all-reduce, reduce-scatter, all-gather)
 
 
 @dataclass(frozen=True)
@@ -78,23 +84,8 @@ class PresetsTableRequest:
 
 
 @dataclass(frozen=True)
-class MfuJob:
-    name: str
-    params: float
-    tokens_per_second: float
-    gpus: int
-    peak_tflops: float | None
-    preset_id: str | None
-    layers: int | None
-    heads: int | None
-    head_dim: int | None
-    seq_len: int | None
-    recompute: str
-
-
-@dataclass(frozen=True)
 class MfuTableRequest:
-    jobs: tuple[MfuJob, ...]
+    jobs: tuple[TrainingJob, ...]
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -167,9 +158,11 @@ class _Reader:
         self.lines = key_lines.get(id(data), {})
         for key in data:
             if key not in allowed:
-                self.fail(str(key), f"unknown key {short(str(key))} in {fence.kind} fence (allowed: {', '.join(allowed)})")
+                self.fail(
+                    str(key), f"unknown key {short(str(key))} in {fence.kind} fence (allowed: {', '.join(allowed)})"
+                )
 
-    def fail(self, key: str, message: str) -> None:
+    def fail(self, key: str, message: str) -> NoReturn:
         """Raise for ``key``, at its line in the page (the mapping's line if it is absent)."""
         line = self.lines.get(key, self.lines.get(None))
         page_line = self.fence.start_line if line is None else self.fence.start_line + 1 + line
@@ -185,46 +178,19 @@ class _Reader:
         return value
 
     def integer(self, key: str, default: int, low: int, high: int) -> int:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key, f"{short(key)} must be a whole number: {short(value)}")
-        if not low <= value <= high:
-            self.fail(key, f"{short(key)} must be between {low} and {high}: {value}")
-        return value
-
-    def number(self, key: str, *, required: bool = False, integral: bool = False) -> float | None:
-        value = self.data.get(key)
-        if value is None:
-            if required:
-                self.fail(key, f"{short(key)} is required")
-            return None
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                self.fail(key, f"{short(key)} must be a number: {short(value)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(key, f"{short(key)} must be a number: {short(value)}")
-        if not math.isfinite(value) or value <= 0:
-            self.fail(key, f"{short(key)} must be a finite number > 0: {short(value)}")
-        if integral and value != int(value):
-            self.fail(key, f"{short(key)} must be a whole number: {short(value)}")
-        return value
+        return self.checked(checks.whole_number, key, self.data.get(key, default), low=low, high=high)
 
     def text(self, key: str, max_chars: int = MAX_TITLE_CHARS) -> str | None:
         value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.fail(key, f"{short(key)} must be text: {short(value)}")
-        if len(value) > max_chars:
-            self.fail(key, f"{short(key)} must be at most {max_chars} characters: {len(value)}")
-        if "\n" in value.strip():
-            self.fail(key, f"{short(key)} must be one line")
-        bad = bad_character(value)
-        if bad is not None:
-            self.fail(key, f"{short(key)} holds a control character ({bad}), which no page or SVG can show")
-        return value.strip()
+        return None if value is None else self.checked(checks.one_line_text, key, value, max_chars=max_chars)
+
+    def checked(self, check: Callable[..., _T], key: str, value: Any, *args: Any, **kwargs: Any) -> _T:
+        """``check(value, 'key', key, ...)`` with its message placed at the key's line."""
+        try:
+            return check(value, short(key), key, *args, **kwargs)
+        except FieldError as exc:
+            self.fail(exc.field or key, str(exc))
+            raise  # unreachable: fail raises
 
     def chart_id(self) -> str | None:
         value = self.data.get("id")
@@ -253,7 +219,7 @@ class _Reader:
         return tuple(ids)
 
 
-def parse_roofline(fence: Fence, where: str, known_presets: tuple[str, ...]) -> RooflineRequest:
+def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> RooflineRequest:
     """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16)."""
     from ainotes.hardware import PRECISIONS
 
@@ -263,9 +229,13 @@ def parse_roofline(fence: Fence, where: str, known_presets: tuple[str, ...]) -> 
     precision = data.get("precision", "bf16")
     if precision not in PRECISIONS:
         reader.fail("precision", f"'precision' must be one of {', '.join(PRECISIONS)}: {short(precision)}")
+    preset_ids = reader.preset_ids(tuple(presets))
+    unit = "vector" if precision == "fp32" else "tensor"
+    if not any(presets[i].peak_tflops(precision, unit=unit) for i in preset_ids):
+        reader.fail("precision", f"no preset of this chart gives a {precision} {unit} rate: {', '.join(preset_ids)}")
     return RooflineRequest(
         precision=precision,
-        preset_ids=reader.preset_ids(known_presets),
+        preset_ids=preset_ids,
         sparsity=reader.boolean("sparsity", False),
         kernels=kernels,
         title=reader.text("title"),
@@ -289,7 +259,9 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
                 reader.fail("kernels", f"a kernel must be a spec or a mapping of 'spec' and 'label': {short(item)}")
             spec, label = item["spec"], item.get("label")
             if label is not None and (not isinstance(label, str) or len(label) > MAX_TITLE_CHARS):
-                reader.fail("kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {short(label)}")
+                reader.fail(
+                    "kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {short(label)}"
+                )
             if label is not None and bad_character(label):
                 reader.fail("kernels", f"a kernel 'label' holds a control character ({bad_character(label)})")
         if not isinstance(spec, str):
@@ -301,33 +273,34 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
     return tuple(kernels)
 
 
-def parse_collective(fence: Fence, where: str, known_presets: tuple[str, ...] = ()) -> CollectiveRequest:
-    """``collective`` fence: op, ranks (default 4), root (default 0), title, id."""
+def parse_collective(fence: Fence, where: str, presets: Mapping[str, Preset]) -> CollectiveRequest:
+    """``collective`` fence: op, ranks (default 4), root (default 0), schedule (logical or ring), title, id."""
     data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("op", "ranks", "root", "title", "id"), lines)
+    reader = _Reader(fence, where, data, ("op", "ranks", "root", "schedule", "title", "id"), lines)
     op = data.get("op")
     if op not in OPS:
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
     ranks = reader.integer("ranks", 4, MIN_RANKS, MAX_RANKS)
     root = reader.integer("root", 0, 0, ranks - 1)
-    return CollectiveRequest(op=op, ranks=ranks, root=root, title=reader.text("title"), chart_id=reader.chart_id())
+    schedule = data.get("schedule", "logical")
+    if schedule not in ("logical", "ring"):
+        reader.fail("schedule", f"'schedule' must be logical or ring: {short(schedule)}")
+    if schedule == "ring" and op not in RING_OPS:
+        reader.fail("schedule", f"'schedule: ring' is drawn for {', '.join(RING_OPS)} only, not {op}")
+    return CollectiveRequest(op=op, ranks=ranks, root=root, title=reader.text("title"), chart_id=reader.chart_id(),
+                             schedule=schedule)
 
 
-def parse_presets_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> PresetsTableRequest:
+def parse_presets_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> PresetsTableRequest:
     """``presets-table`` fence: optional ``presets`` list; default all."""
     data, lines = _load_body(fence, where)
     reader = _Reader(fence, where, data, ("presets",), lines)
-    return PresetsTableRequest(reader.preset_ids(known_presets))
+    return PresetsTableRequest(reader.preset_ids(tuple(presets)))
 
 
-_JOB_KEYS = (
-    "name", "params", "tokens_per_second", "gpus", "peak_tflops", "preset",
-    "layers", "heads", "head_dim", "seq_len", "recompute",
-)
-
-
-def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> MfuTableRequest:
-    """``mfu-table`` fence: ``jobs``, a list of training jobs to compute MFU and HFU for."""
+def parse_mfu_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> MfuTableRequest:
+    """``mfu-table`` fence: ``jobs``, a list of training jobs (:class:`ainotes.jobs.TrainingJob`
+    fields plus a ``name``) to compute MFU and HFU for."""
     data, lines = _load_body(fence, where)
     outer = _Reader(fence, where, data, ("jobs",), lines)
     raw_jobs = data.get("jobs")
@@ -335,39 +308,19 @@ def parse_mfu_table(fence: Fence, where: str, known_presets: tuple[str, ...]) ->
         outer.fail("jobs", "'jobs' must be a non-empty list of jobs")
     if len(raw_jobs) > MAX_JOBS_PER_TABLE:
         outer.fail("jobs", f"'jobs' may list at most {MAX_JOBS_PER_TABLE}: {len(raw_jobs)}")
+    keys = ("name", *JOB_FIELDS)
     jobs = []
     for raw in raw_jobs:
         if not isinstance(raw, dict):
-            outer.fail("jobs", f"each job must be a mapping of {', '.join(_JOB_KEYS)}: {short(raw)}")
-        job = outer.nested(raw, _JOB_KEYS)
+            outer.fail("jobs", f"each job must be a mapping of {', '.join(keys)}: {short(raw)}")
+        job = outer.nested(raw, keys)
         name = job.text("name")
         if not name:
             job.fail("name", "'name' is required for each job")
-        preset = raw.get("preset")
-        peak = job.number("peak_tflops")
-        if (preset is None) == (peak is None):
-            job.fail("preset", f"job {short(name)} needs exactly one of 'preset' and 'peak_tflops'")
-        if preset is not None and preset not in known_presets:
-            job.fail("preset", f"unknown preset {short(preset)} (known: {', '.join(known_presets)})")
-        attention = [job.number(k, integral=True) for k in ("layers", "heads", "head_dim", "seq_len")]
-        if any(a is not None for a in attention) and not all(a is not None for a in attention):
-            job.fail("layers", f"job {short(name)}: give all of layers, heads, head_dim, seq_len or none")
-        recompute = raw.get("recompute", "none")
-        if recompute not in ("none", "selective", "full"):
-            job.fail("recompute", f"'recompute' must be none, selective or full: {short(recompute)}")
-        layers, heads, head_dim, seq_len = (int(a) if a is not None else None for a in attention)
-        jobs.append(
-            MfuJob(
-                name=name,
-                params=job.number("params", required=True),
-                tokens_per_second=job.number("tokens_per_second", required=True),
-                gpus=int(job.number("gpus", required=True, integral=True)),
-                peak_tflops=peak,
-                preset_id=preset,
-                layers=layers, heads=heads, head_dim=head_dim, seq_len=seq_len,
-                recompute=recompute,
-            )
-        )
+        try:
+            jobs.append(TrainingJob.from_fields({k: v for k, v in raw.items() if k != "name"}, presets, name=name))
+        except FieldError as exc:
+            job.fail(exc.field, f"job {short(name)}: {exc}")
     return MfuTableRequest(tuple(jobs))
 
 
@@ -377,20 +330,22 @@ class KernelsTableRequest:
     preset_ids: tuple[str, ...]
 
 
-def parse_kernels_table(fence: Fence, where: str, known_presets: tuple[str, ...]) -> KernelsTableRequest:
+def parse_kernels_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> KernelsTableRequest:
     """``kernels-table`` fence: ``kernels`` (specs) and optional ``presets`` to show bounds on."""
     data, lines = _load_body(fence, where)
     reader = _Reader(fence, where, data, ("kernels", "presets"), lines)
     kernels = _kernels(reader, data.get("kernels"))
     if not kernels:
         reader.fail("kernels", "'kernels' must list at least one kernel spec")
-    return KernelsTableRequest(kernels, reader.preset_ids(known_presets))
+    return KernelsTableRequest(kernels, reader.preset_ids(tuple(presets)))
 
 
-def check_preset_example(fence: Fence, where: str, known_presets: tuple[str, ...] = ()) -> str:
+def check_preset_example(fence: Fence, where: str, presets: Mapping[str, Preset]) -> str:
     """``preset-check`` fence: the body is a whole preset file, shown with the loader's verdict."""
     if len(fence.body) > MAX_FENCE_BODY_CHARS:
-        raise InputError(f"{where}:{fence.start_line}: preset-check fence body must be at most {MAX_FENCE_BODY_CHARS} characters")
+        raise InputError(
+            f"{where}:{fence.start_line}: preset-check fence body must be at most {MAX_FENCE_BODY_CHARS} characters"
+        )
     return fence.body
 
 

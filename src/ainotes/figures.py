@@ -2,7 +2,7 @@
 
 Every number a sentence states comes from the core through one of these forms,
 so editing a preset changes the prose along with the charts. Each form returns
-plain text; :func:`markdown_text` makes it safe to put back into Markdown.
+plain text, which the Markdown extension puts in the page as text (escaped).
 
 Forms (documented in the README and on the "Adding a GPU preset" page):
 
@@ -10,43 +10,52 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 ``{{ presets }}``                      the presets' names as a list in words
 ``{{ preset-count }}``                 how many presets there are
 ``{{ name ID }}``                      a preset's display name
-``{{ peak ID [sparse] }}``             its tensor ceiling, e.g. ``989.4 TFLOP/s``
+``{{ peak ID [P] [UNIT] [sparse] }}``  a ceiling, e.g. ``989.4 TFLOP/s`` (default bf16 tensor)
 ``{{ bandwidth ID }}``                 its memory bandwidth, e.g. ``3.35 TB/s``
-``{{ ridge ID [sparse] }}``            its ridge point, e.g. ``295 FLOP/byte``
+``{{ ridge ID [P] [UNIT] [sparse] }}`` its ridge point, e.g. ``295 FLOP/byte``
+``{{ ridges [P] [UNIT] [sparse] }}``   every preset's ridge point, in words
 ``{{ intensity SPEC }}``               a kernel's arithmetic intensity
 ``{{ kernel-flops SPEC }}``            a kernel's FLOPs
 ``{{ kernel-bytes SPEC }}``            a kernel's minimum bytes moved
-``{{ attainable ID SPEC [sparse] }}``  the roofline's ceiling for that kernel
-``{{ bound ID SPEC [sparse] }}``       ``memory-bound`` or ``compute-bound``
+``{{ attainable ID SPEC }}``           the kernel's ceiling at its own precision
+``{{ bound ID SPEC }}``                ``memory-bound``, ``compute-bound`` or
+                                       ``unsupported (no FP8 path)``
 ``{{ bus-factor OP [ranks=N] }}``      ring bus factor, e.g. ``1.5``
 ``{{ mfu KEY=VALUE ... }}``            MFU of a training job, e.g. ``46.2 %``
 ``{{ hfu KEY=VALUE ... }}``            HFU of the same job (``recompute=``)
 ``{{ flops-per-token KEY=VALUE ... }}``  model FLOPs per token
+``{{ train-time KEY=VALUE ... }}``     days (or GPU-hours, FLOPs) to train
+``{{ collective-time OP ... }}``       a collective's α–β time (or algbw, busbw)
+``{{ crossover OP ... }}``             where the fastest algorithm changes
 =====================================  =========================================
 
-Job keys: ``params``, ``tokens_per_second``, ``gpus``, ``peak_tflops`` or
-``preset``, and optionally ``layers heads head_dim seq_len`` and ``recompute``.
+The last three live in :mod:`ainotes.cost_notes`.
+
+P is a precision (``fp64 fp32 tf32 fp16 bf16 fp8 fp4 int8``), UNIT ``tensor``
+or ``vector`` (default: ``vector`` for fp32, the CUDA-core path, else
+``tensor``): ``{{ peak h100 fp8 }}``, ``{{ ridge b200 fp4 }}``,
+``{{ peak h100 fp32 vector }}``. Each word may appear once; any other word is
+an error, and so is a ceiling the preset lacks or does not give (never another
+precision's figure). A kernel meets the roof of its own dtype
+(``roofline.kernel_ceiling``); whether it is 2:4 sparse is part of its spec.
+
+Job keys (:class:`ainotes.jobs.TrainingJob`): ``params``, ``tokens_per_second``,
+``gpus``, ``peak_tflops`` or ``preset`` (with ``precision``, default ``bf16``), and
+optionally ``layers heads head_dim seq_len`` and ``recompute``. Every form is strict:
+an unknown option, an extra word or a misspelt key is an error naming what is allowed.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import collectives, kernels, roofline, units, utilization
+from ainotes import checks, collectives, cost_notes, kernels, roofline, units
 from ainotes.errors import InputError
-from ainotes.hardware import Preset
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&])")
-
-
-def markdown_text(text: str) -> str:
-    """Backslash-escape Markdown's specials (and ``<``, ``&``) so ``text`` reads literally."""
-    escaped = _MARKDOWN_SPECIALS.sub(r"\\\1", text)
-    return escaped.replace("\\<", "&lt;").replace("\\>", "&gt;").replace("\\&", "&amp;")
+from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
+from ainotes.jobs import JOB_FIELDS, TrainingJob
 
 
 def mathml(latex: str, *, block: bool) -> str:
@@ -57,201 +66,287 @@ def mathml(latex: str, *, block: bool) -> str:
         raise InputError(f"math {latex.strip()!r} could not be converted: {exc}") from None
 
 
-def evaluate(body: str, presets: Mapping[str, Preset]) -> str:
-    """The text of one inline figure body such as ``ridge h100 sparse``."""
-    name, args, options = _parse(body)
-    form = _FORMS.get(name)
-    if form is None:
-        raise InputError(f"unknown inline figure {name!r} (known: {', '.join(sorted(_FORMS))})")
-    return form(args, options, presets)
+def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None) -> str:
+    """The text of one inline figure body such as ``ridge h100 sparse``.
 
-
-def _parse(body: str) -> tuple[str, list[str], dict[str, str]]:
+    Strict: a missing or extra word, an unknown flag or ``key=`` option is an error that
+    names the allowed ones. ``links`` loads the interconnect presets for the cost forms
+    (:mod:`ainotes.cost_notes`).
+    """
     words = body.split()
     if not words:
         raise InputError("inline figure '{{ }}' is empty")
+    if words[0] in cost_notes.FORMS:
+        args, options = _split_options(words[0], words[1:])
+        return cost_notes.FORMS[words[0]](args, options, presets, links)
+    form = _FORMS.get(words[0])
+    if form is None:
+        known = sorted([*_FORMS, *cost_notes.FORMS])
+        raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})")
+    return form.evaluate(words[0], words[1:], presets)
+
+
+def _split_options(name: str, words: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Positional words and ``key=value`` options; a key given twice is an error."""
     args: list[str] = []
     options: dict[str, str] = {}
-    for word in words[1:]:
+    for word in words:
         key, sep, value = word.partition("=")
-        if sep:
-            options[key] = value
-        else:
+        if not sep:
             args.append(word)
-    return words[0], args, options
+        elif key in options:
+            raise InputError(f"'{name}' is given {key}= twice")
+        else:
+            options[key] = value
+    return args, options
 
 
-def _preset(args: list[str], presets: Mapping[str, Preset], form: str) -> Preset:
-    if not args:
-        raise InputError(f"'{form}' needs a preset id, e.g. {{{{ {form} h100 }}}}")
-    preset = presets.get(args[0])
+@dataclass(frozen=True)
+class _Call:
+    """One use of a form: its positional words, flags and ``key=value`` options, checked."""
+
+    args: tuple[str, ...]
+    flags: frozenset[str]
+    options: Mapping[str, str]
+    ceiling: tuple[str, str, bool] | None = None  # (precision, unit, sparse) for the ceiling forms
+
+
+@dataclass(frozen=True)
+class _Form:
+    """An inline form: the words it needs, the flags and options it allows, and what it computes."""
+
+    compute: Callable[[_Call, Mapping[str, Preset]], str]
+    needs: tuple[str, ...] = ()  # positional words, e.g. ("ID", "SPEC")
+    flags: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    ceiling: bool = False  # takes [P] [UNIT] [sparse] after its positional words
+    hints: Mapping[str, str] = field(default_factory=dict)  # a word it refuses → what to write instead
+
+    def allowed(self) -> str:
+        words = [*self.flags, *(f"{key}=" for key in self.options)]
+        if self.ceiling:
+            words = [f"a precision, {', '.join(PRECISIONS)}", f"a unit, {', '.join(UNITS)}", "sparse"]
+        return "; ".join(words) if self.ceiling else (", ".join(words) if words else "nothing more")
+
+    def usage(self, name: str) -> str:
+        extra = ["[P]", "[UNIT]", "[sparse]"] if self.ceiling else []
+        parts = [name, *_PLACEHOLDERS.get(self.needs, self.needs), *extra, *(f"[{flag}]" for flag in self.flags),
+                 *(f"[{key}=...]" for key in self.options)]
+        return "{{ " + " ".join(parts) + " }}"
+
+    def evaluate(self, name: str, words: list[str], presets: Mapping[str, Preset]) -> str:
+        args: list[str] = []
+        flags: set[str] = set()
+        extra: list[str] = []
+        options: dict[str, str] = {}
+        for word in words:
+            key, sep, value = word.partition("=")
+            if sep:
+                if not self.options:
+                    raise InputError(f"'{name}' takes no key=value options: {key}= (allowed: {self.allowed()})")
+                if key not in self.options:
+                    raise InputError(f"'{name}' does not take {key}= (allowed: {self.allowed()})")
+                if key in options:
+                    raise InputError(f"'{name}' is given {key}= twice")
+                options[key] = value
+            elif len(args) < len(self.needs):
+                args.append(word)
+            elif self.ceiling:
+                extra.append(word)  # _ceiling_words checks them
+            elif word in self.flags:
+                if word in flags:
+                    raise InputError(f"'{name}' is given {word!r} twice")
+                flags.add(word)
+            else:
+                hint = self.hints.get(word, "")
+                raise InputError(f"'{name}' does not take {word!r} (allowed: {self.allowed()}){hint}")
+        if len(args) < len(self.needs):
+            raise InputError(f"'{name}' needs {' and '.join(self.needs[len(args):])}: {self.usage(name)}")
+        ceiling = _ceiling_words(extra, name, self.allowed()) if self.ceiling else None
+        return self.compute(_Call(tuple(args), frozenset(flags), options, ceiling), presets)
+
+
+def _preset(preset_id: str, presets: Mapping[str, Preset], form: str) -> Preset:
+    preset = presets.get(preset_id)
     if preset is None:
-        raise InputError(f"unknown preset {args[0]!r} in '{form}' (known: {', '.join(presets)})")
+        raise InputError(f"unknown preset {preset_id!r} in '{form}' (known: {', '.join(presets)})")
     return preset
 
 
-def _flag(args: list[str], allowed: tuple[str, ...], form: str, positional: int) -> set[str]:
-    extra = args[positional:]
-    flags = set(extra)
-    unknown = flags - set(allowed)
-    if unknown:
-        raise InputError(f"'{form}' does not take {sorted(unknown)[0]!r} (allowed: {', '.join(allowed) or 'nothing'})")
-    return flags
-
-
-def _no_options(options: dict[str, str], form: str) -> None:
-    if options:
-        raise InputError(f"'{form}' takes no key=value options: {', '.join(options)}")
-
-
-def _names(args, options, presets) -> str:
-    _no_options(options, "presets")
+def _names(call: _Call, presets: Mapping[str, Preset]) -> str:
     names = [p.name for p in presets.values()]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _count(args, options, presets) -> str:
-    _no_options(options, "preset-count")
+def _count(call: _Call, presets: Mapping[str, Preset]) -> str:
     return str(len(presets))
 
 
-def _name(args, options, presets) -> str:
-    return _preset(args, presets, "name").name
+def _name(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return _preset(call.args[0], presets, "name").name
 
 
-def _peak(args, options, presets) -> str:
-    preset = _preset(args, presets, "peak")
-    sparse = "sparse" in _flag(args, ("sparse",), "peak", 1)
-    return units.flops_per_s(preset.peak_flops_per_s(sparse))
+def _ceiling_words(words: list[str], form: str, allowed: str) -> tuple[str, str, bool]:
+    """(precision, unit, sparse) from the words after the preset id; each kind of word at most once."""
+    precision: str | None = None
+    unit: str | None = None
+    sparse = False
+    for word in words:
+        kind = next((name for name, known in (("precision", PRECISIONS), ("unit", UNITS), ("sparse", ("sparse",)))
+                     if word in known), None)
+        if kind is None:
+            raise InputError(f"'{form}' does not take {word!r} (allowed: {allowed})")
+        if (kind == "precision" and precision) or (kind == "unit" and unit) or (kind == "sparse" and sparse):
+            raise InputError(f"'{form}' takes one {kind}: {' '.join(words)!r}")
+        if kind == "precision":
+            precision = word
+        elif kind == "unit":
+            unit = word
+        else:
+            sparse = True
+    precision = precision or "bf16"
+    unit = unit or default_unit(precision)
+    check_precision(precision, unit)
+    return precision, unit, sparse
 
 
-def _bandwidth(args, options, presets) -> str:
-    preset = _preset(args, presets, "bandwidth")
-    _flag(args, (), "bandwidth", 1)
-    return units.bytes_per_s(preset.memory_bandwidth_bytes_per_s)
+def _given_path(preset: Preset, precision: str, unit: str, form: str) -> None:
+    """Refuse a ceiling the preset lacks or leaves out, in words, rather than print another one."""
+    status = preset.status(precision, unit)
+    if status == "no path":
+        raise InputError(f"'{form}': {preset.id} has no {precision_label(precision, unit)} path")
+    if status == "not given":
+        raise InputError(f"'{form}': {preset.id}'s {precision_label(precision, unit)} rate is not given "
+                         f"in {preset.file or 'its preset file'}")
 
 
-def _ridge(args, options, presets) -> str:
-    preset = _preset(args, presets, "ridge")
-    sparse = "sparse" in _flag(args, ("sparse",), "ridge", 1)
-    return units.intensity(preset.ridge_flop_per_byte(sparse))
+def _rate(precision: str, flops_per_s: float) -> str:
+    # int8 rates count integer operations: OP/s, not FLOP/s.
+    return units.si(flops_per_s, "OP/s") if precision == "int8" else units.flops_per_s(flops_per_s)
 
 
-def _kernel(args: list[str], form: str, index: int = 0) -> kernels.Kernel:
-    if len(args) <= index:
-        raise InputError(f"'{form}' needs a kernel spec such as gemm:8192x8192x8192:bf16")
-    return kernels.parse_kernel_spec(args[index])
+def _peak(call: _Call, presets: Mapping[str, Preset]) -> str:
+    preset = _preset(call.args[0], presets, "peak")
+    assert call.ceiling is not None
+    precision, unit, sparse = call.ceiling
+    _given_path(preset, precision, unit, "peak")
+    tflops = preset.peak_tflops(precision, unit=unit, sparsity=sparse)
+    assert tflops is not None  # _given_path refused the other cases
+    return _rate(precision, tflops * 1e12)
 
 
-def _intensity(args, options, presets) -> str:
-    return units.intensity(_kernel(args, "intensity").intensity_flop_per_byte)
+def _ridge_of(preset: Preset, precision: str, unit: str, sparse: bool) -> float | None:
+    return preset.ridge_flop_per_byte(sparse, precision=precision, unit=unit)
 
 
-def _kernel_flops(args, options, presets) -> str:
-    return units.si(_kernel(args, "kernel-flops").flops, "FLOP")
+def _ridges(call: _Call, presets: Mapping[str, Preset]) -> str:
+    """Every preset's ridge at one ceiling, in words; presets without it are named as such."""
+    assert call.ceiling is not None
+    precision, unit, sparse = call.ceiling
+    at, without = [], []
+    for preset in presets.values():
+        ridge = _ridge_of(preset, precision, unit, sparse)
+        if ridge is None:
+            label = precision_label(precision, unit)
+            without.append(f"the {preset.name} has no {label} path" if preset.status(precision, unit) == "no path"
+                           else f"the {preset.name} preset does not give its {label} rate")
+        else:
+            at.append(f"{preset.name} at {units.intensity(ridge)}")
+    if not at:
+        raise InputError(f"'ridges': no preset has a {precision_label(precision, unit)} ceiling")
+    text = _in_words(at)
+    return text + (f" ({_in_words(without)})" if without else "")
 
 
-def _kernel_bytes(args, options, presets) -> str:
-    return units.si(_kernel(args, "kernel-bytes").bytes_moved, "B")
+def _in_words(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _roof(args, form, presets):
-    preset = _preset(args, presets, form)
-    kernel = _kernel(args, form, 1)
-    sparse = "sparse" in _flag(args, ("sparse",), form, 2)
-    peak = preset.peak_flops_per_s(sparse)
-    return kernel.intensity_flop_per_byte, peak, preset.memory_bandwidth_bytes_per_s
+def _bandwidth(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.bytes_per_s(_preset(call.args[0], presets, "bandwidth").memory_bandwidth_bytes_per_s)
 
 
-def _attainable(args, options, presets) -> str:
-    return units.flops_per_s(roofline.attainable_flops_per_s(*_roof(args, "attainable", presets)))
+def _ridge(call: _Call, presets: Mapping[str, Preset]) -> str:
+    preset = _preset(call.args[0], presets, "ridge")
+    assert call.ceiling is not None
+    precision, unit, sparse = call.ceiling
+    _given_path(preset, precision, unit, "ridge")
+    ridge = _ridge_of(preset, precision, unit, sparse)
+    assert ridge is not None
+    return units.intensity(ridge)
 
 
-def _bound(args, options, presets) -> str:
-    return f"{roofline.bound_at(*_roof(args, 'bound', presets))}-bound"
+def _intensity(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.intensity(kernels.parse_kernel_spec(call.args[0]).intensity_flop_per_byte)
 
 
-def _bus_factor(args, options, presets) -> str:
-    if not args:
-        raise InputError("'bus-factor' needs an op, e.g. {{ bus-factor all-reduce }}")
-    ranks = _int_option(options, "ranks", 4)
-    return units.significant(collectives.bus_factor(args[0], ranks), 3)
+def _kernel_flops(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.si(kernels.parse_kernel_spec(call.args[0]).flops, "FLOP")
 
 
-def _int_option(options: dict[str, str], key: str, default: int | None = None) -> int | None:
-    value = options.get(key)
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        raise InputError(f"{key}= must be a number: {value!r}") from None
-    if not math.isfinite(number) or number != int(number) or number < 1:
-        raise InputError(f"{key}= must be a whole number >= 1: {value!r}")
-    return int(number)
+def _kernel_bytes(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.si(kernels.parse_kernel_spec(call.args[0]).bytes_moved, "B")
 
 
-def _job(options: dict[str, str], presets: Mapping[str, Preset], form: str) -> utilization.Utilization:
-    allowed = {"params", "tokens_per_second", "gpus", "peak_tflops", "preset",
-               "layers", "heads", "head_dim", "seq_len", "recompute"}
-    unknown = set(options) - allowed
-    if unknown:
-        raise InputError(f"'{form}' does not take {sorted(unknown)[0]}= (allowed: {', '.join(sorted(allowed))})")
-
-    def number(key: str) -> float:
-        if key not in options:
-            raise InputError(f"'{form}' needs {key}=")
-        try:
-            value = float(options[key])
-        except ValueError:
-            raise InputError(f"{key}= must be a number: {options[key]!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise InputError(f"{key}= must be a finite number > 0: {options[key]!r}")
-        return value
-
-    if ("preset" in options) == ("peak_tflops" in options):
-        raise InputError(f"'{form}' needs exactly one of preset= and peak_tflops=")
-    if "preset" in options:
-        peak_flops_per_s = _preset([options["preset"]], presets, form).peak_flops_per_s(False)
-    else:
-        peak_flops_per_s = number("peak_tflops") * 1e12
-    attention = {k: _int_option(options, k) for k in ("layers", "heads", "head_dim", "seq_len")}
-    return utilization.utilization(
-        number("params"),
-        tokens_per_second=number("tokens_per_second"),
-        gpus=_int_option(options, "gpus") or int(number("gpus")),
-        peak_flops_per_s_per_gpu=peak_flops_per_s,
-        recompute=options.get("recompute", "none"),
-        **attention,
-    )
+def _roof(call: _Call, presets: Mapping[str, Preset], form: str) -> roofline.KernelRoof:
+    preset = _preset(call.args[0], presets, form)
+    roof = roofline.kernel_roof(preset, kernels.parse_kernel_spec(call.args[1]))
+    if roof.bound == "unknown":
+        raise InputError(f"'{form}': {roof.reason}")
+    return roof
 
 
-def _mfu(args, options, presets) -> str:
-    return units.percent(_job(options, presets, "mfu").mfu)
+def _attainable(call: _Call, presets: Mapping[str, Preset]) -> str:
+    roof = _roof(call, presets, "attainable")
+    if roof.attainable_flops_per_s is None:
+        raise InputError(f"'attainable': {roof.reason} on {call.args[0]}, so no ceiling for {call.args[1]}")
+    return _rate(roof.precision, roof.attainable_flops_per_s)
 
 
-def _hfu(args, options, presets) -> str:
-    return units.percent(_job(options, presets, "hfu").hfu)
+def _bound(call: _Call, presets: Mapping[str, Preset]) -> str:
+    roof = _roof(call, presets, "bound")
+    return f"unsupported ({roof.reason})" if roof.bound == "unsupported" else f"{roof.bound}-bound"
 
 
-def _flops_per_token(args, options, presets) -> str:
-    return units.si(_job(options, presets, "flops-per-token").model_flops_per_token, "FLOP")
+def _bus_factor(call: _Call, presets: Mapping[str, Preset]) -> str:
+    ranks = checks.whole_number(call.options.get("ranks", "4"), "ranks=")
+    return units.significant(collectives.bus_factor(call.args[0], ranks), 3)
 
 
-_FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset]], str]] = {
-    "presets": _names,
-    "preset-count": _count,
-    "name": _name,
-    "peak": _peak,
-    "bandwidth": _bandwidth,
-    "ridge": _ridge,
-    "intensity": _intensity,
-    "kernel-flops": _kernel_flops,
-    "kernel-bytes": _kernel_bytes,
-    "attainable": _attainable,
-    "bound": _bound,
-    "bus-factor": _bus_factor,
-    "mfu": _mfu,
-    "hfu": _hfu,
-    "flops-per-token": _flops_per_token,
+def _job(call: _Call, presets: Mapping[str, Preset]) -> TrainingJob:
+    return TrainingJob.from_fields(call.options, presets, label=lambda key: f"{key}=")
+
+
+def _mfu(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.percent(_job(call, presets).utilization().mfu)
+
+
+def _hfu(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.percent(_job(call, presets).utilization().hfu)
+
+
+def _flops_per_token(call: _Call, presets: Mapping[str, Preset]) -> str:
+    return units.si(_job(call, presets).utilization().model_flops_per_token, "FLOP")
+
+
+_ID, _SPEC, _OP = "a preset id", "a kernel spec such as gemm:8192x8192x8192:bf16", "an op such as all-reduce"
+_SPARSE_HINT = {"sparse": "; a 2:4 sparse kernel says so in its spec: gemm:MxNxK:fp8:sparse"}
+_PLACEHOLDERS = {(_ID,): ("ID",), (_SPEC,): ("SPEC",), (_ID, _SPEC): ("ID", "SPEC"), (_OP,): ("OP",)}
+_FORMS: dict[str, _Form] = {
+    "presets": _Form(_names),
+    "preset-count": _Form(_count),
+    "name": _Form(_name, needs=(_ID,)),
+    "peak": _Form(_peak, needs=(_ID,), ceiling=True),
+    "bandwidth": _Form(_bandwidth, needs=(_ID,)),
+    "ridge": _Form(_ridge, needs=(_ID,), ceiling=True),
+    "ridges": _Form(_ridges, ceiling=True),
+    "intensity": _Form(_intensity, needs=(_SPEC,)),
+    "kernel-flops": _Form(_kernel_flops, needs=(_SPEC,)),
+    "kernel-bytes": _Form(_kernel_bytes, needs=(_SPEC,)),
+    "attainable": _Form(_attainable, needs=(_ID, _SPEC), hints=_SPARSE_HINT),
+    "bound": _Form(_bound, needs=(_ID, _SPEC), hints=_SPARSE_HINT),
+    "bus-factor": _Form(_bus_factor, needs=(_OP,), options=("ranks",)),
+    "mfu": _Form(_mfu, options=JOB_FIELDS),
+    "hfu": _Form(_hfu, options=JOB_FIELDS),
+    "flops-per-token": _Form(_flops_per_token, options=JOB_FIELDS),
 }

@@ -148,6 +148,14 @@ class PeakPath:
     note: str | None = None
     derivation: str | None = None
 
+    def __post_init__(self) -> None:
+        check_precision(self.precision, self.unit)
+        where = f"{self.unit} {self.precision} peak"
+        if self.dense_tflops is not None:
+            _check_positive_number(where, "dense_tflops", self.dense_tflops)
+        if self.sparse_supported and (self.unit != "tensor" or self.dense_tflops is None):
+            raise InputError(f"{where}: only an existing tensor path can have a 2:4 sparse mode")
+
     @property
     def exists(self) -> bool:
         return self.dense_tflops is not None

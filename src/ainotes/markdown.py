@@ -39,7 +39,6 @@ from xml.etree.ElementTree import Element
 from markdown import Extension, Markdown, util
 from markdown.blockprocessors import BlockProcessor
 from markdown.inlinepatterns import InlineProcessor
-from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
@@ -54,23 +53,25 @@ _FIGURE_PRIORITY = 186
 _MATH_PRIORITY = 185
 _BLOCK_MATH_PRIORITY = 75  # after indented code (80), before paragraphs
 _SETTLE_PRIORITY = 25  # after the block parser, before inline processing (20)
-_SCRIPTS_PRIORITY = 5  # after raw HTML is put back (30)
+_SCRIPTS_PRIORITY = 1  # after the table of contents (5), which runs postprocessors on each heading
 
 _FIGURE = r"\{\{([^{}\n]*)\}\}"
 # $x$ but not "$5 and $6", "\$", or "$$"; the content neither starts nor ends with a space.
 _MATH = r"(?<![\\$\w])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?![\w$])"
 _CODE_SPAN = re.compile(r"(`+).+?(?<!`)\1(?!`)")
 
-_SITES: dict[Path, NotesSite] = {}
+_SITES: dict[Path, tuple[tuple[tuple[str, int], ...], NotesSite]] = {}
 
 
 def shared_site(presets_dir: str | Path) -> NotesSite:
-    """One :class:`NotesSite` per presets folder for this process (builds without hooks)."""
+    """One :class:`NotesSite` per presets folder for this process (builds without hooks),
+    loaded again when a preset file changes (``zensical serve``)."""
     folder = Path(presets_dir).resolve()
-    site = _SITES.get(folder)
-    if site is None:
-        site = _SITES[folder] = NotesSite(folder)
-    return site
+    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
+    known = _SITES.get(folder)
+    if known is None or known[0] != stamp:
+        known = _SITES[folder] = (stamp, NotesSite(folder))
+    return known[1]
 
 
 @dataclass
@@ -125,12 +126,12 @@ class NotesExtension(Extension):
         md.treeprocessors.register(_Settle(md), "ainotes_settle", _SETTLE_PRIORITY)
         md.inlinePatterns.register(_Figure(_FIGURE, md), "ainotes_figure", _FIGURE_PRIORITY)
         md.inlinePatterns.register(_InlineMath(_MATH, md), "ainotes_math", _MATH_PRIORITY)
-        md.postprocessors.register(_Scripts(md), "ainotes_scripts", _SCRIPTS_PRIORITY)
+        md.treeprocessors.register(_Scripts(md), "ainotes_scripts", _SCRIPTS_PRIORITY)
 
     def begin(self, md: Markdown, lines: list[str]) -> _PageRun:
         site = self.site()
-        src, url, offset = _page_identity(md, site, self.getConfig("page"), self.getConfig("url"))
-        run = _PageRun(site=site, page=site.begin_page(src, url, offset), lines=list(lines))
+        page = _page_identity(md, site, self.getConfig("page"), self.getConfig("url"))
+        run = _PageRun(site=site, page=page, lines=list(lines))
         _RUNS[md] = run
         return run
 
@@ -140,17 +141,18 @@ def makeExtension(**kwargs: Any) -> NotesExtension:  # noqa: N802 (Python-Markdo
     return NotesExtension(**kwargs)
 
 
-def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> tuple[str, str, int]:
-    """(source path, URL, lines cut before Markdown) of the page being converted."""
+def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> Page:
+    """The page being converted: from the driver (hooks), Zensical's context, or the settings."""
     announced = site.take_announced_page()
     if announced is not None:
-        return announced
+        return site.begin_page(*announced)
     for processor in md.preprocessors:  # Zensical's rendering context
         context = getattr(processor, "page", None)
         path, address = getattr(context, "path", None), getattr(context, "url", None)
         if isinstance(path, str) and isinstance(address, str):
-            return path, address, 0
-    return page, url, 0
+            # Zensical rewrites relative URLs in a page as relative to its source file.
+            return site.begin_page(path, address, links_from=path)
+    return site.begin_page(page, url)
 
 
 # --------------------------------------------------------------------------
@@ -374,12 +376,23 @@ class _BlockMath(BlockProcessor):
             raise run.fail(exc) from None
 
 
-class _Scripts(Postprocessor):
-    """The runtime scripts, once, at the end of a page that has charts."""
+class _Scripts(Treeprocessor):
+    """The runtime scripts, once, at the end of a page that has charts.
 
-    def run(self, text: str) -> str:
+    A tree processor, not a postprocessor: ``toc`` runs the postprocessors on every
+    heading it lists, and Zensical shows that HTML in its navigation.
+    """
+
+    def run(self, root: Element) -> None:
         run = _RUNS.get(self.md)
-        return text if run is None else text + run.site.scripts_html(run.page)
+        tags = "" if run is None else run.site.scripts_html(run.page)
+        if not tags:
+            return
+        placeholder = self.md.htmlStash.store(tags)
+        if len(root):
+            root[-1].tail = (root[-1].tail or "").rstrip() + placeholder
+        else:
+            root.text = (root.text or "") + placeholder
 
 
 # --------------------------------------------------------------------------

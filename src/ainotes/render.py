@@ -15,41 +15,101 @@ goes through a content-addressed cache:
 
 An in-process memo sits in front of the disk. Output is deterministic: the same
 spec gives byte-identical SVG.
+
+A build that needs many renders announces them first (:func:`prefetch`, or
+:func:`render_many` to wait for them): each distinct cache key is rendered once,
+in a pool of worker processes sized to the usable cores and started with
+*spawn* (vl-convert runs one V8 engine per process, so threads do not help and a
+forked copy of a started engine hangs), and only when there is enough work to
+pay for a worker's start-up. A worker renders exactly what :func:`svg`,
+:func:`png` and :func:`vega` would render here, through the same functions, so
+a parallel build is byte-identical to a serial one.
+
+What depends only on code and tool versions, not on anyone's charts (the Vega
+runtime bundle, about a second to build; chart grammars that altair builds) is
+kept apart from the render cache, in ``$AINOTES_SHARED_CACHE_DIR``, else
+``${XDG_CACHE_HOME:-~/.cache}/ainotes/shared``: one entry per version of what made
+it, shared by every build and project (a cold render cache does not cost it
+again), with the same checksum header and atomic writes.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import html
 import json
 import logging
+import math
+import multiprocessing
 import os
 import re
-from collections import OrderedDict
+import sys
+import threading
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import vl_convert as vlc
 
+from ainotes import notices
 from ainotes.files import write_atomic
 
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
 CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
-MEMO_ENTRIES = 256
+SHARED_DIR_ENV = "AINOTES_SHARED_CACHE_DIR"
+WORKERS_ENV = "AINOTES_RENDER_WORKERS"  # an upper bound on worker processes; 0 renders in-process only
+MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred kB each
+# A worker costs about a second to start (interpreter, imports, V8); one render 0.02-0.2 s.
+# Fewer queued renders than POOL_MIN_JOBS are cheaper in-process, and a worker is added for
+# every JOBS_PER_WORKER renders waiting, up to the usable cores.
+POOL_MIN_JOBS = 3
+JOBS_PER_WORKER = 8
+PNG_SCALE = 2.0  # device pixels per CSS pixel of the PNGs a site offers
+PROGRESS_AFTER_S = 2.0  # a render batch that ends sooner says nothing
+PROGRESS_EVERY_S = 3.0
 # The Vega-only runtime: pages get specs compiled at build time, so they need neither
 # Vega-Lite nor vega-embed (about 200 KB gzipped instead of 305 KB). vl-convert 1.9 binds a
 # snippet's `vega` to vega's (missing) default export, i.e. null, so the snippet imports the
 # namespace itself, by the module name vl-convert's bundler resolves from its own copy
 # (nothing is fetched). Should a later vl-convert not resolve it, vega-embed's `vega`
 # property is the same namespace, in the larger bundle.
-RUNTIME_SNIPPET = 'import * as vegaModule from "https://cdn.jsdelivr.net/npm/vega@{version}/+esm"; window.vega = vegaModule;'
+RUNTIME_SNIPPET = (
+    'import * as vegaModule from "https://cdn.jsdelivr.net/npm/vega@{version}/+esm"; window.vega = vegaModule;'
+)
 RUNTIME_FALLBACK_SNIPPET = "window.vega = vegaEmbed.vega;"
 
 _HEADER = re.compile(rb"ainotes-render (\d+) sha256=([0-9a-f]{64}) length=(\d+)\n")
 _ENTRY_SUFFIX = ".entry"
-_memo: OrderedDict[str, bytes] = OrderedDict()
+
+
+class _Memo(OrderedDict[str, bytes]):
+    """Least recently used payloads, at most :data:`MEMO_BYTES` of them."""
+
+    size = 0
+
+    def put(self, key: str, payload: bytes) -> None:
+        old = self.pop(key, None)
+        self.size += len(payload) - (len(old) if old is not None else 0)
+        self[key] = payload
+        while self.size > MEMO_BYTES and len(self) > 1:
+            self.size -= len(self.popitem(last=False)[1])
+
+    def clear(self) -> None:
+        super().clear()
+        self.size = 0
+
+
+_memo = _Memo()
+# What vl-convert really did, in-process and in workers, per output kind: tests count renders with it.
+render_counts: Counter[str] = Counter()
 
 
 # -- cache ---------------------------------------------------------------------
@@ -63,6 +123,16 @@ def cache_dir() -> Path:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
     return Path(base).expanduser() / "ainotes" / "render"
+
+
+def shared_dir() -> Path:
+    """Where entries that depend only on code and tool versions are kept (the runtime bundle,
+    chart grammars): ``$AINOTES_SHARED_CACHE_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/ainotes/shared``."""
+    configured = os.environ.get(SHARED_DIR_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "ainotes" / "shared"
 
 
 def clear_cache() -> int:
@@ -92,6 +162,11 @@ def _vega_lite_version(spec: dict[str, Any]) -> str:
     return shipped[-1]
 
 
+@functools.cache
+def _engine_versions() -> dict[str, str]:
+    return {"vl_convert": str(getattr(vlc, "__version__", "")), "vega": vlc.get_vega_version()}
+
+
 def cache_key(kind: str, payload: Any, **options: Any) -> str:
     """SHA-256 over everything that decides the output (canonical JSON, so key order in the spec does not matter)."""
     material = {
@@ -99,15 +174,14 @@ def cache_key(kind: str, payload: Any, **options: Any) -> str:
         "kind": kind,
         "input": payload,
         "options": options,
-        "vl_convert": vlc.__version__,
-        "vega": vlc.get_vega_version(),
+        **_engine_versions(),
     }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _entry_path(key: str) -> Path:
-    return cache_dir() / f"{key}{_ENTRY_SUFFIX}"
+def _entry_path(key: str, folder: Path | None = None) -> Path:
+    return (folder or cache_dir()) / f"{key}{_ENTRY_SUFFIX}"
 
 
 def _read_entry(path: Path) -> bytes | None:
@@ -129,92 +203,538 @@ def _read_entry(path: Path) -> bytes | None:
     return None
 
 
-def _write_entry(path: Path, payload: bytes) -> None:
-    """Write an entry atomically (:func:`ainotes.files.write_atomic`), its checksum header first."""
+def _write_entry(path: Path, payload: bytes) -> bool:
+    """Write an entry atomically (:func:`ainotes.files.write_atomic`), its checksum header first.
+    ``False`` when the disk refused it."""
     header = f"ainotes-render {CACHE_FORMAT} sha256={hashlib.sha256(payload).hexdigest()} length={len(payload)}\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, header.encode("ascii") + payload)
     except OSError as exc:  # a read-only or full disk costs speed, not correctness
         log.debug("render cache: cannot write %s: %s", path, exc)
+        return False
+    return True
 
 
-def _cached(key: str, make: Any) -> bytes:
+def _cached(key: str, make: Callable[[], bytes], folder: Path | None = None) -> bytes:
     payload = _memo.get(key)
     if payload is not None:
         _memo.move_to_end(key)
         return payload
-    path = _entry_path(key)
+    path = _entry_path(key, folder)
     payload = _read_entry(path)
     if payload is None:
-        payload = make()
-        _write_entry(path, payload)
-    _memo[key] = payload
-    if len(_memo) > MEMO_ENTRIES:
-        _memo.popitem(last=False)
+        payload = _scheduler.take(key)  # queued, or being rendered by a worker?
+        if payload is None:
+            payload = make()
+            _write_entry(path, payload)
+    _memo.put(key, payload)
     return payload
 
 
 # -- outputs -------------------------------------------------------------------
 
 
+# The producers: the only places that call vl-convert for a chart, in this process or in a worker.
+
+
+def _make_svg(spec: dict[str, Any], version: str) -> bytes:
+    render_counts["svg"] += 1
+    return vlc.vegalite_to_svg(spec, vl_version=version).encode("utf-8")
+
+
+def _make_png(svg_bytes: bytes, scale: float) -> bytes:
+    # Rasterising the static SVG gives the same pixels as a second Vega run, in a third of the time.
+    render_counts["png"] += 1
+    return bytes(vlc.svg_to_png(svg_bytes.decode("utf-8"), scale=scale))
+
+
+def _make_vega(spec: dict[str, Any], version: str) -> bytes:
+    render_counts["vega"] += 1
+    return json.dumps(vlc.vegalite_to_vega(spec, vl_version=version), sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _svg_key(spec: dict[str, Any], version: str) -> str:
+    return cache_key("svg", spec, vega_lite=version)
+
+
+def _png_key(spec: dict[str, Any], version: str, scale: float) -> str:
+    return cache_key("png", spec, vega_lite=version, scale=float(scale))
+
+
+def _vega_key(spec: dict[str, Any], version: str) -> str:
+    return cache_key("vega", spec, vega_lite=version)
+
+
 def svg(spec: dict[str, Any]) -> str:
     """The chart as a static SVG document (text stays text, so it is searchable and scales)."""
     version = _vega_lite_version(spec)
-    key = cache_key("svg", spec, vega_lite=version)
-    return _cached(key, lambda: vlc.vegalite_to_svg(spec, vl_version=version).encode("utf-8")).decode("utf-8")
+    return _cached(_svg_key(spec, version), lambda: _make_svg(spec, version)).decode("utf-8")
 
 
-def png(spec: dict[str, Any], scale: float = 2.0) -> bytes:
+def png(spec: dict[str, Any], scale: float = PNG_SCALE) -> bytes:
     """The chart as a PNG, ``scale`` device pixels per CSS pixel."""
     version = _vega_lite_version(spec)
-    key = cache_key("png", spec, vega_lite=version, scale=float(scale))
-    # Rasterising the static SVG gives the same pixels as a second Vega run, in a third of the time.
-    return _cached(key, lambda: bytes(vlc.svg_to_png(svg(spec), scale=scale)))
+    return _cached(_png_key(spec, version, scale), lambda: _make_png(svg(spec).encode("utf-8"), scale))
 
 
 def vega(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec compiled to Vega, so pages can ship the smaller Vega-only runtime (a fresh dict each call)."""
+    return json.loads(_vega_bytes(spec))
+
+
+def vega_script_json(spec: dict[str, Any]) -> str:
+    """``script_json(vega(spec))`` without decoding and encoding it again: the cached text is
+    already compact JSON with sorted keys, as :func:`script_json` writes it."""
+    return _script_safe(_vega_bytes(spec).decode("utf-8"))
+
+
+def _vega_bytes(spec: dict[str, Any]) -> bytes:
     version = _vega_lite_version(spec)
-    key = cache_key("vega", spec, vega_lite=version)
-    compiled = _cached(
-        key,
-        lambda: json.dumps(vlc.vegalite_to_vega(spec, vl_version=version), sort_keys=True,
-                           separators=(",", ":"), ensure_ascii=False).encode("utf-8"),
-    )
-    return json.loads(compiled)
+    return _cached(_vega_key(spec, version), lambda: _make_vega(spec, version))
 
 
-def _build_runtime() -> bytes:
+# -- the Vega runtime ----------------------------------------------------------------------------
+
+
+def _runtime_key() -> str:
+    return cache_key("runtime", RUNTIME_SNIPPET, fallback=RUNTIME_FALLBACK_SNIPPET)
+
+
+def _make_runtime_bundle() -> bytes:
+    """vl-convert's bundle of the Vega runtime (about a second): cached in :func:`shared_dir`."""
+    render_counts["runtime"] += 1
     try:
         bundle = vlc.javascript_bundle(snippet=RUNTIME_SNIPPET.format(version=vlc.get_vega_version()))
     except Exception as exc:  # vl-convert raises a plain Exception when the bundler cannot resolve a module
         log.debug("render: Vega-only bundle failed (%s); using the vega-embed bundle", exc)
         bundle = vlc.javascript_bundle(snippet=RUNTIME_FALLBACK_SNIPPET)
-    # The bundle is an ES module's body; in a function it keeps its top-level names to itself
-    # when loaded by a classic <script>, as pages do.
-    return f'(function () {{"use strict";\n{bundle}\n}})();\n'.encode("utf-8")
+    return bundle.encode("utf-8")
 
 
-def memo_json(kind: str, payload: Any, make: Any) -> Any:
+def _assemble_runtime(bundle: str) -> str:
+    """The runtime file from vl-convert's bundle; every addition to the file goes here.
+
+    The bundle is an ES module's body; in a function it keeps its top-level names to itself
+    when loaded by a classic <script>, as pages do."""
+    return f'(function () {{"use strict";\n{bundle}\n}})();\n'
+
+
+def memo_json(kind: str, payload: Any, make: Callable[[], Any], *, shared: bool = False) -> Any:
     """A JSON value that ``make()`` computes, cached like a render under ``kind`` and ``payload``.
 
     ``payload`` must hold everything the value depends on, code included: callers put a
-    fingerprint of their source in it. A fresh copy each call."""
+    fingerprint of their source in it. ``shared``: the value depends on code and tool
+    versions only (a chart grammar), so it goes to :func:`shared_dir`, where a cold render
+    cache does not lose it. A fresh copy each call."""
     key = cache_key(kind, payload)
     text = _cached(
         key,
         lambda: json.dumps(make(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                            allow_nan=False).encode("utf-8"),
+        shared_dir() if shared else None,
     )
     return json.loads(text)
 
 
 def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
-    nothing else global. Deterministic for one vl-convert version."""
-    key = cache_key("runtime", RUNTIME_SNIPPET, fallback=RUNTIME_FALLBACK_SNIPPET)
-    return _cached(key, _build_runtime).decode("utf-8")
+    nothing else global. Deterministic for one vl-convert version; the bundle is built once
+    per version and kept in :func:`shared_dir`. Starts with the third-party notices
+    (:func:`ainotes.notices.with_notices`), so every file it goes into carries them."""
+    key = _runtime_key()
+    text = _runtime_text.get(key)
+    if text is None:
+        bundle = _cached(key, _make_runtime_bundle, shared_dir())
+        text = _runtime_text[key] = notices.with_notices(_assemble_runtime(bundle.decode("utf-8")))
+    return text
+
+
+_runtime_text: dict[str, str] = {}  # the assembled runtime, per key: pages and every standalone chart use it
+
+
+@functools.cache
+def _inline_runtime(code: str) -> str:
+    return _inline_script(code)
+
+
+# -- many renders at once --------------------------------------------------------------------------
+
+
+class Request(NamedTuple):
+    """One render a build will need: ``"svg"`` (and a PNG at each of ``png_scales``,
+    rasterised from that SVG in the same worker), ``"vega"`` (compiled spec) or
+    ``"runtime"`` (the Vega runtime bundle; no spec)."""
+
+    kind: str
+    spec: dict[str, Any] | None = None
+    png_scales: tuple[float, ...] = ()
+
+
+def svg_request(spec: dict[str, Any], *, png_scales: Iterable[float] = ()) -> Request:
+    """What :func:`svg` (and :func:`png` at each scale) will be asked for ``spec``."""
+    return Request("svg", spec, tuple(float(s) for s in png_scales))
+
+
+def vega_request(spec: dict[str, Any]) -> Request:
+    """What :func:`vega` will be asked for ``spec``."""
+    return Request("vega", spec)
+
+
+RUNTIME_REQUEST = Request("runtime")
+Progress = Callable[[int, int], None]  # (renders finished, renders known) of the current batch
+
+
+@dataclass(eq=False)
+class _Job:
+    kind: str
+    keys: tuple[str, ...]  # one per output, in the order _run_job returns them
+    folder: Path
+    spec: dict[str, Any] | None
+    version: str
+    scales: tuple[float, ...]
+    state: str = "queued"  # queued → running → done
+
+
+def _run_job(kind: str, spec: dict[str, Any] | None, version: str, scales: tuple[float, ...]) -> list[bytes]:
+    """One job's outputs, through the producers the one-at-a-time functions call (so a worker's
+    bytes are this process's bytes). Runs in a worker process, or here without one."""
+    if kind == "svg" and spec is not None:
+        svg_bytes = _make_svg(spec, version)
+        return [svg_bytes, *(_make_png(svg_bytes, scale) for scale in scales)]
+    if kind == "vega" and spec is not None:
+        return [_make_vega(spec, version)]
+    if kind == "runtime":
+        return [_make_runtime_bundle()]
+    raise ValueError(f"render: unknown request kind {kind!r}")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def worker_limit() -> int:
+    """How many render workers a batch may use: ``$AINOTES_RENDER_WORKERS`` when set (0: none),
+    else the usable cores, and none on a single core, where a worker only adds its start-up."""
+    configured = os.environ.get(WORKERS_ENV, "").strip()
+    if configured:
+        try:
+            return max(0, int(configured))
+        except ValueError:
+            log.warning("%s=%r is not a whole number; using the usable cores", WORKERS_ENV, configured)
+    cores = usable_cores()
+    return cores if cores >= 2 else 0
+
+
+@dataclass
+class RenderSummary:
+    """What :func:`render_many` did: requests given, render jobs they needed after the caches
+    and de-duplication (an SVG and the PNGs made from it are one job), and how many worker
+    processes ran them (0: in this process)."""
+
+    requested: int
+    rendered: int
+    workers: int
+
+
+class _Scheduler:
+    """Queued renders, the worker pool and the batch's progress.
+
+    Jobs run in a spawn-started :class:`ProcessPoolExecutor`; at most one job per wanted
+    worker is in flight (one more once all are started), which is also how many processes
+    the executor starts. Completions
+    go through a queue to one collector thread that writes the cache entries and hands out
+    the next jobs, so the executor's own threads never wait on our lock.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition(threading.RLock())
+        self._queue: deque[_Job] = deque()
+        self._jobs: dict[str, _Job] = {}  # key → its job while queued or running
+        self._kept: dict[str, bytes] = {}  # results the disk would not take
+        self._pool: ProcessPoolExecutor | None = None
+        self._collector: threading.Thread | None = None
+        self._completions: deque[tuple[_Job, Future[list[bytes]] | None]] = deque()
+        self._in_flight = 0
+        self._limit = 0
+        self.batch_workers = 0  # the most jobs in flight at once in this batch: worker processes used
+        self._progress: Progress | None = None
+        self._total = self._finished = self.batch_workers = 0
+        self._batch_started = self._last_report = 0.0
+        self._reported = False
+
+    # -- adding --------------------------------------------------------------------------
+
+    def add(self, requests: Iterable[Request], progress: Progress | None) -> int:
+        new = 0
+        with self._lock:
+            if progress is not None:
+                self._progress = progress
+            for request in requests:
+                job = self._job_for(request)
+                if job is None:
+                    continue
+                if not self._jobs and not self._queue:
+                    self._new_batch()
+                for key in job.keys:
+                    self._jobs[key] = job
+                self._queue.append(job)
+                self._total += 1
+                new += 1
+            if self._pool is None and len(self._queue) >= POOL_MIN_JOBS:
+                self._start_pool()
+            self._pump()
+        return new
+
+    def _job_for(self, request: Request) -> _Job | None:
+        """The job for a request, or ``None`` when every output it names is cached or queued."""
+        spec = request.spec
+        keys: tuple[str, ...]
+        if request.kind == "runtime":
+            folder, version, keys = shared_dir(), "", (_runtime_key(),)
+        elif request.kind in ("svg", "vega") and isinstance(spec, dict):
+            folder, version = cache_dir(), _vega_lite_version(spec)
+            if request.kind == "svg":
+                keys = (_svg_key(spec, version), *(_png_key(spec, version, s) for s in request.png_scales))
+            else:
+                keys = (_vega_key(spec, version),)
+        else:
+            raise ValueError(f"render: a {request.kind!r} request needs a spec dict" if request.kind in ("svg", "vega")
+                             else f"render: unknown request kind {request.kind!r}")
+        if all(key in _memo or key in self._jobs or key in self._kept or _entry_path(key, folder).exists()
+               for key in keys):
+            return None
+        return _Job(request.kind, keys, folder, spec, version, request.png_scales if request.kind == "svg" else ())
+
+    def _new_batch(self) -> None:
+        self._total = self._finished = self.batch_workers = 0
+        self._batch_started = self._last_report = time.monotonic()
+        self._reported = False
+
+    # -- the pool ------------------------------------------------------------------------
+
+    def _start_pool(self) -> None:
+        self._limit = worker_limit()
+        if self._limit < 1:
+            return
+        try:
+            # spawn: a forked copy of a process whose V8 engine has started hangs.
+            self._pool = ProcessPoolExecutor(max_workers=self._limit, mp_context=multiprocessing.get_context("spawn"))
+        except (OSError, ValueError) as exc:
+            log.debug("render: no worker pool (%s); rendering in this process", exc)
+            self._limit = 0
+            return
+        self._collector = threading.Thread(target=self._collect, name="ainotes-render-collector", daemon=True)
+        self._collector.start()
+
+    def _wanted_workers(self) -> int:
+        waiting = len(self._queue) + self._in_flight
+        return min(self._limit, max(1, math.ceil(waiting / JOBS_PER_WORKER)))
+
+    def _pump(self) -> None:
+        """Hand queued jobs to the pool, one per wanted worker (lock held)."""
+        pool = self._pool
+        if pool is None:
+            return
+        wanted = self._wanted_workers()
+        # One job waits ahead in the executor's queue once every worker is started (a worker then
+        # never idles while this process hands out the next job); before that, one more job in
+        # flight would start one more process.
+        cap = wanted + 1 if wanted == self._limit else wanted
+        while self._queue and self._in_flight < cap:
+            job = self._queue.popleft()
+            job.state = "running"
+            try:
+                future = pool.submit(_run_job, job.kind, job.spec, job.version, job.scales)
+            except Exception as exc:  # a broken or shut-down pool: the rest is rendered here
+                log.debug("render: worker pool unusable (%s); rendering in this process", exc)
+                job.state = "queued"
+                self._queue.appendleft(job)
+                self._pool = None
+                return
+            self._in_flight += 1
+            self.batch_workers = max(self.batch_workers, min(self._in_flight, wanted))
+            future.add_done_callback(functools.partial(self._completed, job))
+
+    def _completed(self, job: _Job, future: Future[list[bytes]]) -> None:
+        # Called on the executor's thread: hand over and return at once.
+        self._completions.append((job, future))
+        with self._lock:
+            self._lock.notify_all()
+
+    def _collect(self) -> None:
+        while True:
+            with self._lock:
+                while not self._completions and (self._pool is not None or self._in_flight):
+                    self._lock.wait()
+                if not self._completions:
+                    if self._collector is threading.current_thread():
+                        self._collector = None
+                    return  # no pool, nothing in flight: a new pool gets a new collector
+                job, future = self._completions.popleft()
+            payloads: list[bytes] | None = None
+            if future is not None:
+                try:
+                    payloads = future.result()
+                except Exception as exc:  # a bad spec, or a worker that died: the caller renders it here
+                    log.debug("render: worker job failed (%s); left to this process", exc)
+            if payloads is not None:
+                self._store(job, payloads, counted=False)
+            with self._lock:
+                self._in_flight -= 1
+                self._finish(job)
+                self._pump()
+
+    # -- results -------------------------------------------------------------------------
+
+    def _store(self, job: _Job, payloads: list[bytes], *, counted: bool) -> None:
+        """Write a finished job's entries (outside the lock: disk work)."""
+        if not counted:  # rendered in a worker: count it here, where the counters are read
+            render_counts[job.kind] += 1
+            if job.kind == "svg":
+                render_counts["png"] += len(job.scales)
+        for key, payload in zip(job.keys, payloads, strict=True):
+            if not _write_entry(_entry_path(key, job.folder), payload):
+                with self._lock:
+                    self._kept[key] = payload
+
+    def _finish(self, job: _Job) -> None:
+        """Mark a job done, wake its waiters, report progress (lock held)."""
+        job.state = "done"
+        for key in job.keys:
+            if self._jobs.get(key) is job:
+                del self._jobs[key]
+        self._finished += 1
+        self._report(final=not self._jobs)
+        self._lock.notify_all()
+
+    def _report(self, *, final: bool) -> None:
+        if self._progress is None:
+            return
+        now = time.monotonic()
+        due = now - self._batch_started >= PROGRESS_AFTER_S and now - self._last_report >= PROGRESS_EVERY_S
+        if due or (final and self._reported):
+            self._last_report, self._reported = now, True
+            try:
+                self._progress(self._finished, self._total)
+            except Exception as exc:  # a reporting hook must never cost the build
+                log.debug("render: progress callback failed: %s", exc)
+
+    def _run_here(self, job: _Job) -> None:
+        """Render a queued job in this process (lock not held)."""
+        try:
+            payloads = _run_job(job.kind, job.spec, job.version, job.scales)
+        except Exception:
+            with self._lock:
+                self._finish(job)  # its caller renders it again and meets the error itself
+            raise
+        self._store(job, payloads, counted=True)
+        with self._lock:
+            self._finish(job)
+
+    def take(self, key: str) -> bytes | None:
+        """The payload for ``key`` once a queued or running job has made it; ``None`` when no
+        job has it (or the job failed), and the caller renders it itself."""
+        with self._lock:
+            if key in self._kept:
+                return self._kept.pop(key)
+            job = self._jobs.get(key)
+            if job is None:
+                return None
+            while job.state != "done":
+                if job.state == "queued":
+                    self._queue.remove(job)
+                    if self._pool is None:
+                        job.state = "running"
+                        break
+                    self._queue.appendleft(job)  # needed now: first in line
+                    self._pump()
+                self._lock.wait()
+        if job.state == "running":  # ours to render, here
+            self._run_here(job)
+        with self._lock:
+            if key in self._kept:
+                return self._kept.pop(key)
+        return _read_entry(_entry_path(key, job.folder))
+
+    def drain(self, progress: Progress | None) -> int:
+        """Finish every queued job; returns how many worker processes the batch had."""
+        with self._lock:
+            if progress is not None:
+                self._progress = progress
+            if self._pool is None and len(self._queue) >= POOL_MIN_JOBS:
+                self._start_pool()
+            self._pump()
+        while True:
+            with self._lock:
+                if self._pool is not None and (self._queue or self._in_flight):
+                    self._lock.wait()
+                    continue
+                if not self._queue:
+                    return self.batch_workers
+                job = self._queue.popleft()
+                job.state = "running"
+            self._run_here(job)
+
+    def shutdown(self) -> None:
+        """Stop the workers; queued jobs are dropped (their callers render them here)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            for job in self._queue:
+                job.state = "done"
+                for key in job.keys:
+                    self._jobs.pop(key, None)
+            self._queue.clear()
+            self._lock.notify_all()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        collector = self._collector
+        if collector is not None:
+            with self._lock:
+                self._lock.notify_all()
+            collector.join(timeout=10)
+
+
+_scheduler = _Scheduler()
+atexit.register(_scheduler.shutdown)
+
+
+def prefetch(requests: Iterable[Request], *, progress: Progress | None = None) -> int:
+    """Queue the renders a build will need, so that they run (in parallel, once each) while the
+    build goes on; :func:`svg`, :func:`png`, :func:`vega` and :func:`runtime_js` then wait
+    for their own result only. Returns how many renders were queued (cached or already queued
+    ones are not). ``progress(done, total)`` hears about the batch every few seconds once it
+    has run for a while."""
+    return _scheduler.add(requests, progress)
+
+
+def drain(*, progress: Progress | None = None) -> int:
+    """Wait for every queued render; returns how many worker processes the batch used."""
+    return _scheduler.drain(progress)
+
+
+def render_many(requests: Iterable[Request], *, progress: Progress | None = None) -> RenderSummary:
+    """Render everything ``requests`` name into the cache and wait for it (:func:`prefetch`
+    then :func:`drain`)."""
+    requests = list(requests)
+    queued = _scheduler.add(requests, progress)
+    workers = _scheduler.drain(progress)
+    return RenderSummary(requested=len(requests), rendered=queued, workers=workers if queued else 0)
+
+
+def stderr_progress(done: int, total: int) -> None:
+    """A :data:`Progress` for commands that render many files: one line on stderr."""
+    print(f"ainotes: {done} of {total} chart renders done", file=sys.stderr, flush=True)
+
+
+def shutdown() -> None:
+    """Stop the render workers (a build's end; also run at exit). The next batch starts new ones."""
+    _scheduler.shutdown()
 
 
 def responsive(spec: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +747,10 @@ def responsive(spec: dict[str, Any]) -> dict[str, Any]:
 def script_json(value: Any) -> str:
     """JSON safe inside ``<script>``: ``<``, ``>`` and ``&`` become ``\\u003c`` ``\\u003e`` ``\\u0026``
     (so no ``</script>`` or ``<!--`` can end or bend the element), as do U+2028/U+2029."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return _script_safe(json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True))
+
+
+def _script_safe(text: str) -> str:
     for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, escape)
@@ -294,7 +817,7 @@ def standalone_html(spec: dict[str, Any], *, title: str) -> str:
     from outside. ``title`` is escaped."""
     still = static_svg_for_page(svg(spec))
     width, height = svg_size(still)
-    compiled = vega(responsive(spec))
+    compiled = vega_script_json(responsive(spec))
     background = str(spec.get("config", {}).get("background", "#ffffff"))
     text_colour = str(spec.get("config", {}).get("title", {}).get("color", "#1f2329"))
     css = (_STANDALONE_CSS.replace("BG", _css_colour(background)).replace("FG", _css_colour(text_colour))
@@ -309,10 +832,11 @@ def standalone_html(spec: dict[str, Any], *, title: str) -> str:
         '<main class="ainotes-standalone">\n'
         f'<div class="ainotes-standalone__box">{still}<div class="ainotes-standalone__view"></div></div>\n'
         '<div class="ainotes-standalone__controls"></div>\n'
-        "<noscript><p>The interactive controls need JavaScript; the picture above is the chart as it opens.</p></noscript>\n"
+        "<noscript><p>The interactive controls need JavaScript; "
+        "the picture above is the chart as it opens.</p></noscript>\n"
         "</main>\n"
-        f'<script type="application/json" id="ainotes-spec">{script_json(compiled)}</script>\n'
-        f"<script>{_inline_script(runtime_js())}</script>\n"
+        f'<script type="application/json" id="ainotes-spec">{compiled}</script>\n'
+        f"<script>{_inline_runtime(runtime_js())}</script>\n"
         f"<script>{_STANDALONE_JS}</script>\n"
         "</body>\n</html>\n"
     )

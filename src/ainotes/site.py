@@ -8,7 +8,7 @@ is a fence, an inline figure or math and hands the text here; this module valida
 
 :data:`FENCE_KINDS` is the one table of fence kinds. Adding a kind is one entry there:
 
-1. a parser ``parse(fence, where, known_preset_ids) -> request`` (in ``directives.py`` or a
+1. a parser ``parse(fence, where, presets_by_id) -> request`` (in ``directives.py`` or a
    module of your own) that raises :class:`~ainotes.errors.InputError` with ``where:line``;
 2. a drawer ``draw(site, request, page) -> Drawn`` here (call :meth:`NotesSite.new_chart`
    for a chart with embed files);
@@ -20,8 +20,10 @@ so neither ``mkdocs.yml`` nor the hooks change.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import secrets
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,15 +31,19 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from ainotes import collectives, directives, figures, tables
+from ainotes import collectives, cost_notes, directives, figures, tables
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
+from ainotes.links import Link, default_links_dir, load_links
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
-_PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js")
+_PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
+                   "THIRD_PARTY_NOTICES.txt")
 _RUNTIME_FILE = "vega.min.js"
+_DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
+_VEGA_KINDS = ("roofline", "collective-cost")  # charts drawn by the Vega runtime
 
 
 @dataclass
@@ -67,6 +73,7 @@ class Page:
     src: str
     url: str
     line_offset: int = 0
+    links_from: str = ""  # what the page's relative links are relative to (default: its URL)
     scripts: list[str] = field(default_factory=list)  # runtime files this page's charts need
     claimed_ids: set[str] = field(default_factory=set)  # chart ids given out on this page
 
@@ -92,7 +99,7 @@ class FenceKind:
     """One row of the fence table: name → parser → drawer, and whether it is a chart."""
 
     name: str
-    parse: Callable[[directives.Fence, str, tuple[str, ...]], Any]
+    parse: Callable[[directives.Fence, str, Mapping[str, Preset]], Any]
     draw: Callable[[NotesSite, Any, Page], Drawn]
     chart: bool
 
@@ -103,10 +110,20 @@ class NotesSite:
     def __init__(self, presets_dir: str | Path):
         self.presets: tuple[Preset, ...] = load_presets(presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
+        self.presets_dir = Path(presets_dir)
+        self._links: dict[str, Link] | None = None
         self.charts: dict[str, Chart] = {}
         # The exception a driver wants for a user's mistake (hooks/notes.py: MkDocs' PluginError).
         self.error_type: Callable[[str], Exception] = InputError
         self._announced: tuple[str, str, int] | None = None
+        # A driver that calls finish_page on every page sets defer_figures: chart figures are
+        # then drawn there, so that the renders of every page run meanwhile, in parallel
+        # (ainotes.render.prefetch), instead of one page at a time. render_progress hears
+        # how far the renders are, every few seconds, when there are many.
+        self.defer_figures = False
+        self.render_progress: Callable[[int, int], None] | None = None
+        self._deferred: dict[str, Callable[[], str]] = {}
+        self._nonce = secrets.token_hex(4)
 
     def announce_page(self, src: str, url: str, line_offset: int = 0) -> None:
         """Name the page the next Markdown conversion is of (a driver calls this before it)."""
@@ -116,11 +133,11 @@ class NotesSite:
         announced, self._announced = self._announced, None
         return announced
 
-    def begin_page(self, src: str, url: str, line_offset: int = 0) -> Page:
+    def begin_page(self, src: str, url: str, line_offset: int = 0, *, links_from: str | None = None) -> Page:
         """A fresh :class:`Page`; charts left from an earlier build of it (``mkdocs serve``) go."""
         for chart in [c for c in self.charts.values() if c.page_src == src]:
             del self.charts[chart.chart_id]
-        return Page(src=src, url=url, line_offset=line_offset)
+        return Page(src=src, url=url, line_offset=line_offset, links_from=url if links_from is None else links_from)
 
     # -- what the Markdown extension calls ------------------------------------
 
@@ -132,7 +149,7 @@ class NotesSite:
         fence_kind = FENCE_KINDS[kind]
         fence = directives.Fence(kind, body, line + page.line_offset)
         try:
-            request = fence_kind.parse(fence, page.src, tuple(self.presets_by_id))
+            request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
         except InputError as exc:
             message = str(exc)
@@ -153,7 +170,7 @@ class NotesSite:
     def figure(self, body: str, page: Page, line: int | None) -> str:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
-            return figures.evaluate(body, self.presets_by_id)
+            return figures.evaluate(body, self.presets_by_id, self.links)
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -166,10 +183,36 @@ class NotesSite:
 
     def scripts_html(self, page: Page) -> str:
         """The ``<script>`` tags the page's charts need, or ``""``."""
-        prefix = relative_prefix(page.url)
+        prefix = relative_prefix(page.links_from)
         return "".join(f'<script src="{prefix}{ASSET_URL}/{name}"></script>' for name in page.scripts)
 
+    def finish_page(self, html_text: str) -> str:
+        """A page's finished HTML with its deferred chart figures drawn in (see ``defer_figures``)."""
+        if not self._deferred:
+            return html_text
+
+        def draw(match: re.Match[str]) -> str:
+            make = self._deferred.get(match.group(0))
+            return make() if make is not None else match.group(0)
+
+        return _DEFERRED_FIGURE.sub(draw, html_text)
+
+    def links(self) -> dict[str, Link]:
+        """The interconnect presets in ``<presets>/links``, loaded when a page first needs them."""
+        if self._links is None:
+            self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+        return self._links
+
     # -- helpers for drawers ---------------------------------------------------
+
+    def figure_html(self, make: Callable[[], str]) -> str:
+        """``make()``, the HTML of a chart figure; with ``defer_figures``, a placeholder that
+        :meth:`finish_page` replaces by it (letters and digits: Markdown leaves them alone)."""
+        if not self.defer_figures:
+            return make()
+        token = f"ainotesfigure{len(self._deferred):06d}x{self._nonce}"
+        self._deferred[token] = make
+        return token
 
     def new_chart(self, page: Page, kind: str, stem: str, chart_id: str | None, title: str) -> Chart:
         """A chart with ``chart_id`` or a page-derived default id not taken yet."""
@@ -183,7 +226,7 @@ class NotesSite:
         return Chart(chart_id, kind, title, page.url, page.src)
 
     def downloads(self, chart: Chart, page: Page) -> dict[str, str]:
-        prefix = relative_prefix(page.url)
+        prefix = relative_prefix(page.links_from)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     # -- after the last page ----------------------------------------------------
@@ -199,7 +242,8 @@ class NotesSite:
         for name in _PACKAGE_ASSETS:
             with resources.as_file(package_assets / name) as path:
                 shutil.copyfile(path, assets / name)
-        if any(chart.kind == "roofline" for chart in self.charts.values()):
+        render.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
+        if any(chart.kind in _VEGA_KINDS for chart in self.charts.values()):
             write_atomic(assets / _RUNTIME_FILE, render.runtime_js())
         embed_dir = site / EMBED_DIR
         embed_dir.mkdir(parents=True, exist_ok=True)
@@ -239,53 +283,95 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
 
     light, dark = spec("light"), spec("dark")
-    svg_dark = roofline_chart.dark_svg(render.svg(light))  # no second Vega render
+    # Everything vl-convert will be asked for this chart, queued now: it renders (once, in
+    # parallel with other charts) while the build goes on; each use below waits for its own.
+    render.prefetch([render.svg_request(light, png_scales=(render.PNG_SCALE,)),
+                     render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
+                     render.RUNTIME_REQUEST], progress=site.render_progress)
+
+    @functools.cache
+    def svg_dark() -> str:
+        return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
+
     title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
     chart.files = {
         "svg": lambda: render.svg(light),
-        "svg-dark": lambda: svg_dark,
+        "svg-dark": svg_dark,
         "png": lambda: render.png(light),
         "json": lambda: _json_text(light),
         "html": lambda: render.standalone_html(light, title=title),
     }
     page.need_script(_RUNTIME_FILE, "vega-charts.js")
-    figure_html = embed.interactive_figure_html(
-        chart.chart_id,
-        light,
-        dark,
-        caption_html=roofline_chart.caption_html(presets, request.sparsity),
-        downloads=site.downloads(chart, page),
-        svg_dark=svg_dark,
-    )
-    return Drawn(_figure_section(figure_html), chart)
+    downloads = site.downloads(chart, page)
+    caption = roofline_chart.caption_html(presets, request.sparsity)
+    return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
+        chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
+    ))), chart)
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
     from ainotes.charts import collective as collective_chart
     from ainotes.charts import embed
 
-    run = collectives.simulate(request.op, request.ranks, request.root)
+    run = collectives.simulate(request.op, request.ranks, request.root, schedule=request.schedule)
     title = request.title or run.title
     chart = site.new_chart(page, "collective", request.op, request.chart_id, title)
-    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root}
+    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root, "schedule": run.schedule}
     chart.files = {
         "svg": lambda: collective_chart.animated_svg(run, title=title),
         "json": lambda: _json_text(collectives.run_to_json(run)),
-        "html": lambda: collective_chart.standalone_html(run, title=title),
+        "html": lambda: collective_chart.standalone_html(run, title=request.title),
     }
     page.need_script("collectives.js")
     return Drawn(
         _figure_section(
             '<div class="ainotes-collective">'
-            f"{collective_chart.stepper_html(run, chart.chart_id, title=title)}"
+            # The author's title only: without one, each rank count the reader picks names itself.
+            f"{collective_chart.stepper_html(run, chart.chart_id, title=request.title)}"
             f"{collective_chart.table_html(run, title=title)}"
             f"{embed.downloads_html(chart.chart_id, site.downloads(chart, page), title=title)}"
             "</div>"
         ),
         chart,
     )
+
+
+def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostRequest, page: Page) -> Drawn:
+    from ainotes import render
+    from ainotes.charts import cost as cost_chart
+    from ainotes.charts import embed
+
+    links = tuple(site.links().values())
+    link = cost_notes.link_for(site.links(), request.link_id)
+
+    def spec(theme: Literal["light", "dark"]) -> dict:
+        return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,
+                                    title=request.title, theme=theme)
+
+    light, dark = spec("light"), spec("dark")
+    title = request.title or cost_chart.default_title(request.op)
+    chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
+    chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
+    chart.files = {
+        "svg": lambda: render.svg(light),
+        "svg-dark": lambda: render.svg(dark),
+        "png": lambda: render.png(light),
+        "json": lambda: _json_text(light),
+        "html": lambda: render.standalone_html(light, title=title),
+    }
+    page.need_script(_RUNTIME_FILE, "vega-charts.js")
+    figure_html = embed.interactive_figure_html(
+        chart.chart_id, light, dark,
+        caption_html=cost_chart.caption_html(request.op, request.ranks, link),
+        downloads=site.downloads(chart, page),
+    )
+    return Drawn(_figure_section(figure_html), chart)
+
+
+def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
+    return Drawn(tables.links_table_html(tuple(site.links().values())))
 
 
 def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest, page: Page) -> Drawn:
@@ -313,6 +399,8 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("mfu-table", directives.parse_mfu_table, _draw_mfu_table, chart=False),
         FenceKind("kernels-table", directives.parse_kernels_table, _draw_kernels_table, chart=False),
         FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
+        FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
+        FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)

@@ -150,17 +150,50 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
             f"{job.gpus:,} × {peak_text}",
             escape(units.si(result.model_flops_per_token, "FLOP")),
             escape(job.recompute),
+            _train_time_cell(job, result, peak),
         ])
-    head = ["job", "MFU", "HFU", "parameters", "throughput", "GPUs × peak", "model FLOPs/token", "recompute"]
+    head = ["job", "MFU", "HFU", "parameters", "throughput", "GPUs × peak", "model FLOPs/token", "recompute",
+            "time to train"]
     return _table(head, rows, "ainotes-mfu")
+
+
+def _train_time_cell(job: object, result: utilization.Utilization, peak_flops_per_s: float) -> str:
+    """Days and GPU-hours for the job's ``tokens`` at its own MFU (C ÷ (U·G·P)); "—" without tokens."""
+    tokens = getattr(job, "tokens", None)
+    if tokens is None or result.mfu > 1:
+        return "—"
+    run = utilization.time_to_train(
+        result.params, tokens=tokens, gpus=result.gpus, mfu=result.mfu, peak_flops_per_s_per_gpu=peak_flops_per_s,
+        layers=getattr(job, "layers", None), heads=getattr(job, "heads", None),
+        head_dim=getattr(job, "head_dim", None), seq_len=getattr(job, "seq_len", None),
+    )
+    return (f"{escape(units.significant(run.days, 3))} days<br>"
+            f"<small>{escape(units.count(run.gpu_hours))} GPU-hours for {escape(units.count(tokens))} tokens</small>")
+
+
+def links_table_html(links: Sequence) -> str:
+    """The interconnect presets: bandwidth per direction per GPU, the assumed latency α, and sources."""
+    rows = []
+    for link in links:
+        sources = "<br>".join(f"[{n}] {safe_link(s.title, s.url)}" for n, s in enumerate(link.sources, start=1))
+        rows.append([
+            f"{escape(link.name)}<br><code>{escape(link.id)}</code>",
+            escape(units.bytes_per_s(link.bandwidth_bytes_per_s)),
+            escape(f"{units.significant(link.latency_us, 3)} µs"),
+            f'<small class="ainotes-sources">{sources}</small>',
+        ])
+    head = ["link", "bandwidth B (per direction, per GPU)", "latency α (assumed)", "sources"]
+    return _table(head, rows, "ainotes-links", numeric_from=len(head))
 
 
 def _roof_cell(roof: roofline.KernelRoof) -> str:
     if roof.bound in ("memory", "compute"):
         assert roof.peak_flops_per_s is not None
         peak = units.flops_per_s(roof.peak_flops_per_s)
+        # The row's "ceiling" cell names the roof; each preset's cell gives its height there.
         return (f'<span class="ainotes-bound ainotes-bound--{roof.bound}">{roof.bound}</span>'
-                f'<br><small class="ainotes-ceiling">{escape(roof.label)}, {escape(peak)}</small>')
+                f'<br><small class="ainotes-ceiling" title="{escape(roof.label, quote=True)}">'
+                f"roof {escape(peak)}</small>")
     return f'<span class="ainotes-bound ainotes-bound--{roof.bound}">{escape(roof.reason or roof.bound)}</span>'
 
 

@@ -2,13 +2,33 @@
 
 One place decides how a figure reads, so a ridge point says the same thing in a
 sentence, a table and a chart caption.
+
+Rounding is half-up on the float's exact value (:func:`fixed`), as JavaScript's
+``toFixed`` and ``toPrecision`` (and so d3-format in the live charts) round: the B200's
+sparse ridge, 562.5 FLOP/byte exactly, reads "563" on a page and in a chart alike.
+Python's own formatting rounds exact ties to even ("562"), which is why it is not used.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 _SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def fixed(value: float, decimals: int = 0, *, grouping: bool = False) -> str:
+    """``value`` with exactly ``decimals`` decimals, ties rounded away from zero.
+
+    >>> fixed(562.5), fixed(281.25, 1), fixed(0.125, 2), fixed(1125.0, grouping=True)
+    ('563', '281.3', '0.13', '1,125')
+    """
+    if not math.isfinite(value):
+        return str(value)
+    # Decimal(value) is the float's exact binary value, so only true ties round up.
+    rounded = Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    text = f"{rounded:,f}" if grouping else f"{rounded:f}"
+    return "0" + text[2:] if text.startswith("-0") and rounded == 0 else text
 
 
 def significant(value: float, digits: int = 4) -> str:
@@ -20,7 +40,7 @@ def significant(value: float, digits: int = 4) -> str:
     if value == 0 or not math.isfinite(value):
         return str(value)
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    text = f"{value:.{decimals}f}"
+    text = fixed(value, decimals)
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
@@ -43,9 +63,10 @@ def bytes_per_s(value_bytes_per_s: float) -> str:
 
 
 def intensity(value_flop_per_byte: float) -> str:
-    """Arithmetic intensity rounded for reading: ``"295 FLOP/byte"`` (three figures, at least units)."""
+    """Arithmetic intensity rounded for reading: ``"295 FLOP/byte"`` (three figures, at least units;
+    ties half-up, so 562.5 reads ``"563 FLOP/byte"``)."""
     if value_flop_per_byte >= 100:
-        text = f"{value_flop_per_byte:,.0f}"
+        text = fixed(value_flop_per_byte, grouping=True)
     else:
         text = significant(value_flop_per_byte, 3)
     return f"{text} FLOP/byte"
@@ -53,7 +74,7 @@ def intensity(value_flop_per_byte: float) -> str:
 
 def percent(fraction: float, decimals: int = 1) -> str:
     """A fraction as a percentage: ``percent(0.4620) == "46.2 %"``."""
-    return f"{fraction * 100:.{decimals}f} %"
+    return f"{fixed(fraction * 100, decimals)} %"
 
 
 def count(value: float) -> str:

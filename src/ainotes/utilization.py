@@ -248,3 +248,69 @@ def utilization(
         hfu=_utilization(hardware, tokens_per_second, gpus, peak_flops_per_s_per_gpu),
         counts=_counts_text(attention_term > 0, mode),
     )
+
+
+SECONDS_PER_DAY = 86_400.0
+SECONDS_PER_HOUR = 3_600.0
+
+
+@dataclass(frozen=True)
+class TrainingTime:
+    """How long a training run takes at a given MFU, and what it costs in GPU-hours."""
+
+    flops: float
+    seconds: float
+    gpus: int
+    mfu: float
+    peak_flops_per_s_per_gpu: float
+    flops_per_token: float
+    tokens: float
+
+    @property
+    def days(self) -> float:
+        return self.seconds / SECONDS_PER_DAY
+
+    @property
+    def gpu_hours(self) -> float:
+        """GPUs × hours: what a cloud bill counts."""
+        return self.gpus * self.seconds / SECONDS_PER_HOUR
+
+
+def _fraction(name: str, value: float) -> float:
+    number = _positive_number(name, value)
+    if number > 1:
+        raise InputError(f"{name!r} must be a fraction from 0 to 1 (40 % is 0.4): {value!r}")
+    return number
+
+
+def time_to_train(
+    params: float,
+    *,
+    tokens: float,
+    gpus: int,
+    mfu: float,
+    peak_flops_per_s_per_gpu: float,
+    layers: int | None = None,
+    heads: int | None = None,
+    head_dim: int | None = None,
+    seq_len: int | None = None,
+) -> TrainingTime:
+    """Training compute and wall-clock time at utilization U on G GPUs of peak P.
+
+    C = model FLOPs per token × D tokens (≈ 6·N·D for a dense model; with the
+    attention figures, (6N + 12·L·H·Q·S)·D as :func:`model_flops_per_token` counts);
+    time = C ÷ (U · G · P). Example (``FACTS``, "Time to train"): 70e9 parameters,
+    1.4e12 tokens, 2,048 A100s at 312 TFLOP/s and 40 % MFU: 5.88e23 FLOPs ÷
+    2.556e17 FLOP/s = 2.30e6 s ≈ 26.6 days, about 1.31 million GPU-hours.
+    """
+    per_token = model_flops_per_token(params, layers=layers, heads=heads, head_dim=head_dim, seq_len=seq_len)
+    total_tokens = _positive_number("tokens", tokens)
+    devices = _whole_number("gpus", gpus)
+    utilization_fraction = _fraction("mfu", mfu)
+    peak = _positive_number("peak_flops_per_s_per_gpu", peak_flops_per_s_per_gpu)
+    flops = per_token * total_tokens
+    seconds = flops / (utilization_fraction * devices * peak)
+    return TrainingTime(
+        flops=flops, seconds=seconds, gpus=devices, mfu=utilization_fraction,
+        peak_flops_per_s_per_gpu=peak, flops_per_token=per_token, tokens=total_tokens,
+    )

@@ -27,14 +27,17 @@ from functools import cache
 from importlib import resources
 
 from ainotes.collectives import (
+    MAX_RANKS,
+    MIN_RANKS,
     RANK_LETTERS,
+    RING_OPS,
     Chunk,
     CollectiveRun,
     Frame,
     Transfer,
     bus_factor_formula,
     bus_factor_fraction,
-    run_to_json,
+    simulate,
 )
 from ainotes.errors import InputError
 
@@ -52,6 +55,7 @@ CAPTION_LINES = 2
 CAPTION_CHARS = 56  # characters per caption line at 12.5 px in a 4-rank frame
 NAME_CHARS = 9  # longer rank names are shortened in the picture (full in <desc>)
 FULL_SUM_PARTS = 4  # sums of more parts are written "Σ a0…h0"
+RING_W = 76  # the ring schedule's column: chunks each rank has sent to the next
 
 # Animation timing (seconds): each step holds, the final state holds longer.
 STEP_S = 2.4
@@ -98,6 +102,7 @@ def svg_css() -> str:
 @dataclass(frozen=True)
 class _Layout:
     ranks: int
+    ring: bool = False
 
     @property
     def col_gap(self) -> float:
@@ -106,7 +111,12 @@ class _Layout:
 
     @property
     def width(self) -> float:
-        return PAD + LABEL_W + self.ranks * (BOX_W + self.col_gap) + PAD - 4
+        return self.ring_x + (RING_W if self.ring else 0) + PAD - 4
+
+    @property
+    def ring_x(self) -> float:
+        """Where the ring column starts: right of the last chunk column and its arcs."""
+        return PAD + LABEL_W + self.ranks * (BOX_W + self.col_gap)
 
     @property
     def grid_height(self) -> float:
@@ -120,6 +130,10 @@ class _Layout:
 
     def center(self, rank: int, chunk: int, top: float) -> tuple[float, float]:
         return self.box_x(chunk) + BOX_W / 2, self.box_y(rank, top) + BOX_H / 2
+
+
+def _layout(run: CollectiveRun) -> _Layout:
+    return _Layout(run.ranks, ring=run.schedule == "ring")
 
 
 def _n(value: float) -> str:
@@ -187,7 +201,7 @@ def _wrap(text: str, width: int, lines: int) -> list[str]:
             line = f"{line} {word}" if line else word
     out.append(line)
     if len(out) > lines:
-        out = out[: lines - 1] + [" ".join(out[lines - 1 :])]
+        out = [*out[: lines - 1], " ".join(out[lines - 1 :])]
     return out
 
 
@@ -295,6 +309,8 @@ def _header_and_names(run: CollectiveRun, layout: _Layout, top: float) -> str:
             f'<text class="m" x="{_n(layout.box_x(c) + BOX_W / 2)}" y="{_n(top + 11)}"'
             f' text-anchor="middle">{c}</text>'
         )
+    if layout.ring:
+        parts.append(f'<text class="m" x="{_n(layout.ring_x)}" y="{_n(top + 11)}">sent on</text>')
     for r, name in enumerate(run.rank_names):
         y = layout.box_y(r, top) + BOX_H / 2
         if r == run.root:
@@ -312,7 +328,22 @@ def _frame_body(run: CollectiveRun, frame: Frame, layout: _Layout, top: float, p
         for c, chunk in enumerate(row)
     ]
     arrows = [_arrow(layout, t, top, pid) for t in frame.transfers]
-    return "".join(boxes) + "".join(arrows)
+    return "".join(boxes) + "".join(arrows) + _ring_counts(run, frame, layout, top)
+
+
+def ring_count_label(chunks: int, ranks: int) -> str:
+    """``"3 × S/4"``: chunks of S/n bytes a rank has sent to the next one."""
+    return f"{chunks} × S/{ranks}"
+
+
+def _ring_counts(run: CollectiveRun, frame: Frame, layout: _Layout, top: float) -> str:
+    if not layout.ring or frame.link_chunks is None:
+        return ""
+    return "".join(
+        f'<text class="lc" x="{_n(layout.ring_x)}" y="{_n(layout.box_y(r, top) + BOX_H / 2 + 4)}">'
+        f"{_esc(ring_count_label(k, run.ranks))}</text>"
+        for r, k in enumerate(frame.link_chunks)
+    )
 
 
 def _caption_text(lines: list[str], top: float) -> str:
@@ -345,7 +376,7 @@ def frame_svg(run: CollectiveRun, index: int, *, id_prefix: str = "f", title: st
     keeps marker and gradient ids unique when several frames share a page.
     """
     frame = run.frames[index]
-    layout = _Layout(run.ranks)
+    layout = _layout(run)
     name = _title(run, title)
     pid = _check_id(id_prefix, "id_prefix")
     height = PAD + layout.grid_height + PAD
@@ -372,7 +403,7 @@ def animated_svg(run: CollectiveRun, *, title: str | None = None) -> str:
     Works opened alone and through <img> or <object>.
     """
     name = _title(run, title)
-    layout = _Layout(run.ranks)
+    layout = _layout(run)
     pid = "x"
     panel_h = CAPTION_LINES * CAPTION_LINE_H + 6 + layout.grid_height
     top_a = TITLE_H
@@ -436,13 +467,19 @@ def _animation_css(count: int) -> str:
     return "".join(rules)
 
 
-def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None) -> str:
+def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None, controls: bool = True) -> str:
     """In-page fragment: an ordered list of figures, one per frame.
 
     Without JavaScript every frame is visible in order, each SVG followed by
     its caption. ``assets/collectives.js`` turns each ``.ainotes-stepper`` into
     a stepper (previous, play/pause, next, "frame k of n", arrow keys, an
     aria-live caption). Needs ``assets/collectives.css`` on the page.
+
+    With ``controls``, the fragment also carries every rank count's frames (2 to 8)
+    and, for all-reduce, reduce-scatter and all-gather, the ring schedule's, as
+    compact data (:func:`stepper_data`) in an inert ``<template>``; the script then
+    offers a rank-count select and a schedule select and draws the chosen frames
+    with the same geometry and classes as :func:`frame_svg`.
     """
     cid = _check_id(chart_id, "chart_id")
     name = _title(run, title)
@@ -455,10 +492,72 @@ def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None)
             f'<figcaption><span class="ainotes-step-no">Frame {i + 1} of {count}.</span> '
             f'<span class="ainotes-step-caption">{_esc(frame.caption)}</span></figcaption></figure></li>'
         )
+    data = ""
+    # Other rank counts get default names, so a run with its own names keeps its one picture.
+    if controls and run.rank_names == tuple(f"rank {r}" for r in range(run.ranks)):
+        data = f'<template class="ainotes-stepper-data">{_script_json(stepper_data(run, title=title))}</template>'
     return (
         f'<div class="ainotes-coll ainotes-stepper" id="{cid}" role="region" aria-label="{_esc(name)}"'
-        f' data-frames="{count}"><ol class="ainotes-stepper-frames">{"".join(items)}</ol></div>'
+        f' data-frames="{count}"><ol class="ainotes-stepper-frames">{"".join(items)}</ol>{data}</div>'
     )
+
+
+def _chunk_code(chunk: Chunk | None) -> int | None:
+    """A chunk as one integer: index × 256 + a bit per contributing rank (8 ranks at most)."""
+    if chunk is None:
+        return None
+    return chunk.index * 256 + sum(1 << r for r in chunk.sources)
+
+
+def _variant(run: CollectiveRun, title: str | None) -> dict:
+    return {
+        "title": title if title is not None else run.title,
+        "ranks": run.ranks,
+        "root": run.root,
+        "schedule": run.schedule,
+        "frames": [
+            {
+                "kind": frame.kind,
+                "caption": frame.caption,
+                "chunks": [[_chunk_code(c) for c in row] for row in frame.buffers],
+                "transfers": [[t.src, t.dst, t.src_chunk, t.dst_chunk] for t in frame.transfers],
+                "sent": list(frame.link_chunks) if frame.link_chunks is not None else None,
+            }
+            for frame in run.frames
+        ],
+    }
+
+
+def stepper_data(run: CollectiveRun, *, title: str | None = None) -> dict:
+    """What the stepper's controls can switch to: the op at every rank count from 2 to 8, in
+    the logical schedule and (all-reduce, reduce-scatter, all-gather) the ring schedule, plus
+    the geometry :func:`frame_svg` uses. A root beyond the rank count becomes the last rank.
+    A ``title`` given by the author names every variant; else each has its run's default title.
+
+    Each frame: ``kind``, ``caption``, ``chunks`` (rank × position: :func:`_chunk_code` or
+    null), ``transfers`` ([src, dst, src position, dst position]) and ``sent`` (ring only).
+    """
+    root = run.root if run.root is not None else 0
+    schedules = ("logical", "ring") if run.op in RING_OPS else ("logical",)
+    variants = {
+        f"{schedule}-{ranks}": _variant(simulate(run.op, ranks, min(root, ranks - 1), schedule=schedule), title)
+        for schedule in schedules
+        for ranks in range(MIN_RANKS, MAX_RANKS + 1)
+    }
+    return {
+        "op": run.op,
+        "initial": f"{run.schedule}-{run.ranks}",
+        "variants": variants,
+        "geometry": {"pad": PAD, "label_w": LABEL_W, "box_w": BOX_W, "box_h": BOX_H, "row_pitch": ROW_PITCH,
+                     "header_h": HEADER_H, "ring_w": RING_W, "full_sum_parts": FULL_SUM_PARTS,
+                     "name_chars": NAME_CHARS, "letters": RANK_LETTERS},
+    }
+
+
+def _script_json(value: object) -> str:
+    """JSON for an inert element: no "<", ">" or "&" left for the HTML parser to read."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def table_html(run: CollectiveRun, *, title: str | None = None) -> str:
@@ -476,10 +575,13 @@ def table_html(run: CollectiveRun, *, title: str | None = None) -> str:
     exact = decimal if factor.denominator == 1 else f"{factor.numerator}/{factor.denominator} ({decimal})"
     formula = bus_factor_formula(run.op)
     formula_text = decimal if formula == decimal else f"{formula} = {decimal} at n = {run.ranks}"
-    cost = (
-        f'<p class="ainotes-coll-cost">Ring algorithm: each rank sends {exact} × the tensor\'s bytes;'
-        f" bus factor {formula_text}.</p>"
-    )
+    sender = {
+        "all-to-all": f"Pairwise exchange: each rank sends {exact} × the tensor's bytes",
+        "scatter": f"The root sends each shard directly: it sends {exact} × the tensor's bytes, the others nothing",
+        "broadcast": f"Pipelined chain: each rank but the last forwards the tensor once, {exact} × its bytes",
+        "reduce": f"Pipelined chain: each rank but the root sends its running sum once, {exact} × the tensor's bytes",
+    }.get(run.op, f"Ring algorithm: each rank sends {exact} × the tensor's bytes")
+    cost = f'<p class="ainotes-coll-cost">{sender}; bus factor {formula_text}.</p>'
     return (
         f'<div class="ainotes-coll ainotes-coll-table-wrap"><table class="ainotes-coll-table">'
         f"<caption>{_esc(name)}: what each rank holds</caption>"
@@ -515,20 +617,9 @@ def standalone_html(run: CollectiveRun, *, title: str | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_esc(name)}</title><style>{page_css}{_minify_css(_stylesheet())}</style></head>"
         f"<body><main><h1>{_esc(name)}</h1>"
-        f"{stepper_html(run, 'collective', title=name)}{table_html(run, title=name)}</main>"
+        f"{stepper_html(run, 'collective', title=title)}{table_html(run, title=name)}</main>"
         f"<script>{script}</script></body></html>\n"
     )
-
-
-def frames_json(run: CollectiveRun) -> dict:
-    """The contract's JSON object for the run (same as ``run_to_json``)."""
-    return run_to_json(run)
-
-
-def frames_json_text(run: CollectiveRun) -> str:
-    """``frames_json`` serialised, safe to place inside a <script> element."""
-    text = json.dumps(frames_json(run), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _check_id(value: str, field: str) -> str:

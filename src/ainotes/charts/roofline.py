@@ -473,7 +473,8 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     readout_points = current.transform_calculate(x=_AT, y=f"min(datum.peak_now, datum.bw * {_AT})")
     readout = [
         readout_points.transform_aggregate(y="min(y)", x="min(x)")
-        .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout")
+        # aria=False: a bare line; the readout under the chart says what it marks.
+        .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout", aria=False)
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
         readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker")
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
@@ -495,7 +496,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     )
     clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
     kernel_marks = [
-        clusters.mark_rule(strokeDash=[1, 3], strokeWidth=1, style="readout")
+        clusters.mark_rule(strokeDash=[1, 3], strokeWidth=1, style="readout", aria=False)
         .encode(x=alt.X("cx:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
         kernel_rows.mark_point(filled=False, size=60, strokeWidth=2, opacity=1)
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", shape=kernel_key,
@@ -664,6 +665,9 @@ def roofline_spec(
         config=config(theme),
         top={
             "title": {"text": title if title is not None else DEFAULT_TITLE, "limit": {"expr": "width + 60"}},
+            # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
+            "description": ("Roofline chart on log-log axes: attainable FLOP/s against arithmetic intensity for "
+                            f"{', '.join(names.values())}."),
             # What the page around the chart needs (charts/explorer.py), passed through to Vega untouched.
             "usermeta": {"ainotes": {
                 "kind": "roofline", "roofs": roofs, "missing": missing, "kernels": kernel_table_rows(kernels, presets),

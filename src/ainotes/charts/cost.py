@@ -1,0 +1,371 @@
+"""What a collective costs, as a chart: time against message size, one line per algorithm (altair → Vega-Lite).
+
+Log-log axes from 1 kB to 10 GB. Every number in the data comes from the core
+(:mod:`ainotes.collective_cost`): each algorithm's terms (latency rounds
+a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b1·(p−1)/p + b2·log₂p), the links' α and B, the sizes
+where the ring (pairwise, direct) line meets another, and the size where the
+ring's latency and bandwidth terms are equal (the shaded latency-bound
+regime lies left of it). The browser only re-evaluates the formula the core
+states,
+
+    t = a·α + b·S/B,    and for a pipelined chain  t = min over k of (p−2+k)·(α + S/(k·B)),
+
+along a grid of sizes, as the reader switches primitive, rank count or link
+(Vega-Lite params bound to three selects; the tests check the expression
+against the core).
+
+Themes are config only: the spec's body names no colour. Marks take theirs
+from ``config`` (``range.category`` for the lines, named ``style`` entries for
+the rest), so the light and dark specs differ in ``config`` alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from ainotes import collective_cost as cc
+from ainotes import render, units
+from ainotes.collectives import OP_TITLES, OPS
+from ainotes.errors import InputError
+from ainotes.links import Link
+from ainotes.textcheck import bad_character, short
+
+STATIC_WIDTH_PX = 720
+STATIC_HEIGHT_PX = 480
+MIN_BYTES = 1e3
+MAX_BYTES = 1e10
+#: Rank counts offered by the chart's control: powers of two from 2 to 1024.
+RANK_CHOICES = tuple(2**i for i in range(1, 11))
+# Grid of log10(size) the browser evaluates each line on: 16 points per decade.
+GRID_STEP_DECADES = 1 / 16
+# A crossover label left of its point needs about two decades of room.
+LABEL_LEFT_FROM_BYTES = 1e6
+# Below this plot width (px) crossover labels are left to tooltips and the caption.
+NARROW_PLOT_PX = 420
+
+Theme = Literal["light", "dark"]
+
+# Okabe & Ito's colour-blind-safe palette; dark mode takes the lighter member of each pair.
+_THEMES: dict[str, dict[str, Any]] = {
+    "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
+              "domain": "#9aa0a8", "band": "#eef0f3", "marker_stroke": "#ffffff",
+              "palette": ["#0072B2", "#D55E00", "#009E73"]},
+    "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
+             "domain": "#6b7180", "band": "#2a2e38", "marker_stroke": "#1e2129",
+             "palette": ["#56B4E9", "#E69F00", "#009E73"]},
+}
+_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+
+
+def theme_config(theme: Theme) -> dict[str, Any]:
+    """The Vega-Lite ``config`` of a theme: every colour the chart uses."""
+    if theme not in _THEMES:
+        raise InputError(f"cost chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    c = _THEMES[theme]
+    return {
+        "background": c["background"],
+        "font": _FONT,
+        "view": {"stroke": c["grid"]},
+        "range": {"category": c["palette"]},
+        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"],
+                 "domainColor": c["domain"], "tickColor": c["domain"], "labelFontSize": 12,
+                 "titleFontSize": 13, "titleFontWeight": "normal"},
+        "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolStrokeWidth": 3},
+        "title": {"color": c["text"], "fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12,
+                  "subtitleColor": c["muted"], "subtitleFontSize": 12},
+        "style": {
+            # "color", not fill/stroke: a mark's default colour would win over those.
+            "regime-band": {"color": c["band"]},
+            "regime-label": {"color": c["muted"], "fontSize": 11, "fontStyle": "italic"},
+            "cross-point": {"color": c["text"], "stroke": c["marker_stroke"], "strokeWidth": 1.5},
+            "cross-label": {"color": c["text"], "fontSize": 11},
+            "balance-rule": {"color": c["muted"], "strokeDash": [3, 3]},
+        },
+    }
+
+
+def size_label(message_bytes: float) -> str:
+    """``"1.61 MB"``: decimal prefixes, as link bandwidths are quoted."""
+    return units.si(message_bytes, "B", 3)
+
+
+def time_label(seconds: float) -> str:
+    """``"3.92 ms"``."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= scale:
+            return f"{units.significant(seconds / scale, 3)} {unit}"
+    return f"{units.significant(seconds / 1e-9, 3)} ns"
+
+
+def _algorithm_rows() -> list[dict[str, Any]]:
+    """Per primitive and algorithm, the terms of :func:`ainotes.collective_cost.terms`: a = a1·(p−1) + a2·lg,
+    b = b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression)."""
+    rows = []
+    for op in OPS:
+        for order, name in enumerate(cc.ALGORITHMS[op]):
+            found = cc.terms(op, name)
+            a1, a2, b1, b2 = found if found is not None else (0, 0, 0, 0)
+            rows.append({"op": op, "algorithm": name, "title": cc.ALGORITHM_TITLES[name], "order": order,
+                         "a1": a1, "a2": a2, "b1": b1, "b2": b2, "chain": found is None})
+    return rows
+
+
+def _link_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
+    return [{"link": link.id, "name": link.name, "bandwidth": link.bandwidth_bytes_per_s,
+             "latency": link.latency_s} for link in links]
+
+
+def _round(value: float) -> float:
+    """Four significant digits: plenty for a mark on a log axis, and a smaller spec."""
+    return float(f"{value:.4g}")
+
+
+# Every time in the α–β model is α·f(S ÷ (α·B)): t/α = a + b·S/(α·B), and a chain's best k
+# depends on S/(α·B) too. So a crossover sits at a fixed multiple of the link's α·B, and one row
+# per primitive and rank count serves every link. The core is asked on a reference link.
+_REFERENCE_LATENCY_S = 1e-6
+_REFERENCE_BANDWIDTH_BYTES_PER_S = 1e12
+_REFERENCE_PRODUCT_BYTES = _REFERENCE_LATENCY_S * _REFERENCE_BANDWIDTH_BYTES_PER_S
+
+
+def _crossover_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
+    """Per primitive and rank count: where the first algorithm (ring, pairwise, direct) takes as long
+    as another one, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α, and which is faster below."""
+    products = [link.latency_s * link.bandwidth_bytes_per_s for link in links]
+    low = MIN_BYTES / max(products) * _REFERENCE_PRODUCT_BYTES
+    high = MAX_BYTES / min(products) * _REFERENCE_PRODUCT_BYTES
+    reference = {"bandwidth_bytes_per_s": _REFERENCE_BANDWIDTH_BYTES_PER_S, "latency_s": _REFERENCE_LATENCY_S}
+    rows: list[dict[str, Any]] = []
+    for op in OPS:
+        first, *others = cc.ALGORITHMS[op]
+        for ranks in RANK_CHOICES:
+            for other in others:
+                for cross in cc.crossovers(op, ranks, first, other, low_bytes=low, high_bytes=high, **reference):
+                    rows.append({
+                        "op": op, "ranks": ranks, "pair": f"{_short_title(first)} = {_short_title(other)}",
+                        "x": _round(cross.message_bytes / _REFERENCE_PRODUCT_BYTES),
+                        "tau": _round(cross.time_s / _REFERENCE_LATENCY_S),
+                        "below": _short_title(cross.faster_below),
+                    })
+    return rows
+
+
+def _short_title(algorithm: str) -> str:
+    return cc.ALGORITHM_TITLES[algorithm].split(" (")[0]
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """What a cached spec was built by: this module, the cost core, and altair's version."""
+    digest = hashlib.sha256(metadata.version("altair").encode())
+    for module in (Path(__file__), Path(cc.__file__)):
+        digest.update(module.read_bytes())
+    return digest.hexdigest()
+
+
+def check_request(op: str, ranks: int, link_id: str, links: tuple[Link, ...]) -> None:
+    """The initial primitive, rank count and link must be ones the controls offer."""
+    if op not in OPS:
+        raise InputError(f"'op' must be one of {', '.join(OPS)}: {short(op)}")
+    if ranks not in RANK_CHOICES:
+        raise InputError(f"'ranks' must be a power of two from 2 to 1024: {short(ranks)}")
+    if link_id not in {link.id for link in links}:
+        raise InputError(f"unknown link {short(link_id)} (known: {', '.join(link.id for link in links)})")
+
+
+def cost_spec(
+    links: tuple[Link, ...],
+    *,
+    op: str = "all-reduce",
+    ranks: int = 8,
+    link_id: str = "nvlink-4",
+    title: str | None = None,
+    theme: Theme = "light",
+    cached: bool = True,
+) -> dict[str, Any]:
+    """The collective-cost chart as a Vega-Lite dict; ``op``, ``ranks`` and ``link_id`` are the controls'
+    initial values (and what the static render shows).
+
+    The theme-neutral body is built once per input (altair is the slow part) and kept in the
+    render cache keyed by the inputs and this code; the theme is its ``config``.
+    """
+    links = tuple(links)
+    if not links:
+        raise InputError("cost chart: at least one link is needed")
+    check_request(op, ranks, link_id, links)
+    for what, text in (("title", title or ""), *(("link name", link.name) for link in links)):
+        bad = bad_character(text)
+        if bad is not None:
+            raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
+    config = theme_config(theme)
+
+    def build() -> dict[str, Any]:
+        return _build_body(links, op=op, ranks=ranks, link_id=link_id, title=title)
+
+    if not cached:
+        return {**build(), "config": config}
+    payload = {
+        "links": [_link_rows((link,))[0] for link in links], "op": op, "ranks": ranks, "link": link_id,
+        "title": title, "code": _code_fingerprint(),
+    }
+    return {**render.memo_json("cost-spec", payload, build), "config": config}
+
+
+def default_title(op: str) -> str:
+    return f"{OP_TITLES[op]}: time against message size"
+
+
+def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, title: str | None) -> dict[str, Any]:
+    import altair as alt  # here: a build whose specs are cached never loads it
+
+    op_param = alt.param(name="op", value=op, bind=alt.binding_select(
+        options=list(OPS), labels=[OP_TITLES[o] for o in OPS], name="Primitive "))
+    ranks_param = alt.param(name="ranks", value=ranks, bind=alt.binding_select(
+        options=list(RANK_CHOICES), labels=[str(r) for r in RANK_CHOICES], name="Ranks "))
+    link_param = alt.param(name="link", value=link_id, bind=alt.binding_select(
+        options=[link.id for link in links], labels=[link.name for link in links], name="Link "))
+    this_case = f"datum.op == {op_param.name} && datum.ranks == {ranks_param.name}"
+    this_op = f"datum.op == {op_param.name}"
+    # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
+    with_ranks = {"ranks": ranks_param.name, "lg": f"round(log({ranks_param.name}) / LN2)"}
+    coefficients = {"a": "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg",
+                    "b": "datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
+
+    x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
+    decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
+    x = alt.X("bytes:Q", scale=x_scale, title="Message size S (bytes)",
+              axis=alt.Axis(values=decades, labelExpr="format(datum.value, '.0s') + 'B'",
+                            labelOverlap="greedy", labelSeparation=6))
+    seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
+                     "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
+    y = alt.Y("time:Q", scale=alt.Scale(type="log", nice=True), title="Time (log scale)",
+              axis=alt.Axis(labelExpr=seconds_label, tickCount=8))
+
+    # Each algorithm's line, evaluated on the grid: t = a·α + b·S/B, or the best chain.
+    chain_steps = "(datum.ranks - 2 + {k})"
+    chain_time = f"{chain_steps} * (datum.latency + datum.bytes / ({{k}} * datum.bandwidth))"
+    lines = (
+        alt.Chart(alt.NamedData(name="algorithms"))
+        .transform_filter(this_op)
+        .transform_calculate(link=link_param.name, **with_ranks)
+        .transform_calculate(**coefficients)
+        .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
+                                                             ["bandwidth", "latency", "name"]))
+        .transform_calculate(log_bytes=f"sequence({math.log10(MIN_BYTES)}, {math.log10(MAX_BYTES)}"
+                                       f" + {GRID_STEP_DECADES / 2}, {GRID_STEP_DECADES})")
+        .transform_flatten(["log_bytes"])
+        .transform_calculate(bytes="pow(10, datum.log_bytes)")
+        .transform_calculate(
+            k_star="sqrt((datum.ranks - 2) * datum.bytes / (datum.latency * datum.bandwidth))",
+            k_limit="max(1, floor(datum.bytes))",
+        )
+        .transform_calculate(k_low="min(datum.k_limit, max(1, floor(datum.k_star)))",
+                             k_high="min(datum.k_limit, max(1, ceil(datum.k_star)))")
+        .transform_calculate(
+            time=(f"datum.chain ? min({chain_time.format(k='datum.k_low')}, {chain_time.format(k='datum.k_high')})"
+                  " : datum.a * datum.latency + datum.b * datum.bytes / datum.bandwidth"),
+        )
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=x, y=y,
+            color=alt.Color("title:N", title=None, sort=alt.EncodingSortField("order"),
+                            legend=alt.Legend(orient="bottom", direction="horizontal", columns=1,
+                                              symbolType="stroke", labelLimit=400)),
+            order="log_bytes:Q",
+            tooltip=[alt.Tooltip("title:N", title="Algorithm")],
+        )
+    )
+
+    # Where the first algorithm's two terms are equal (:func:`ainotes.collective_cost.latency_bandwidth_balance_bytes`).
+    balance = (
+        alt.Chart(alt.NamedData(name="algorithms"))
+        .transform_filter(f"{this_op} && datum.order == 0")
+        .transform_calculate(link=link_param.name, **with_ranks)
+        .transform_calculate(**coefficients)
+        .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
+                                                             ["bandwidth", "latency"]))
+        .transform_calculate(balance="datum.chain ? max(1, datum.ranks - 2) * datum.latency * datum.bandwidth"
+                                     " : datum.a * datum.latency * datum.bandwidth / datum.b")
+        .transform_calculate(bytes=f"clamp(datum.balance, {MIN_BYTES:g}, {MAX_BYTES:g})", start=f"{MIN_BYTES:g}")
+    )
+    crosses = (
+        alt.Chart(alt.NamedData(name="crossovers"))
+        .transform_filter(this_case)
+        .transform_calculate(link=link_param.name)
+        .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
+                                                             ["bandwidth", "latency"]))
+        .transform_calculate(bytes="datum.x * datum.latency * datum.bandwidth", time="datum.tau * datum.latency")
+        .transform_filter(f"datum.bytes >= {MIN_BYTES:g} && datum.bytes <= {MAX_BYTES:g}")
+        .transform_calculate(label="datum.pair + ' at ' + format(datum.bytes, '.3~s') + 'B'")
+    )
+    cross_tips = [alt.Tooltip("label:N", title="Crossover"), alt.Tooltip("below:N", title="Faster below")]
+    # On a phone the labels would collide; the diamonds stay, with their tooltips, and the caption says where.
+    narrow_hidden = alt.ExprRef(f"width >= {NARROW_PLOT_PX} ? 1 : 0")
+    layers = [
+        # Left of the balance point the first algorithm's latency term is the larger one.
+        balance.mark_rect(style="regime-band").encode(x=alt.X("start:Q", scale=x_scale), x2="bytes:Q"),
+        balance.mark_rule(style="balance-rule").encode(x=alt.X("bytes:Q", scale=x_scale)),
+        balance.mark_text(style="regime-label", align="right", baseline="top", dx=-6, y=6, text="latency-bound")
+        .encode(x=alt.X("bytes:Q", scale=x_scale)),
+        balance.mark_text(style="regime-label", align="left", baseline="top", dx=6, y=6, text="bandwidth-bound")
+        .encode(x=alt.X("bytes:Q", scale=x_scale)),
+        lines,
+        crosses.mark_point(style="cross-point", shape="diamond", size=90, filled=True, opacity=1)
+        .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", tooltip=cross_tips),
+        # Labels go left of their point, except near the left edge, where they go right.
+        crosses.transform_filter(f"datum.bytes >= {LABEL_LEFT_FROM_BYTES:g}")
+        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6, opacity=narrow_hidden)
+        .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", text="label:N", tooltip=cross_tips),
+        crosses.transform_filter(f"datum.bytes < {LABEL_LEFT_FROM_BYTES:g}")
+        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, opacity=narrow_hidden)
+        .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", text="label:N", tooltip=cross_tips),
+    ]
+    chart = (
+        alt.layer(*layers)
+        .add_params(op_param, ranks_param, link_param)
+        .properties(
+            title=alt.Title(title if title is not None else default_title(op),
+                            subtitle="α–β model, one line per algorithm; shaded: latency-bound"),
+            width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
+            autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
+        )
+    )
+    spec = chart.to_dict(validate=False)
+    spec.pop("config", None)
+    spec["datasets"] = {"algorithms": _algorithm_rows(), "links": _link_rows(links),
+                        "crossovers": _crossover_rows(links)}
+    return spec
+
+
+def caption_html(op: str, ranks: int, link: Link) -> str:
+    """What the chart assumes, with the numbers of its initial view; every user string escaped."""
+    import html
+
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    first = cc.ALGORITHMS[op][0]
+    changes = cc.best_algorithm_changes(op, ranks, low_bytes=MIN_BYTES, high_bytes=MAX_BYTES, **figures)
+    if changes:
+        change_text = "; ".join(
+            f"{html.escape(cc.ALGORITHM_TITLES[c.faster_above])} takes over from "
+            f"{html.escape(cc.ALGORITHM_TITLES[c.faster_below])} at {size_label(c.message_bytes)}"
+            for c in changes
+        )
+        fastest = f"As first drawn, the fastest algorithm changes as the message grows: {change_text}."
+    else:
+        winner = cc.best_algorithm(op, ranks, MAX_BYTES, **figures).algorithm
+        fastest = (f"As first drawn, {html.escape(cc.ALGORITHM_TITLES[winner])} is fastest at every size: in this "
+                   "model it sends as many bytes as the ring in fewer rounds. Real libraries still favour rings, "
+                   "whose messages only ever go to a neighbour.")
+    return (
+        f"{html.escape(OP_TITLES[op])} over {ranks} ranks on {html.escape(link.name)} "
+        f"(B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, an assumption taken from "
+        "NCCL's tuning model). Each line is one algorithm's latency–bandwidth estimate, a·α + b·S/B, on log-log "
+        f"axes; in the shaded part the {html.escape(cc.ALGORITHM_TITLES[first].split(' (')[0])} algorithm spends "
+        f"more time on per-message latency than on moving bytes. {fastest} No contention, no topology, no "
+        "in-network reduction, no overlap with compute: real libraries tune all of these."
+    )

@@ -1,0 +1,234 @@
+"""The collective stepper's controls in a real browser: schedule switch, rank count, the ring's byte counts.
+
+Each test opens a standalone stepper page (``ainotes.charts.collective.standalone_html``) from a file,
+so no site build is needed; every request leaving the file is aborted and recorded. The browser is
+the session's (``conftest.browser``). The frames the
+script draws for a rank count must match what the Python renderer draws for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from ainotes.charts.collective import frame_svg, standalone_html
+from ainotes.collectives import simulate
+from browser_support import DESK, PHONE, WAIT_MS, Watch, file_only, guard_requests
+from sitebuild import REPO
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+
+
+@pytest.fixture
+def open_stepper(browser: Browser, tmp_path: Path) -> Iterator:
+    watch = Watch()
+    contexts = []
+
+    def open_page(op: str, ranks: int = 4, *, viewport: dict = DESK, scheme: str = "light") -> Page:
+        path = tmp_path / f"{op}-{ranks}-{len(contexts)}.html"
+        path.write_text(standalone_html(simulate(op, ranks)), encoding="utf-8")
+        context = browser.new_context(viewport=viewport, color_scheme=scheme)
+        context.set_default_timeout(WAIT_MS)
+        guard_requests(context, file_only, watch)
+        contexts.append(context)
+        page = watch.attach(context.new_page())
+        page.goto(path.as_uri())
+        page.wait_for_selector(".ainotes-stepper[data-ainotes-ready]")
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert watch.problems() == []
+
+
+def visible_frame(page: Page):
+    return page.locator(".ainotes-stepper-frame:not([hidden])")
+
+
+def counter(page: Page) -> str:
+    return page.inner_text(".ainotes-stepper-counter")
+
+
+def box_texts(svg_markup: str) -> list[str]:
+    """What the boxes and counts say, in document order: the picture's content, without its geometry."""
+    return re.findall(r">([^<>]+)</(?:text|tspan)>", svg_markup)
+
+
+def test_schedule_switch_draws_the_ring_and_counts_bytes_per_link(open_stepper) -> None:
+    page = open_stepper("all-reduce")
+    assert counter(page) == "Frame 1 of 5"
+    page.select_option('[data-control="schedule"]', "ring")
+    assert counter(page) == "Frame 1 of 9"
+    assert page.get_attribute(".ainotes-stepper", "data-variant") == "ring-4"
+    sent_on = visible_frame(page).locator("text.lc")
+    assert sent_on.all_text_contents() == ["0 × S/4"] * 4
+    for step in range(1, 7):
+        page.click(".ainotes-stepper-next")
+        frame = visible_frame(page)
+        if step <= 3 or step >= 5:  # frame 5 is the state between the two halves
+            assert frame.locator("path.t").count() == 4, "every rank sends one chunk to the next"
+        expected = step if step <= 3 else step - 1
+        assert frame.locator("text.lc").all_text_contents() == [f"{expected} × S/4"] * 4
+    page.keyboard.press("End")
+    assert counter(page) == "Frame 9 of 9"
+    assert visible_frame(page).locator("text.lc").all_text_contents() == ["6 × S/4"] * 4
+    live = page.inner_text(".ainotes-stepper-live")
+    assert "6 × S/4 = 2(n−1)/n · S, the bus factor" in live
+
+
+@pytest.mark.parametrize(("op", "schedule", "ranks"), [
+    ("all-reduce", "ring", 8), ("reduce-scatter", "ring", 3), ("all-gather", "ring", 5),
+    ("all-to-all", "logical", 6), ("broadcast", "logical", 2),
+])
+def test_frames_drawn_in_the_browser_match_the_python_renderer(open_stepper, op, schedule, ranks) -> None:
+    page = open_stepper(op)
+    page.select_option('[data-control="ranks"]', str(ranks))
+    if schedule == "ring":
+        page.select_option('[data-control="schedule"]', "ring")
+    run = simulate(op, ranks, schedule=schedule)
+    assert counter(page) == f"Frame 1 of {len(run.frames)}"
+    svgs = page.eval_on_selector_all(".ainotes-stepper-frame svg", "nodes => nodes.map(n => n.outerHTML)")
+    assert len(svgs) == len(run.frames)
+    for index, drawn in enumerate(svgs):
+        expected = frame_svg(run, index, standalone=False)
+        assert box_texts(drawn)[1:] == box_texts(expected)[1:], index  # [0]: the title, named per page
+        for mark in ('class="k s"', 'class="n"', 'class="t"', 'class="lc"'):
+            assert drawn.count(mark) == expected.count(mark), (index, mark)
+        assert re.search(r'viewBox="([^"]+)"', drawn)[1] == re.search(r'viewBox="([^"]+)"', expected)[1]
+
+
+def test_rank_control_offers_two_to_eight_and_keeps_the_schedule(open_stepper) -> None:
+    page = open_stepper("reduce-scatter")
+    options = page.eval_on_selector('[data-control="ranks"]', "s => [...s.options].map(o => o.value)")
+    assert options == [str(n) for n in range(2, 9)]
+    page.select_option('[data-control="schedule"]', "ring")
+    page.select_option('[data-control="ranks"]', "2")
+    assert page.get_attribute(".ainotes-stepper", "data-variant") == "ring-2"
+    assert counter(page) == "Frame 1 of 3"
+    assert page.get_attribute(".ainotes-stepper", "aria-label") == "Reduce-scatter across 2 ranks"
+    page.select_option('[data-control="schedule"]', "logical")
+    assert page.get_attribute(".ainotes-stepper", "data-variant") == "logical-2"
+
+
+def test_ops_without_a_ring_picture_offer_ranks_only(open_stepper) -> None:
+    page = open_stepper("broadcast")
+    assert page.locator('[data-control="schedule"]').count() == 0
+    page.select_option('[data-control="ranks"]', "7")
+    assert counter(page) == f"Frame 1 of {len(simulate('broadcast', 7).frames)}"
+
+
+def test_play_runs_through_a_new_rank_count(open_stepper) -> None:
+    page = open_stepper("all-gather")
+    page.select_option('[data-control="schedule"]', "ring")
+    page.select_option('[data-control="ranks"]', "3")
+    page.click(".ainotes-stepper-play")
+    page.wait_for_function("() => document.querySelector('.ainotes-stepper-counter').textContent === 'Frame 4 of 4'",
+                           timeout=WAIT_MS)
+    assert page.get_attribute(".ainotes-stepper-play", "aria-pressed") == "false"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
+def test_screenshots_of_the_ring_stepper(open_stepper, scheme: str, viewport: dict) -> None:
+    page = open_stepper("all-reduce", viewport=viewport, scheme=scheme)
+    page.select_option('[data-control="schedule"]', "ring")
+    page.select_option('[data-control="ranks"]', "8")
+    for _ in range(5):
+        page.click(".ainotes-stepper-next")
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= viewport["width"], "the stepper must not scroll sideways"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"ring-stepper-{viewport['width']}-{scheme}.png"), full_page=True)
+
+
+# -- the collective-cost chart: the browser's arithmetic is the core's --------------------------------
+
+def _links():
+    from ainotes.links import load_links
+
+    return load_links(REPO / "presets" / "links")
+
+
+VIEW_DATA_JS = """async ([op, ranks, link]) => {
+  const spec = JSON.parse(document.getElementById('ainotes-spec').textContent);
+  const view = new vega.View(vega.parse(spec), {renderer: 'none'});
+  view.signal('op', op).signal('ranks', ranks).signal('link', link);
+  await view.runAsync();
+  const out = {lines: [], crosses: [], balance: []};
+  for (const name of Object.keys(view._runtime.data)) {
+    let rows;
+    try { rows = view.data(name); } catch (e) { continue; }
+    for (const row of rows || []) {
+      if ('log_bytes' in row && 'time' in row) out.lines.push([row.algorithm, row.bytes, row.time]);
+      else if ('pair' in row && 'bytes' in row) out.crosses.push([row.pair, row.bytes]);
+      else if ('balance' in row && 'bytes' in row) out.balance.push([row.algorithm, row.balance]);
+    }
+  }
+  view.finalize();
+  return out;
+}"""
+
+
+@pytest.mark.parametrize(("op", "ranks", "link_id"), [
+    ("all-reduce", 8, "nvlink-4"), ("broadcast", 64, "ib-ndr"), ("all-to-all", 1024, "pcie-4-x16"),
+    ("reduce", 2, "nvlink-5"), ("scatter", 16, "ib-hdr"),
+])
+def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_path: Path, op, ranks, link_id) -> None:
+    from ainotes import collective_cost as cc
+    from ainotes import render
+    from ainotes.charts.cost import cost_spec
+
+    links = _links()
+    (link,) = [candidate for candidate in links if candidate.id == link_id]
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    path = tmp_path / "cost.html"
+    path.write_text(render.standalone_html(cost_spec(links), title="cost"), encoding="utf-8")
+    watch = Watch()
+    context = browser.new_context(viewport=DESK)
+    guard_requests(context, file_only, watch)
+    page = watch.attach(context.new_page())
+    page.goto(path.as_uri())
+    data = page.evaluate(VIEW_DATA_JS, [op, ranks, link_id])
+    context.close()
+    assert watch.problems() == []
+
+    assert {row[0] for row in data["lines"]} == set(cc.ALGORITHMS[op])
+    assert len(data["lines"]) == len(cc.ALGORITHMS[op]) * 113  # 7 decades, 16 points each, both ends
+    for algorithm, size, time in data["lines"]:
+        expected = cc.algorithm_time(op, algorithm, ranks, size, **figures).time_s
+        assert time == pytest.approx(expected, rel=1e-9), (algorithm, size)
+    first = cc.ALGORITHMS[op][0]
+    expected_crossings = sorted(c.message_bytes for other in cc.ALGORITHMS[op][1:]
+                                for c in cc.crossovers(op, ranks, first, other, **figures))
+    # Layers that share a filtered dataset list its rows once each: compare the distinct rows.
+    drawn_crossings = sorted({(pair, round(size)) for pair, size in data["crosses"]}, key=lambda row: row[1])
+    assert [size for _, size in drawn_crossings] == pytest.approx(expected_crossings, rel=2e-3)
+    (balance,) = {(algorithm, value) for algorithm, value in data["balance"]}
+    assert balance[1] == pytest.approx(cc.latency_bandwidth_balance_bytes(op, first, ranks, **figures), rel=1e-9)
+
+
+def test_cost_chart_controls_redraw_the_live_view(browser: Browser, tmp_path: Path) -> None:
+    from ainotes import render
+    from ainotes.charts.cost import cost_spec
+
+    path = tmp_path / "cost.html"
+    path.write_text(render.standalone_html(cost_spec(_links()), title="cost"), encoding="utf-8")
+    watch = Watch()
+    context = browser.new_context(viewport=PHONE)
+    guard_requests(context, file_only, watch)
+    page = watch.attach(context.new_page())
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ainotes-standalone__view svg")
+    page.select_option("select[name='op']", "all-to-all")
+    page.wait_for_function("() => document.querySelector('.ainotes-standalone__view svg')"
+                           ".textContent.includes('Bruck')", timeout=WAIT_MS)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()
+    assert watch.problems() == []

@@ -1,0 +1,118 @@
+"""The same mkdocs.yml built by ProperDocs (runs hooks) and Zensical (runs the Markdown
+extension but no hooks; ``ainotes site-assets`` then writes what the hooks would have)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ainotes.markdown import locate_fences
+from sitebuild import REPO, copy_real_project, run_build
+
+pytestmark = pytest.mark.build
+
+GENERATOR = re.compile(r'<meta name="generator" content="[^"]*">')
+LASTMOD = re.compile(r"<lastmod>[^<]*</lastmod>")
+
+
+def _tool(name: str) -> list[str]:
+    path = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is not installed (it is in the test extra)")
+    return [path]
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600, env={**os.environ, **env},
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> dict[str, str]:
+    """One render cache for every builder here, so the PNGs are the same renders."""
+    return {"AINOTES_CACHE_DIR": str(tmp_path_factory.mktemp("render-cache"))}
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_properdocs_builds_what_mkdocs_builds(tmp_path, cache):
+    mkdocs = run_build(copy_real_project(tmp_path / "mkdocs"), env=cache)
+    assert mkdocs.returncode == 0, mkdocs.output
+    project = copy_real_project(tmp_path / "properdocs")
+    proc = _run([*_tool("properdocs"), "build", "--strict", "-f", "mkdocs.yml", "-d", "site"], project, cache)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ours, theirs = _files(mkdocs.site), _files(project / "site")
+    assert sorted(ours) == sorted(theirs)
+    differences = []
+    for name, data in ours.items():
+        if name == "sitemap.xml.gz":
+            continue  # the gzip header's date
+        dated = {".html": GENERATOR, ".xml": LASTMOD}.get(Path(name).suffix)
+        mine, other = (data, theirs[name]) if dated is None else (
+            dated.sub("", data.decode()).encode(), dated.sub("", theirs[name].decode()).encode())
+        if mine != other:
+            differences.append(name)
+    assert not differences
+    assert 'content="mkdocs-ProperDocs' in (project / "site" / "roofline" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def zensical_site(tmp_path_factory, cache) -> Path:
+    project = copy_real_project(tmp_path_factory.mktemp("zensical"))
+    proc = _run([*_tool("zensical"), "build", "--clean", "-f", "mkdocs.yml"], project, cache)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = project / "site"
+    assets = _run([sys.executable, "-m", "ainotes", "site-assets", "--config", "mkdocs.yml", "site"], project, cache)
+    assert assets.returncode == 0, assets.stdout + assets.stderr
+    return site
+
+
+def _visible_text(page: str) -> str:
+    return re.sub(r"<code>.*?</code>", "", page, flags=re.S)
+
+
+def test_zensical_pages_show_charts_tables_figures_and_math(zensical_site):
+    markers = {"roofline": 'class="ainotes-chart"', "collective": 'class="ainotes-coll ainotes-stepper"',
+               "presets-table": "ainotes-presets", "mfu-table": "ainotes-mfu", "kernels-table": "ainotes-kernels",
+               "preset-check": 'class="ainotes-preset-check"'}
+    for source in sorted((REPO / "docs").glob("*.md")):
+        stem = source.stem
+        page = (zensical_site / ("" if stem == "index" else stem) / "index.html").read_text(encoding="utf-8")
+        kinds: dict[str, int] = {}
+        for fence in locate_fences(source.read_text(encoding="utf-8")):
+            kinds[fence.kind] = kinds.get(fence.kind, 0) + 1
+        for kind, count in kinds.items():
+            assert page.count(markers[kind]) >= count, (stem, kind)
+            assert f"language-{kind}" not in page, (stem, kind)
+        assert "{{" not in _visible_text(page), stem
+        assert "$$" not in page, stem
+    mfu = (zensical_site / "mfu" / "index.html").read_text(encoding="utf-8")
+    assert "46.2 %" in mfu and mfu.count("<math") >= 3
+    assert "ridge at 295 FLOP/byte" in (zensical_site / "roofline" / "index.html").read_text(encoding="utf-8")
+
+
+def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
+    manifest = json.loads((zensical_site / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    assert {chart["kind"] for chart in manifest["charts"]} == {"roofline", "collective"}
+    for chart in manifest["charts"]:
+        assert (zensical_site / chart["page"] / "index.html").is_file(), chart["page"]
+        for name in chart["files"].values():
+            assert (zensical_site / "embed" / name).stat().st_size > 0, name
+    for page in zensical_site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        # The links the pipeline writes: scripts, styles and chart downloads (embedding.md's own
+        # raw-HTML link to the manifest is the page's, written for MkDocs' URLs).
+        for url in re.findall(r'(?:src|href)="([^"#?]*(?:assets/ainotes|embed)/[^"#?]+)"', text):
+            if url.endswith("manifest.json"):
+                continue
+            target = zensical_site / url.lstrip("/") if url.startswith("/") else page.parent / url  # 404.html: absolute
+            assert target.resolve().is_file(), f"{page.relative_to(zensical_site)}: {url}"

@@ -1,0 +1,429 @@
+"""How long it takes: link presets, the α–β model of collectives, time to train, and their commands.
+
+Every formula is checked against a computation written here independently of
+the core: the FACTS table typed out with ``math.log2`` at powers of two, and a
+step-by-step count of the rounds and bytes of each ring schedule.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ainotes import collective_cost as cc
+from ainotes.cli import main
+from ainotes.errors import InputError
+from ainotes.hardware import load_presets, validate_paths
+from ainotes.links import Link, default_links_dir, link_by_id, load_link, load_links
+from ainotes.utilization import time_to_train
+
+REPO = Path(__file__).resolve().parents[1]
+PRESETS_DIR = REPO / "presets"
+LINKS_DIR = PRESETS_DIR / "links"
+
+GOOD_LINK = (
+    "name: Test link\nbandwidth_gbps: 100\nlatency_us: 2\n"
+    "sources:\n  - title: Vendor table\n    url: https://example.com/spec\n"
+)
+
+# --- link presets -------------------------------------------------------------------
+
+# FACTS, "Collective cost": per direction, per GPU, GB/s.
+PUBLISHED_LINKS = {
+    "nvlink-3": 300, "nvlink-4": 450, "nvlink-5": 900, "pcie-4-x16": 32, "pcie-5-x16": 64,
+    "ib-hdr": 25, "ib-ndr": 50, "ib-xdr": 100,
+}
+
+
+def test_shipped_links_carry_the_published_bandwidths() -> None:
+    links = {link.id: link for link in load_links(LINKS_DIR)}
+    assert {i: links[i].bandwidth_gbps for i in links} == PUBLISHED_LINKS
+    for link in links.values():
+        assert 0.1 <= link.latency_us <= 20, "α is a few microseconds in NCCL's model"
+        assert any("tuning.cc" in s.url for s in link.sources), f"{link.id} must cite where α comes from"
+    assert links["nvlink-4"].bandwidth_bytes_per_s == 450e9
+    assert links["ib-ndr"].latency_s == pytest.approx(4e-6)
+
+
+def test_gpu_loader_ignores_the_links_subfolder() -> None:
+    ids = {p.id for p in load_presets(PRESETS_DIR)}
+    assert ids == {"a100", "b200", "h100", "rtx-4090"}
+    checks = validate_paths([PRESETS_DIR])
+    assert all(c.ok for c in checks)
+    assert not any("links" in c.path for c in checks)
+    assert default_links_dir(PRESETS_DIR) == LINKS_DIR
+
+
+def test_adding_a_link_is_one_file(tmp_path: Path) -> None:
+    (tmp_path / "my-link.yaml").write_text(GOOD_LINK)
+    (link,) = load_links(tmp_path)
+    assert (link.id, link.name, link.bandwidth_gbps, link.latency_us) == ("my-link", "Test link", 100.0, 2.0)
+    assert link_by_id([link], "my-link") is link
+    with pytest.raises(InputError, match="unknown link 'nope'; known links: my-link"):
+        link_by_id([link], "nope")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (GOOD_LINK.replace("bandwidth_gbps: 100", "bandwidth_gbps: -450"), "'bandwidth_gbps' must be > 0: -450"),
+        (GOOD_LINK.replace("bandwidth_gbps: 100", "bandwidth_gbps: 0"), "'bandwidth_gbps' must be > 0: 0"),
+        (GOOD_LINK.replace("latency_us: 2", "latency_us: .nan"), "'latency_us' must be a finite number"),
+        (GOOD_LINK.replace("latency_us: 2", "latency_us: .inf"), "'latency_us' must be a finite number"),
+        (GOOD_LINK.replace("latency_us: 2", "latency_us: fast"), "'latency_us' must be a number, not a string"),
+        (GOOD_LINK.replace("latency_us: 2", "latency_us: true"), "'latency_us' must be a number, not a boolean"),
+        (GOOD_LINK.replace("latency_us: 2\n", ""), "missing required key 'latency_us'"),
+        (GOOD_LINK + "colour: red\n", "unknown key 'colour'"),
+        (GOOD_LINK.replace("https://example.com/spec", "ftp://example.com"), "must be an http or https URL"),
+        (GOOD_LINK.replace("sources:\n  - title: Vendor table\n    url: https://example.com/spec\n", "sources: []\n"),
+         "'sources' must name at least one source"),
+        ("", "the file is empty"),
+        ("bandwidth_gbps: [1\n", "YAML does not parse"),
+    ],
+)
+def test_a_bad_link_file_fails_with_one_line_naming_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad-link.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_link(path)
+    line = str(info.value)
+    assert "\n" not in line
+    assert line.startswith(f"{path}: ")
+    assert message in line
+
+
+def test_link_value_objects_refuse_bad_figures() -> None:
+    with pytest.raises(InputError, match="'latency_us' must be > 0"):
+        Link(id="x", name="x", bandwidth_gbps=1, latency_us=-1, sources=(), path="")
+
+
+def test_links_folder_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="links folder does not exist"):
+        load_links(tmp_path / "missing")
+    with pytest.raises(InputError, match="holds no link files"):
+        load_links(tmp_path)
+
+
+# --- the α–β model ------------------------------------------------------------------
+
+
+def facts_time(op: str, algorithm: str, p: int, s: float, alpha: float, b: float) -> float:
+    """The FACTS table, typed out, at a power of two p (so that log₂p is whole)."""
+    lg = math.log2(p)
+    share = (p - 1) / p
+    if (op, algorithm) in (("broadcast", "ring"), ("reduce", "ring")):
+        # Pipelined chain, with the best whole chunk count by brute force over a range around √((p−2)S/(αB)).
+        guess = math.sqrt((p - 2) * s / (alpha * b))
+        ks = range(max(1, int(guess) - 3), int(guess) + 4)
+        return min((p - 1 + k - 1) * (alpha + s / (k * b)) for k in ks if k <= s)
+    table = {
+        ("all-gather", "ring"): (p - 1) * alpha + share * s / b,
+        ("all-gather", "recursive-doubling"): lg * alpha + share * s / b,
+        ("reduce-scatter", "ring"): (p - 1) * alpha + share * s / b,
+        ("reduce-scatter", "recursive-halving"): lg * alpha + share * s / b,
+        ("all-reduce", "ring"): 2 * (p - 1) * alpha + 2 * share * s / b,
+        ("all-reduce", "rabenseifner"): 2 * lg * alpha + 2 * share * s / b,
+        ("all-reduce", "binomial-tree"): 2 * lg * (alpha + s / b),
+        ("broadcast", "binomial-tree"): lg * (alpha + s / b),
+        ("broadcast", "scatter-allgather"): (lg + p - 1) * alpha + 2 * share * s / b,
+        ("reduce", "binomial-tree"): lg * (alpha + s / b),
+        ("scatter", "direct"): (p - 1) * alpha + share * s / b,
+        ("scatter", "binomial-tree"): lg * alpha + share * s / b,
+        ("all-to-all", "pairwise"): (p - 1) * alpha + share * s / b,
+        ("all-to-all", "bruck"): lg * alpha + (s / 2) * lg / b,
+    }
+    return table[(op, algorithm)]
+
+
+LINK_FIGURES = [(300e9, 1.9e-6), (25e9, 4e-6), (900e9, 0.5e-6)]
+
+
+@pytest.mark.parametrize("op", list(cc.ALGORITHMS))
+@pytest.mark.parametrize("p", [2, 4, 8, 64, 1024])
+@pytest.mark.parametrize("s", [1e3, 3.3e5, 1e8, 1e10])
+@pytest.mark.parametrize(("b", "alpha"), LINK_FIGURES)
+def test_every_algorithm_matches_the_facts_table(op: str, p: int, s: float, b: float, alpha: float) -> None:
+    times = cc.collective_times(op, p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert [t.algorithm for t in times] == list(cc.ALGORITHMS[op])
+    for t in times:
+        assert t.time_s == pytest.approx(facts_time(op, t.algorithm, p, s, alpha, b), rel=1e-12)
+        assert t.time_s == pytest.approx(t.latency_s + t.bandwidth_s, rel=1e-15)
+        assert t.algbw_bytes_per_s == pytest.approx(s / t.time_s)
+
+
+def ring_schedule_time(op: str, p: int, s: float, alpha: float, b: float) -> tuple[float, float]:
+    """Walk a ring step by step: each step every rank sends one chunk of S/p to its neighbour.
+
+    Returns (latency term, bandwidth term): α per step, chunk bytes ÷ B per step.
+    """
+    steps = {"all-gather": p - 1, "reduce-scatter": p - 1, "all-reduce": 2 * (p - 1)}[op]
+    latency = bandwidth = 0.0
+    for _ in range(steps):
+        latency += alpha
+        bandwidth += (s / p) / b
+    return latency, bandwidth
+
+
+@pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "all-reduce"])
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 100])
+def test_ring_terms_match_a_step_by_step_schedule(op: str, p: int) -> None:
+    s, b, alpha = 7.7e7, 450e9, 1.9e-6
+    t = cc.algorithm_time(op, "ring", p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    latency, bandwidth = ring_schedule_time(op, p, s, alpha, b)
+    assert t.latency_s == pytest.approx(latency, rel=1e-12)
+    assert t.bandwidth_s == pytest.approx(bandwidth, rel=1e-12)
+
+
+def test_log_rounds_are_the_ceiling_of_log2() -> None:
+    assert [cc.rounds_log2(p) for p in (2, 3, 4, 5, 8, 9, 1000, 1024)] == [1, 2, 2, 3, 3, 4, 10, 10]
+
+
+@pytest.mark.parametrize("op", list(cc.ALGORITHMS))
+@pytest.mark.parametrize("p", [2, 8, 1024])
+def test_bus_factors_are_nccl_tests(op: str, p: int) -> None:
+    expected = {"all-reduce": 2 * (p - 1) / p, "broadcast": 1.0, "reduce": 1.0}.get(op, (p - 1) / p)
+    assert cc.bus_factor(op, p) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("op", ["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "reduce"])
+@pytest.mark.parametrize("p", [2, 8, 256])
+def test_large_messages_are_bandwidth_bound_and_busbw_approaches_the_link(op: str, p: int) -> None:
+    b, alpha = 450e9, 1.9e-6
+    bandwidth_optimal = cc.ALGORITHMS[op][0]
+    t = cc.algorithm_time(op, bandwidth_optimal, p, 1e14, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert t.bandwidth_s > 100 * t.latency_s
+    assert t.busbw_bytes_per_s == pytest.approx(b, rel=0.02)
+    assert t.busbw_bytes_per_s < b
+
+
+@pytest.mark.parametrize("op", list(cc.ALGORITHMS))
+def test_tiny_messages_are_latency_bound_and_trees_win(op: str) -> None:
+    b, alpha, p = 450e9, 1.9e-6, 64
+    times = cc.collective_times(op, p, 1.0, bandwidth_bytes_per_s=b, latency_s=alpha)
+    for t in times:
+        assert t.latency_s > 100 * t.bandwidth_s
+    best = cc.best_algorithm(op, p, 1.0, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert best.algorithm != cc.ALGORITHMS[op][0], "log p rounds beat p − 1 rounds when only α counts"
+    assert best.latency_s == pytest.approx(cc.rounds_log2(p) * alpha * (2 if op == "all-reduce" else 1))
+
+
+def test_ring_all_reduce_latency_grows_with_ranks_while_bandwidth_barely_does() -> None:
+    b, alpha, s = 450e9, 1.9e-6, 1e9
+    small = cc.algorithm_time("all-reduce", "ring", 8, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    large = cc.algorithm_time("all-reduce", "ring", 1024, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert large.latency_s / small.latency_s == pytest.approx(2046 / 14)
+    assert large.bandwidth_s / small.bandwidth_s == pytest.approx((2046 / 1024) / (14 / 8))
+
+
+def test_ring_meets_the_binomial_tree_where_the_closed_form_says() -> None:
+    # 2(p−1)α + 2(p−1)/p·S/B = 2·lg·(α + S/B)  ⇒  S = (2(p−1) − 2·lg)·α·B ÷ (2·lg − 2(p−1)/p)
+    b, alpha, p = 450e9, 1.9e-6, 8
+    expected = (2 * 7 - 2 * 3) * alpha * b / (2 * 3 - 2 * 7 / 8)
+    (crossing,) = cc.crossovers("all-reduce", p, "ring", "binomial-tree", bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert crossing.message_bytes == pytest.approx(expected, rel=1e-12)
+    assert (crossing.faster_below, crossing.faster_above) == ("binomial-tree", "ring")
+    just_below, just_above = crossing.message_bytes * 0.99, crossing.message_bytes * 1.01
+    for size, winner in ((just_below, "binomial-tree"), (just_above, "ring")):
+        pair = [cc.algorithm_time("all-reduce", a, p, size, bandwidth_bytes_per_s=b, latency_s=alpha)
+                for a in ("ring", "binomial-tree")]
+        assert min(pair, key=lambda t: t.time_s).algorithm == winner
+
+
+def test_best_algorithm_changes_are_where_the_winner_changes() -> None:
+    b, alpha = 450e9, 1.9e-6
+    changes = cc.best_algorithm_changes("broadcast", 8, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert [(c.faster_below, c.faster_above) for c in changes] == [
+        ("binomial-tree", "scatter-allgather"), ("scatter-allgather", "ring")]
+    for change in changes:
+        below = cc.best_algorithm("broadcast", 8, change.message_bytes * 0.999, bandwidth_bytes_per_s=b,
+                                  latency_s=alpha)
+        above = cc.best_algorithm("broadcast", 8, change.message_bytes * 1.001, bandwidth_bytes_per_s=b,
+                                  latency_s=alpha)
+        assert (below.algorithm, above.algorithm) == (change.faster_below, change.faster_above)
+    # Same bytes, fewer rounds: recursive doubling is never slower than the ring in this model.
+    assert cc.best_algorithm_changes("all-gather", 64, bandwidth_bytes_per_s=b, latency_s=alpha) == ()
+    # A chain crosses scatter + all-gather twice.
+    assert len(cc.crossovers("broadcast", 8, "ring", "scatter-allgather", bandwidth_bytes_per_s=b,
+                             latency_s=alpha)) == 2
+
+
+@given(p=st.integers(3, 1024), s=st.floats(1e3, 1e12))
+def test_the_chain_picks_the_best_whole_chunk_count(p: int, s: float) -> None:
+    b, alpha = 300e9, 2e-6
+    k = cc.best_chunks(p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+
+    def total(chunks: int) -> float:
+        return sum(cc.chain_time(p, s, chunks, bandwidth_bytes_per_s=b, latency_s=alpha))
+
+    assert total(k) <= total(k + 1) * (1 + 1e-12)
+    if k > 1:
+        assert total(k) <= total(k - 1) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: cc.collective_times("all-reduce", 1, 1e6, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
+         "'ranks' must be from 2 to 1024: 1"),
+        (lambda: cc.collective_times("all-reduce", 1025, 1e6, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
+         "'ranks' must be from 2 to 1024: 1025"),
+        (lambda: cc.collective_times("all-reduce", 8, 0, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
+         "'bytes' must be a finite number > 0: 0"),
+        (lambda: cc.collective_times("all-reduce", 8, -1.0, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
+         "'bytes' must be a finite number > 0"),
+        (lambda: cc.collective_times("all-reduce", 8, math.nan, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
+         "'bytes' must be a finite number > 0"),
+        (lambda: cc.collective_times("gather", 8, 1e6, bandwidth_bytes_per_s=1e9, latency_s=1e-6), "'op' must be"),
+        (lambda: cc.algorithm_time("scatter", "ring", 8, 1e6, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
+         "'algorithm' for scatter must be one of direct, binomial-tree"),
+        (lambda: cc.collective_times("all-reduce", 8, 1e6, bandwidth_bytes_per_s=0, latency_s=1e-6),
+         "'bandwidth_bytes_per_s' must be a finite number > 0"),
+    ],
+)
+def test_bad_model_input_is_one_clear_error(call: Callable[[], object], message: str) -> None:
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+# --- time to train -------------------------------------------------------------------
+
+
+def test_facts_training_example() -> None:
+    run = time_to_train(70e9, tokens=1.4e12, gpus=2048, mfu=0.4, peak_flops_per_s_per_gpu=312e12)
+    assert run.flops == pytest.approx(5.88e23)
+    assert run.flops / run.seconds == pytest.approx(2.556e17, rel=1e-3)
+    assert run.seconds == pytest.approx(2.30e6, rel=1e-3)
+    assert round(run.days, 1) == 26.6
+    assert run.gpu_hours == pytest.approx(1.31e6, rel=1e-3)
+
+
+def test_time_to_train_counts_the_attention_term_and_refuses_bad_input() -> None:
+    plain = time_to_train(1e9, tokens=1e9, gpus=1, mfu=0.5, peak_flops_per_s_per_gpu=1e12)
+    assert plain.seconds == pytest.approx(6e9 * 1e9 / 0.5e12)
+    with_attention = time_to_train(1e9, tokens=1e9, gpus=1, mfu=0.5, peak_flops_per_s_per_gpu=1e12,
+                                   layers=2, heads=4, head_dim=8, seq_len=16)
+    assert with_attention.flops_per_token == 6e9 + 12 * 2 * 4 * 8 * 16
+    with pytest.raises(InputError, match="'mfu' must be a fraction from 0 to 1"):
+        time_to_train(1e9, tokens=1e9, gpus=1, mfu=40, peak_flops_per_s_per_gpu=1e12)
+    with pytest.raises(InputError, match="'tokens' must be > 0"):
+        time_to_train(1e9, tokens=0, gpus=1, mfu=0.4, peak_flops_per_s_per_gpu=1e12)
+
+
+# --- commands ------------------------------------------------------------------------
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["--presets-dir", str(PRESETS_DIR), *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_links_command(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "links")
+    assert status == 0
+    assert "nvlink-4" in out and "450" in out
+    status, out, _ = run(capsys, "links", "--json")
+    records = json.loads(out)["links"]
+    assert {r["id"]: r["bandwidth_gbps"] for r in records} == PUBLISHED_LINKS
+    assert set(records[0]) >= {"id", "name", "bandwidth_gbps", "latency_us", "sources"}
+
+
+def test_collective_cost_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "collective-cost", "all-reduce", "--ranks", "8", "--bytes", "1e9",
+                           "--link", "nvlink-4", "--json")
+    assert status == 0, err
+    record = json.loads(out)
+    assert list(record)[:5] == ["op", "ranks", "bytes", "link", "algorithms"]
+    assert record["link"] == {"id": "nvlink-4", "bandwidth_gbps": 450.0, "latency_us": 1.9}
+    assert [a["name"] for a in record["algorithms"]] == ["ring", "rabenseifner", "binomial-tree"]
+    ring = record["algorithms"][0]
+    assert set(ring) == {"name", "time_s", "latency_s", "bandwidth_s", "algbw_gbps", "busbw_gbps"}
+    assert ring["time_s"] == pytest.approx(14 * 1.9e-6 + 1.75 * 1e9 / 450e9)
+    assert ring["busbw_gbps"] == pytest.approx(ring["algbw_gbps"] * 1.75)
+
+
+@pytest.mark.parametrize(("op", "first"), [("all-to-all", "pairwise"), ("scatter", "direct"), ("broadcast", "ring")])
+def test_collective_cost_names_the_bandwidth_optimal_algorithm_first(
+    capsys: pytest.CaptureFixture[str], op: str, first: str
+) -> None:
+    status, out, _ = run(capsys, "collective-cost", op, "--ranks", "16", "--bytes", "4096", "--link", "ib-ndr",
+                         "--json")
+    assert status == 0
+    assert json.loads(out)["algorithms"][0]["name"] == first
+    status, out, _ = run(capsys, "collective-cost", op, "--ranks", "16", "--bytes", "4096", "--link", "ib-ndr")
+    assert status == 0 and first in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--ranks", "1", "--bytes", "1e6", "--link", "nvlink-4"], "--ranks: must be from 2 to 1024: '1'"),
+        (["--ranks", "1025", "--bytes", "1e6", "--link", "nvlink-4"], "--ranks: must be from 2 to 1024"),
+        (["--ranks", "8", "--bytes", "0", "--link", "nvlink-4"], "--bytes: must be a finite number > 0: '0'"),
+        (["--ranks", "8", "--bytes", "-5e9", "--link", "nvlink-4"], "--bytes: must be a finite number > 0: '-5e9'"),
+        (["--ranks", "8", "--bytes", "nan", "--link", "nvlink-4"], "--bytes: must be a finite number"),
+        (["--ranks", "8", "--bytes", "1e6", "--link", "nvlink-9"], "--link: unknown link 'nvlink-9'"),
+    ],
+)
+def test_collective_cost_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+) -> None:
+    status, out, err = run(capsys, "collective-cost", "all-reduce", *argv)
+    assert status == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("ainotes collective-cost: ")
+    assert fragment in err
+
+
+def test_collective_cost_unknown_op(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "collective-cost", "gather", "--ranks", "8", "--bytes", "1", "--link", "nvlink-4")
+    assert status == 2 and "unknown operation 'gather'" in err and len(err.splitlines()) == 1
+
+
+def test_train_time_json_reproduces_the_facts_example(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["train-time", "--params", "70e9", "--tokens", "1.4e12", "--gpus", "2048", "--mfu", "0.4"]
+    status, out, err = run(capsys, *base, "--preset", "a100", "--json")
+    assert status == 0, err
+    record = json.loads(out)
+    assert list(record) == ["flops", "seconds", "days", "gpu_hours", "peak_tflops", "precision"]
+    assert round(record["days"], 1) == 26.6
+    assert record["gpu_hours"] == pytest.approx(1.31e6, rel=1e-3)
+    assert (record["peak_tflops"], record["precision"]) == (312.0, "bf16")
+    status, out, _ = run(capsys, *base, "--peak-tflops", "312", "--json")
+    assert json.loads(out)["precision"] is None and round(json.loads(out)["days"], 1) == 26.6
+    status, out, _ = run(capsys, *base, "--preset", "a100")
+    assert "26.6 days" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--mfu", "40", "--preset", "a100"], "--mfu must be a fraction from 0 to 1"),
+        (["--mfu", "0", "--preset", "a100"], "--mfu: must be a finite number > 0"),
+        (["--mfu", "0.4", "--preset", "v100"], "--preset: unknown preset 'v100'"),
+        (["--mfu", "0.4", "--peak-tflops", "312", "--precision", "bf16"], "--precision goes with --preset"),
+        (["--mfu", "0.4", "--preset", "a100", "--layers", "2"], "go together"),
+    ],
+)
+def test_train_time_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    status, out, err = run(capsys, "train-time", "--params", "70e9", "--tokens", "1.4e12", "--gpus", "2048", *argv)
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert fragment in err
+
+
+def test_the_cost_core_imports_neither_mkdocs_nor_altair() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, ainotes.collective_cost, ainotes.links, ainotes.utilization, ainotes.collectives; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('altair', 'mkdocs', 'markdown')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

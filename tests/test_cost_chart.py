@@ -1,0 +1,133 @@
+"""The collective-cost chart: a valid Vega-Lite spec whose data is the core's, themed by config alone."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import altair as alt
+import pytest
+
+from ainotes import collective_cost as cc
+from ainotes import render
+from ainotes.charts import cost
+from ainotes.errors import InputError
+from ainotes.links import Link, load_links
+
+LINKS = load_links(Path(__file__).resolve().parents[1] / "presets" / "links")
+
+
+@pytest.fixture(scope="module")
+def light() -> dict:
+    return cost.cost_spec(LINKS, cached=False)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_spec_is_valid_vega_lite(theme: str) -> None:
+    spec = cost.cost_spec(LINKS, op="broadcast", ranks=64, link_id="ib-ndr", theme=theme, cached=False)
+    alt.LayerChart.from_dict(spec, validate=True)
+    broken = {**spec, "width": "wide"}
+    with pytest.raises(Exception):  # noqa: B017 - any schema error will do
+        alt.LayerChart.from_dict(broken, validate=True)
+
+
+def test_themes_differ_in_config_only(light: dict) -> None:
+    dark = cost.cost_spec(LINKS, theme="dark", cached=False)
+    assert {k: v for k, v in light.items() if k != "config"} == {k: v for k, v in dark.items() if k != "config"}
+    assert light["config"]["background"] == "#ffffff" and dark["config"]["background"] == "#1e2129"
+    body = json.dumps({k: v for k, v in light.items() if k != "config"})
+    assert not re.search(r"#[0-9a-fA-F]{6}", body), "colours belong in config"
+
+
+def test_cached_spec_equals_a_fresh_build(light: dict) -> None:
+    assert cost.cost_spec(LINKS) == light
+
+
+def test_controls_offer_every_primitive_rank_count_and_link(light: dict) -> None:
+    params = {p["name"]: p for p in light["params"]}
+    assert params["op"]["value"] == "all-reduce" and params["op"]["bind"]["options"] == list(cc.ALGORITHMS)
+    assert params["ranks"]["bind"]["options"] == [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    assert params["link"]["bind"]["options"] == [link.id for link in LINKS]
+
+
+@pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
+def test_line_terms_reproduce_the_core(light: dict, link: Link) -> None:
+    # The chart evaluates a = a1·(p−1) + a2·lg and b = b1·(p−1)/p + b2·lg, then a·α + b·S/B (the browser
+    # tests run the real expressions); here the same arithmetic in Python, against the core.
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    rows = light["datasets"]["algorithms"]
+    assert len(rows) == sum(len(names) for names in cc.ALGORITHMS.values())
+    for row in rows:
+        if row["chain"]:
+            continue
+        for ranks in cost.RANK_CHOICES:
+            lg = round(math.log2(ranks))
+            a = row["a1"] * (ranks - 1) + row["a2"] * lg
+            b = row["b1"] * (ranks - 1) / ranks + row["b2"] * lg
+            for size in (1e3, 4.2e6, 1e10):
+                expected = cc.algorithm_time(row["op"], row["algorithm"], ranks, size, **figures).time_s
+                drawn = a * link.latency_s + b * size / link.bandwidth_bytes_per_s
+                assert drawn == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
+def test_crossover_marks_scale_with_alpha_times_b_and_match_the_core(light: dict, link: Link) -> None:
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    product = link.latency_s * link.bandwidth_bytes_per_s
+    rows = light["datasets"]["crossovers"]
+    for op in cc.ALGORITHMS:
+        first, *others = cc.ALGORITHMS[op]
+        for ranks in cost.RANK_CHOICES:
+            drawn = sorted(r["x"] * product for r in rows if r["op"] == op and r["ranks"] == ranks
+                           and cost.MIN_BYTES <= r["x"] * product <= cost.MAX_BYTES)
+            core = sorted(c.message_bytes for other in others
+                          for c in cc.crossovers(op, ranks, first, other, **figures))
+            assert drawn == pytest.approx(core, rel=2e-3), (op, ranks)
+
+
+def test_all_reduce_marks_ring_against_the_binomial_tree(light: dict) -> None:
+    rows = [r for r in light["datasets"]["crossovers"] if r["op"] == "all-reduce" and r["ranks"] == 8]
+    assert [(r["pair"], r["below"]) for r in rows] == [("ring = binomial tree", "binomial tree")]
+    # 2(p−1)α + 2(p−1)/p·S/B = 2·lg·(α + S/B) at p = 8: S/(α·B) = (14 − 6) ÷ (6 − 1.75)
+    assert rows[0]["x"] == pytest.approx(8 / 4.25, rel=1e-3)
+
+
+def test_expressions_state_the_core_formula(light: dict) -> None:
+    text = json.dumps(light)
+    assert "datum.a * datum.latency + datum.b * datum.bytes / datum.bandwidth" in text
+    assert "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg" in text
+    assert "sqrt((datum.ranks - 2) * datum.bytes / (datum.latency * datum.bandwidth))" in text
+
+
+def test_static_render_draws_the_lines_and_the_crossover(light: dict) -> None:
+    svg = render.svg(light)
+    assert "ring = binomial tree at 1.61MB" in svg
+    assert "latency-bound" in svg and "bandwidth-bound" in svg
+    for title in ("ring", "Rabenseifner (halving + doubling)", "binomial tree"):
+        assert f">{title}<" in svg
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"op": "gather"}, "'op' must be one of"),
+        ({"ranks": 6}, "'ranks' must be a power of two from 2 to 1024: 6"),
+        ({"link_id": "nvlink-9"}, "unknown link 'nvlink-9'"),
+        ({"theme": "sepia"}, "'theme' must be 'light' or 'dark'"),
+        ({"title": "bad\x01title"}, "control character"),
+    ],
+)
+def test_bad_requests_are_one_clear_error(kwargs: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        cost.cost_spec(LINKS, cached=False, **kwargs)
+
+
+def test_caption_escapes_and_states_the_fastest_algorithm() -> None:
+    (nvlink4,) = [link for link in LINKS if link.id == "nvlink-4"]
+    caption = cost.caption_html("broadcast", 8, nvlink4)
+    assert "binomial tree" in caption and "takes over" in caption
+    assert "α = 1.9 µs" in caption
+    hostile = type(nvlink4)(id="x", name="<b>link</b>", bandwidth_gbps=1, latency_us=1, sources=(), path="")
+    assert "&lt;b&gt;link&lt;/b&gt;" in cost.caption_html("all-gather", 8, hostile)

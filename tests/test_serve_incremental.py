@@ -1,0 +1,109 @@
+"""``mkdocs serve`` stays instant: a rebuild renders only the charts whose spec changed.
+
+Each rebuild here is what ``mkdocs serve`` does after a change: the config loaded afresh
+(hooks included) and a full build in the same process. Renders are counted
+(:data:`ainotes.render.render_counts`, which counts what vl-convert really did, in this
+process or in a worker), never timed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+from ainotes import render
+from sitebuild import make_fixture
+
+PAGES = {
+    "index.md": "# Home\n\nNo charts here.\n",
+    "a.md": "# A\n\nSome prose.\n\n```roofline\npresets: [h100]\ntitle: Only H100\n```\n",
+    "b.md": "# B\n\n```roofline\npresets: [plain]\ntitle: Only plain\n```\n",
+    "c.md": "# C\n\n```roofline\npresets: [h100, plain]\ntitle: Both\n```\n\n```collective\nop: all-gather\n```\n",
+}
+
+
+@pytest.fixture(scope="module")
+def runtime_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("runtime-cache")  # the bundle is built once for the module
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch, runtime_cache) -> Path:
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render-cache"))
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
+    monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
+    render._memo.clear()
+    render._runtime_text.clear()
+    yield make_fixture(tmp_path / "project", PAGES)
+    render.shutdown()
+    render._memo.clear()
+
+
+def rebuild(project: Path) -> Counter[str]:
+    """One serve-style rebuild; what vl-convert rendered during it."""
+    before = render.render_counts.copy()
+    config = load_config(config_file=str(project / "mkdocs.yml"), site_dir=str(project / "site"))
+    config.plugins.on_startup(command="serve", dirty=False)
+    build(config)
+    return render.render_counts - before
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_unchanged_rebuild_renders_nothing(project):
+    first = rebuild(project)
+    assert first["svg"] == 3 and first["png"] == 3 and first["vega"] == 6
+    assert rebuild(project) == Counter()
+    # Prose edits re-render nothing either.
+    edit(project / "docs" / "a.md", "Some prose.", "Some other prose.")
+    assert rebuild(project) == Counter()
+
+
+def test_editing_one_chart_renders_only_that_chart(project):
+    rebuild(project)
+    edit(project / "docs" / "a.md", "title: Only H100", "title: Only the H100")
+    again = rebuild(project)
+    assert again == Counter({"svg": 1, "png": 1, "vega": 2})
+    assert "Only the H100" in (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
+
+
+def test_editing_a_preset_renders_only_the_charts_that_show_it(project):
+    rebuild(project)
+    edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
+    again = rebuild(project)
+    assert again == Counter({"svg": 2, "png": 2, "vega": 4})  # pages b and c; a shows only h100
+    page_a_svg = (project / "site" / "embed" / "a-roofline.svg").read_bytes()
+    edit(project / "presets" / "h100.yaml", "memory_bandwidth_tbps: 3.35", "memory_bandwidth_tbps: 3.36")
+    assert rebuild(project) == Counter({"svg": 2, "png": 2, "vega": 4})  # pages a and c
+    assert (project / "site" / "embed" / "a-roofline.svg").read_bytes() != page_a_svg
+
+
+def test_rebuild_with_workers_renders_the_same_count(project, monkeypatch):
+    monkeypatch.setenv("AINOTES_RENDER_WORKERS", "2")
+    first = rebuild(project)
+    assert first["svg"] == 3 and first["png"] == 3 and first["vega"] == 6
+    edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
+    assert rebuild(project) == Counter({"svg": 2, "png": 2, "vega": 4})
+
+
+def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, monkeypatch, caplog):
+    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)  # "a long batch": every batch, here
+    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    with caplog.at_level("INFO", logger="mkdocs.plugins.ainotes"):
+        rebuild(project)
+    lines = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.ainotes"]
+    counts = [re.fullmatch(r"ainotes: (\d+) of (\d+) chart renders done", line) for line in lines]
+    assert counts and all(counts), lines
+    done, total = (int(n) for n in counts[-1].groups())
+    # Three SVG jobs (each with its PNG) and six Vega compiles, and the runtime bundle unless
+    # an earlier test of this module built it.
+    assert done == total and total in (9, 10)
