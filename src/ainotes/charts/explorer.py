@@ -164,7 +164,9 @@ def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
                 f'<td>{html.escape(units.intensity(k["intensity"]))}</td>{cells}</tr>'
             )
         parts.append(
-            '<div class="ainotes-table-wrap"><table class="ainotes-kernel-bounds">'
+            # A scroller of its own on a phone: focusable, so the keyboard can scroll it too.
+            '<div class="ainotes-table-wrap" tabindex="0" role="region" aria-label="Kernels\' bounds per GPU">'
+            '<table class="ainotes-kernel-bounds">'
             "<caption>Where each numbered kernel meets the roof of its own data type (dense), per GPU</caption>"
             f'<thead><tr><th scope="col">Kernel</th><th scope="col">Intensity</th>{header}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"
@@ -185,7 +187,8 @@ def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
                         f'<td colspan="4">{html.escape(text)}</td></tr>')
     parts.append(
         f'<details class="ainotes-data" id="{html.escape(chart_id)}-data"><summary>Data table: every ceiling</summary>'
-        '<div class="ainotes-table-wrap"><table><thead><tr><th scope="col">GPU</th><th scope="col">Roof</th>'
+        '<div class="ainotes-table-wrap" tabindex="0" role="region" aria-label="Every ceiling">'
+        '<table><thead><tr><th scope="col">GPU</th><th scope="col">Roof</th>'
         '<th scope="col">Dense peak</th><th scope="col">Bandwidth</th><th scope="col">Ridge</th>'
         f'<th scope="col">2:4 sparse peak</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>'
     )

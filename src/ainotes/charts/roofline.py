@@ -513,10 +513,11 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
             name="names[datum.p]", x=f"{prefix}_x", y=f"min(datum.peak, datum.bw * {prefix}_x)")
         side = f"{prefix}_x > sqrt(x_domain[0] * x_domain[1]) ? 'right' : 'left'"
         return [
-            rows.mark_point(shape=shape, filled=True, size=110, opacity=1, strokeWidth=1.5, style="marker")
+            # aria=False: the readout under the chart states these marks in words (and they start hidden).
+            rows.mark_point(shape=shape, filled=True, size=110, opacity=1, strokeWidth=1.5, style="marker", aria=False)
             .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
             alt.Chart(alt.NamedData(name="one_row")).transform_filter(on)
-            .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side),
+            .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side), aria=False,
                        dx=alt.ExprRef(f"({side}) == 'right' ? 6 : -6"),
                        limit=alt.ExprRef(f"({side}) == 'right' ? scale('x', {prefix}_x) - 8 "
                                          f": width - scale('x', {prefix}_x) - 8"),
