@@ -295,7 +295,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
 
     def spec(theme: Literal["light", "dark"]) -> dict:
         return roofline_chart.roofline_spec(
-            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme
+            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme,
+            precision=request.precision,
         )
 
     light, dark = spec("light"), spec("dark")
