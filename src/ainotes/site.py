@@ -273,9 +273,12 @@ def _figure_section(html_text: str) -> str:
     return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
 
 
-def _prefetch_renders(site: NotesSite, light: dict, dark: dict, *, dark_svg: bool) -> None:
+def _prefetch_renders(
+    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None
+) -> None:
     """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
-    parallel with other charts) while the build goes on, and each use waits for its own."""
+    parallel with other charts) while the build goes on, and each use waits for its own.
+    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens."""
     from ainotes import render
 
     requests = [render.svg_request(light, png_scales=(render.PNG_SCALE,)),
@@ -283,6 +286,8 @@ def _prefetch_renders(site: NotesSite, light: dict, dark: dict, *, dark_svg: boo
                 render.RUNTIME_REQUEST]
     if dark_svg:  # a chart whose dark still is rendered, not recoloured
         requests.append(render.svg_request(dark))
+    if narrow is not None:
+        requests.append(render.svg_request(narrow))
     render.prefetch(requests, progress=site.render_progress)
 
 
@@ -300,7 +305,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
 
     light, dark = spec("light"), spec("dark")
-    _prefetch_renders(site, light, dark, dark_svg=False)
+    _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
 
     @functools.cache
     def svg_dark() -> str:
