@@ -207,13 +207,17 @@ def cost_spec(
     def build() -> dict[str, Any]:
         return _build_body(links, op=op, ranks=ranks, link_id=link_id, title=title)
 
+    link_name = next(link.name for link in links if link.id == link_id)
+    # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
+    description = (f"Line chart on log-log axes: time of {OP_TITLES[op].lower()} against message size over "
+                   f"{ranks} ranks on {link_name}, one line per algorithm, crossovers marked.")
     if not cached:
-        return {**build(), "config": config}
+        return {**build(), "description": description, "config": config}
     payload = {
         "links": [_link_rows((link,))[0] for link in links], "op": op, "ranks": ranks, "link": link_id,
         "title": title, "code": _code_fingerprint(),
     }
-    return {**render.memo_json("cost-spec", payload, build), "config": config}
+    return {**render.memo_json("cost-spec", payload, build), "description": description, "config": config}
 
 
 def default_title(op: str) -> str:
