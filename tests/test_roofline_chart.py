@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -155,7 +156,8 @@ def test_kernel_marks_sit_where_the_core_says_each_meets_its_own_roof(presets):
 
 def test_an_fp8_gemm_meets_the_fp8_roof_on_h100_and_none_on_a100():
     presets = {p.id: p for p in load_presets(REPO / "presets")}
-    spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[parse_kernel_spec("gemm:8192x8192x8192:fp8")])
+    fp8 = parse_kernel_spec("gemm:8192x8192x8192:fp8")
+    spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[fp8])
     bounds = chart.spec_meta(spec)["kernels"][0]["bounds"]
     assert bounds["h100"] == {"bound": "compute", "text": "compute, 1.979 PFLOP/s"}
     assert bounds["a100"]["bound"] == "unsupported" and "FP8" in bounds["a100"]["text"]
@@ -196,8 +198,9 @@ def test_close_kernels_share_one_label_and_labels_never_touch_on_the_narrowest_p
     assert sorted(text for _, text in labels.values()) == ["1,5", "2", "3", "4", "6"]
     low, high = _value(chart.roofline_spec(real, kernels=kernels), "x_domain")
     px_per_decade = chart.NARROWEST_PLOT_PX / math.log10(high / low)
-    spans = sorted((math.log10(x / low) * px_per_decade, len(text) * chart.LABEL_CHAR_PX) for x, text in labels.values())
-    for (x1, w1), (x2, w2) in zip(spans, spans[1:]):
+    spans = sorted((math.log10(x / low) * px_per_decade, len(text) * chart.LABEL_CHAR_PX)
+                   for x, text in labels.values())
+    for (x1, w1), (x2, w2) in itertools.pairwise(spans):
         assert x2 - w2 / 2 > x1 + w1 / 2, spans
 
 
