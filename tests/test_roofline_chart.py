@@ -336,3 +336,15 @@ def test_dark_svg_from_the_light_one_is_the_dark_render(presets, sparsity):
     dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark"))
     assert chart.dark_svg(light) == dark
     assert light != dark
+
+
+def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and_tables():
+    from ainotes.charts import embed
+
+    spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
+    dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
+    fragment = embed.interactive_figure_html("r1", spec, dark, caption_html="Caption.", downloads={})
+    assert '<div class="ainotes-chart__box" role="img" aria-labelledby="r1-summary"' in fragment
+    assert f'<p class="ainotes-sr-only" id="r1-summary">{explorer.summary_text(spec)}</p>'.replace("'", "&#x27;") in fragment
+    assert '<form class="ainotes-explorer" hidden' in fragment and 'class="ainotes-kernel-bounds"' in fragment
+    assert 'id="r1-data"' in fragment

@@ -132,6 +132,8 @@ def interactive_figure_html(
     summary = controls = tables = ""
     box_role = ""
     if roofline.spec_meta(spec_light) is not None:
+        # A text alternative for the picture, the explorer's controls, and its data as tables.
+        summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(explorer.summary_text(spec_light))}</p>'
         box_role = f' role="img" aria-labelledby="{cid}-summary"'
         controls = explorer.controls_html(chart_id, spec_light)
         tables = explorer.tables_html(chart_id, spec_light)
