@@ -20,9 +20,10 @@ serve: $(VENV)/.installed
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
 
-# The quick loop: no browser, no whole-site builds (MkDocs, ProperDocs, Zensical), no slow tier.
+# The quick loop: no browser, no whole-site builds (MkDocs, ProperDocs, Zensical), no slow
+# tier, and fewer hostile-input examples per property than make test's 50.
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "not browser and not build and not slow"
+	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow"
 
 # Lint and types: ruff (rules in pyproject.toml, each ignore justified) and mypy.
 check: $(VENV)/.installed-dev

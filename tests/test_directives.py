@@ -40,12 +40,17 @@ def test_fence_inside_a_longer_fence_is_content():
     assert "presets: [nope]" in page_html(text)
 
 
+def test_other_fences_with_odd_headers_stay_as_superfences_leaves_them():
+    assert "colour=red" in page_html("```python colour=red\nx = 1\n```\n")
+
+
 def test_indented_code_block_is_code_even_with_a_bad_body():
     text = "An example:\n\n    ```roofline\n    presets: [nope]\n    ```\n"
     assert fences(text) == []
     html_text = page_html(text)
     assert "<pre><code>```roofline\npresets: [nope]\n```" in html_text
     assert "ainotes-chart" not in html_text
+    assert "<script" not in html_text  # no chart, no chart runtime
 
 
 @pytest.mark.parametrize(
@@ -73,6 +78,9 @@ def test_fences_in_containers_are_charts(text, line):
          "p.md:7: 'ranks' must be a whole number from 2 to 8: 99"),
         ("!!! note\n\n    ```mfu-table\n    jobs: 3\n    ```\n", "p.md:4: 'jobs' must be a non-empty list"),
         ('# T\n\n```roofline title="x"\n```\n', "p.md:3: a roofline fence takes its settings in its body"),
+        ("# T\n\n```roofline colour=red\n```\n",
+         "p.md:3: a roofline fence takes its settings in its body, not after its name: colour=red"),
+        ("# T\n\n> ```collective op: reduce\n> ```\n", "p.md:3: a collective fence takes its settings in its body"),
         ("# T\n\nx\n\nRidge: {{ ridge h101 }}.\n", "p.md:5: unknown preset 'h101'"),
         ("# T\n\n| a | b |\n|---|---|\n| x | {{ peak nope }} |\n", "p.md:5: unknown preset 'nope'"),
         ("# T\n\nx\n\n$$\n\\frac{1}{\n$$\n", "p.md:5: math"),

@@ -7,7 +7,8 @@ MkDocs, so thousands of cases stay affordable) converts a page holding the fence
 (a preset: naming the file). Any other exception, or a case that runs past the watchdog,
 fails the test.
 
-Two tiers: ``QUICK_EXAMPLES`` per property in every ``make test``; ``SLOW_EXAMPLES`` (marked
+Two tiers: ``QUICK_EXAMPLES`` per property in every ``make test`` (``make test-fast`` sets
+``AINOTES_QUICK_EXAMPLES`` lower); ``SLOW_EXAMPLES`` (marked
 ``slow``) only with ``pytest -m slow`` or ``AINOTES_SLOW=1`` (``python -m bench
 --slow-hypothesis`` runs them). Strategies lean towards what validation has to catch (wrong
 types, huge numbers, NaN, unknown keys, markup) rather than towards many valid charts, which
@@ -44,7 +45,7 @@ from sitebuild import H100, REPO, make_fixture, run_build
 
 PAGE = "page.md"
 PAGE_URL = "page/"
-QUICK_EXAMPLES = 50
+QUICK_EXAMPLES = int(os.environ.get("AINOTES_QUICK_EXAMPLES", "50"))  # make test-fast: fewer
 SLOW_EXAMPLES = 1000
 WATCHDOG_S = 60  # one case (a page, or a preset plus a page) far past this is a hang, not slowness
 # A message is for a person: a value shown in it must be shortened, never dumped whole.

@@ -10,6 +10,8 @@ import pytest
 from sitebuild import copy_real_project, run_build
 from test_reproducible import MKDOCS_DATED, _files, _first_difference
 
+pytestmark = pytest.mark.build  # whole-site builds: not in make test-fast
+
 
 @pytest.fixture(scope="module")
 def serial_and_parallel(tmp_path_factory) -> tuple[Path, Path]:

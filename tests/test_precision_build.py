@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sitebuild import H100, make_fixture, run_build
+
+pytestmark = pytest.mark.build  # whole-site builds: not in make test-fast
 
 H100_PLAIN = H100.format(name="H100 test", source_title="Datasheet", url="https://example.com/h100")
 PEAKS = "peaks:\n  tensor:\n    fp8: {dense_tflops: 1978.9, sparse_tflops: 3957.8}\n    fp4: none\n"

@@ -273,8 +273,11 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
     figure = next(a for t, a in page.tags if t == "figure")
     assert figure["id"] == 'chart-1"x' and figure["class"] == "ainotes-chart"
     stills = [a["class"] for t, a in page.tags if t == "div" and "ainotes-chart__still" in (a.get("class") or "")]
+    # Light and dark, at desk size and (a roofline) at phone size.
     assert stills == ["ainotes-chart__still ainotes-chart__still--light",
-                      "ainotes-chart__still ainotes-chart__still--dark"]
+                      "ainotes-chart__still ainotes-chart__still--dark",
+                      "ainotes-chart__still ainotes-chart__still--light ainotes-chart__still--narrow",
+                      "ainotes-chart__still ainotes-chart__still--dark ainotes-chart__still--narrow"]
     box = next(a for t, a in page.tags if t == "div" and "ainotes-chart__box" in (a.get("class") or "").split())
     assert box["style"] == f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}"
     # In <template>s: Material's instant navigation would run a <script> of JSON as JavaScript.

@@ -345,7 +345,8 @@ def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and
     spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
     dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
     fragment = embed.interactive_figure_html("r1", spec, dark, caption_html="Caption.", downloads={})
-    assert '<div class="ainotes-chart__box" role="img" aria-labelledby="r1-summary"' in fragment
+    box = '<div class="ainotes-chart__box ainotes-chart__box--narrow" role="img" aria-labelledby="r1-summary"'
+    assert box in fragment
     assert f'<p class="ainotes-sr-only" id="r1-summary">{html.escape(explorer.summary_text(spec))}</p>' in fragment
     assert ODD_NAME not in fragment.split("<template")[0]  # escaped wherever it is shown
     assert '<form class="ainotes-explorer" hidden' in fragment and 'class="ainotes-kernel-bounds"' in fragment

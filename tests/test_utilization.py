@@ -48,7 +48,9 @@ def test_hardware_flops_per_recompute_mode() -> None:
     assert hardware_flops_per_token(n, recompute="selective") == 6 * n  # nothing counted to recompute
     assert hardware_flops_per_token(n, recompute="full") == 8 * n  # FACTS: full recomputation ≈ 8N
     assert hardware_flops_per_token(n, recompute="none", **PALM_ATTENTION) == 6 * n + attention
-    assert hardware_flops_per_token(n, recompute="selective", **PALM_ATTENTION) == pytest.approx(6 * n + attention * 4 / 3)
+    assert hardware_flops_per_token(n, recompute="selective", **PALM_ATTENTION) == pytest.approx(
+        6 * n + attention * 4 / 3
+    )
     assert hardware_flops_per_token(n, recompute="full", **PALM_ATTENTION) == pytest.approx(8 * n + attention * 4 / 3)
 
 
@@ -71,7 +73,7 @@ def test_utilization_result_says_what_each_figure_counts() -> None:
 )
 def test_mfu_never_exceeds_hfu(params: float, tokens: float, gpus: int, peak: float,
                                attention: tuple[int, int, int, int] | None) -> None:
-    figures = dict(zip(("layers", "heads", "head_dim", "seq_len"), attention)) if attention else {}
+    figures = dict(zip(("layers", "heads", "head_dim", "seq_len"), attention, strict=True)) if attention else {}
     job = {"tokens_per_second": tokens, "gpus": gpus, "peak_flops_per_s_per_gpu": peak}
     model = mfu(params, **job, **figures)
     for mode in RECOMPUTE_MODES:
@@ -82,10 +84,14 @@ def test_mfu_never_exceeds_hfu(params: float, tokens: float, gpus: int, peak: fl
 
 @pytest.mark.parametrize(
     ("given_figures", "missing"),
-    [({"layers": 118}, "heads, head_dim, seq_len missing"), ({"layers": 1, "heads": 1, "head_dim": 1}, "seq_len missing")],
+    [
+        ({"layers": 118}, "heads, head_dim, seq_len missing"),
+        ({"layers": 1, "heads": 1, "head_dim": 1}, "seq_len missing"),
+    ],
 )
 def test_partial_attention_figures_are_an_error(given_figures: dict[str, int], missing: str) -> None:
-    with pytest.raises(InputError, match=f"the attention term needs all of layers, heads, head_dim, seq_len: .*{missing}"):
+    expected = f"the attention term needs all of layers, heads, head_dim, seq_len: .*{missing}"
+    with pytest.raises(InputError, match=expected):
         model_flops_per_token(1e9, **given_figures)
 
 

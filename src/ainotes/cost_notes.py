@@ -23,11 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ainotes import collective_cost as cc
 from ainotes import units
 from ainotes.collectives import OPS
+from ainotes.directives import Fence
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
 from ainotes.links import Link
@@ -48,7 +48,9 @@ class CollectiveCostRequest:
     chart_id: str | None
 
 
-def parse_collective_cost(fence: Any, where: str, known_presets: tuple[str, ...] = ()) -> CollectiveCostRequest:
+def parse_collective_cost(
+    fence: Fence, where: str, presets: Mapping[str, Preset] | None = None
+) -> CollectiveCostRequest:
     """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
     link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn."""
     from ainotes.charts.cost import RANK_CHOICES
@@ -69,7 +71,7 @@ def parse_collective_cost(fence: Any, where: str, known_presets: tuple[str, ...]
                                  chart_id=reader.chart_id())
 
 
-def parse_links_table(fence: Any, where: str, known_presets: tuple[str, ...] = ()) -> None:
+def parse_links_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> None:
     """``links-table`` fence: no body (every link in ``presets/links`` is listed)."""
     from ainotes.directives import _load_body, _Reader
 

@@ -17,7 +17,7 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(temporary, path)
+        temporary.replace(path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

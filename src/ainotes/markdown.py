@@ -182,9 +182,15 @@ class _Begin(Preprocessor):
 
 
 def _note_fence_lines(md: Markdown, fences: Any) -> None:
-    """Wrap superfences' ``process_nested_block(ws, content, start, end)``: ``start`` is the
-    fence's first line, which the formatter it is about to call does not receive."""
+    """Wrap two methods of superfences' preprocessor.
+
+    ``process_nested_block(ws, content, start, end)``: ``start`` is the fence's first line,
+    which the formatter it is about to call does not receive. ``handle_unrecognized(m)``:
+    superfences drops a fence whose header it cannot read (```` ```roofline colour=red ````)
+    to plain text; one of ours is kept, with the header, so that the formatter refuses it.
+    """
     close = fences.process_nested_block
+    unrecognized = fences.handle_unrecognized
 
     def process_nested_block(ws: str, content: str, start: int, end: int) -> Any:
         run = _RUNS.get(md)
@@ -192,7 +198,15 @@ def _note_fence_lines(md: Markdown, fences: Any) -> None:
             run.fence_start, run.fence_end = start, end
         return close(ws, content, start, end)
 
+    def handle_unrecognized(m: re.Match[str]) -> bool:
+        if m.group("lang") not in FENCE_KINDS:
+            return bool(unrecognized(m))
+        fences.lang, fences.attrs, fences.formatter = m.group("lang"), {}, _format_fence
+        fences.options = {(m.group("unrecognized") or "").strip(): True}
+        return True
+
     fences.process_nested_block = process_nested_block
+    fences.handle_unrecognized = handle_unrecognized
     fences._ainotes_lines = True
 
 
@@ -259,6 +273,7 @@ class _Settle(Treeprocessor):
                     run.site.register(outcome.chart, run.page, line or 1)
                 except InputError as exc:
                     raise run.fail(exc) from None
+            run.page.need_script(*outcome.scripts)
         run.pending.clear()
 
 

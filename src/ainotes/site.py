@@ -25,6 +25,7 @@ import json
 import re
 import secrets
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -92,6 +93,7 @@ class Drawn:
 
     html: str
     chart: Chart | None = None
+    scripts: tuple[str, ...] = ()  # runtime files the page then needs, under assets/ainotes/
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,8 @@ class NotesSite:
         self.render_progress: Callable[[int, int], None] | None = None
         self._deferred: dict[str, Callable[[], str]] = {}
         self._nonce = secrets.token_hex(4)
+        if "ainotes.render" in sys.modules:  # an earlier build in this process may have stopped half-way
+            sys.modules["ainotes.render"].forget_queued()
 
     def announce_page(self, src: str, url: str, line_offset: int = 0) -> None:
         """Name the page the next Markdown conversion is of (a driver calls this before it)."""
@@ -269,6 +273,24 @@ def _figure_section(html_text: str) -> str:
     return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
 
 
+def _prefetch_renders(
+    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None
+) -> None:
+    """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
+    parallel with other charts) while the build goes on, and each use waits for its own.
+    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens."""
+    from ainotes import render
+
+    requests = [render.svg_request(light, png_scales=(render.PNG_SCALE,)),
+                render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
+                render.RUNTIME_REQUEST]
+    if dark_svg:  # a chart whose dark still is rendered, not recoloured
+        requests.append(render.svg_request(dark))
+    if narrow is not None:
+        requests.append(render.svg_request(narrow))
+    render.prefetch(requests, progress=site.render_progress)
+
+
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     from ainotes import render
     from ainotes.charts import embed
@@ -283,11 +305,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
 
     light, dark = spec("light"), spec("dark")
-    # Everything vl-convert will be asked for this chart, queued now: it renders (once, in
-    # parallel with other charts) while the build goes on; each use below waits for its own.
-    render.prefetch([render.svg_request(light, png_scales=(render.PNG_SCALE,)),
-                     render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
-                     render.RUNTIME_REQUEST], progress=site.render_progress)
+    _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
 
     @functools.cache
     def svg_dark() -> str:
@@ -303,12 +321,11 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         "json": lambda: _json_text(light),
         "html": lambda: render.standalone_html(light, title=title),
     }
-    page.need_script(_RUNTIME_FILE, "vega-charts.js")
     downloads = site.downloads(chart, page)
     caption = roofline_chart.caption_html(presets, request.sparsity)
     return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
         chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
-    ))), chart)
+    ))), chart, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
@@ -324,7 +341,6 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
         "json": lambda: _json_text(collectives.run_to_json(run)),
         "html": lambda: collective_chart.standalone_html(run, title=request.title),
     }
-    page.need_script("collectives.js")
     return Drawn(
         _figure_section(
             '<div class="ainotes-collective">'
@@ -335,6 +351,7 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
             "</div>"
         ),
         chart,
+        scripts=("collectives.js",),
     )
 
 
@@ -351,6 +368,7 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
                                     title=request.title, theme=theme)
 
     light, dark = spec("light"), spec("dark")
+    _prefetch_renders(site, light, dark, dark_svg=True)
     title = request.title or cost_chart.default_title(request.op)
     chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
@@ -362,12 +380,11 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
         "html": lambda: render.standalone_html(light, title=title),
     }
     page.need_script(_RUNTIME_FILE, "vega-charts.js")
-    figure_html = embed.interactive_figure_html(
-        chart.chart_id, light, dark,
-        caption_html=cost_chart.caption_html(request.op, request.ranks, link),
-        downloads=site.downloads(chart, page),
-    )
-    return Drawn(_figure_section(figure_html), chart)
+    caption = cost_chart.caption_html(request.op, request.ranks, link)
+    downloads = site.downloads(chart, page)
+    return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
+        chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
+    ))), chart)
 
 
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:

@@ -50,11 +50,12 @@ def _namespace_ids(svg_text: str, prefix: str) -> str:
     return re.sub(r'(href="#)([^"]+)(")', rename, text)
 
 
-def _still(svg_text: str, scheme: str, chart_id: str) -> tuple[str, float, float]:
+def _still(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = False) -> tuple[str, float, float]:
     text = render.static_svg_for_page(svg_text)
     width, height = render.svg_size(text)
-    text = _namespace_ids(text, f"{chart_id}-{scheme}")
-    return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}">{text}</div>', width, height
+    size = " ainotes-chart__still--narrow" if narrow else ""
+    text = _namespace_ids(text, f"{chart_id}-{scheme}{'-narrow' if narrow else ''}")
+    return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}{size}">{text}</div>', width, height
 
 
 def _spec_title(spec: Mapping[str, Any]) -> str:
@@ -129,9 +130,15 @@ def interactive_figure_html(
         for scheme, spec in (("light", spec_light), ("dark", spec_dark))
     )
     cid = html.escape(chart_id)
-    summary = controls = tables = ""
+    summary = controls = tables = narrow = ""
     box_role = ""
     if roofline.spec_meta(spec_light) is not None:
+        # Phones get a picture drawn at their size, so its text stays at least 11 px without a script.
+        narrow_light = render.svg(roofline.narrow_static(spec_light))
+        narrow = "".join(
+            _still(text, scheme, chart_id, narrow=True)[0]
+            for scheme, text in (("light", narrow_light), ("dark", roofline.dark_svg(narrow_light)))
+        )
         # A text alternative for the picture, the explorer's controls, and its data as tables.
         summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(explorer.summary_text(spec_light))}</p>'
         box_role = f' role="img" aria-labelledby="{cid}-summary"'
@@ -141,9 +148,9 @@ def interactive_figure_html(
         controls = '<div class="ainotes-chart__controls"></div>'
     return (
         f'<figure class="ainotes-chart" id="{cid}">{summary}'
-        f'<div class="ainotes-chart__box"{box_role} '
+        f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
         f'style="--ainotes-aspect: {width:g} / {height:g}">'
-        f'{light}{dark}<div class="ainotes-chart__view"></div></div>'
+        f'{light}{dark}{narrow}<div class="ainotes-chart__view"></div></div>'
         f"{controls}{tables}"
         f"{specs}"
         f"<figcaption>{caption_html}</figcaption>"

@@ -50,6 +50,9 @@ from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 540
+# The phone-sized static picture: the page's box on a phone is 2:3 (assets/charts.css).
+NARROW_STATIC_WIDTH_PX = 336
+NARROW_STATIC_HEIGHT_PX = 504
 DEFAULT_TITLE = "Roofline"
 TERA = 1e12
 
@@ -713,6 +716,12 @@ def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
         "land below the lines."
     )
     return " ".join(parts)
+
+
+def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec drawn at a phone's size (:data:`NARROW_STATIC_WIDTH_PX` × :data:`NARROW_STATIC_HEIGHT_PX`),
+    for the static picture a phone shows before (or without) the script."""
+    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}
 
 
 def spec_meta(spec: dict[str, Any]) -> dict[str, Any] | None:
