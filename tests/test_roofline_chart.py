@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import itertools
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -155,7 +157,8 @@ def test_kernel_marks_sit_where_the_core_says_each_meets_its_own_roof(presets):
 
 def test_an_fp8_gemm_meets_the_fp8_roof_on_h100_and_none_on_a100():
     presets = {p.id: p for p in load_presets(REPO / "presets")}
-    spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[parse_kernel_spec("gemm:8192x8192x8192:fp8")])
+    fp8 = parse_kernel_spec("gemm:8192x8192x8192:fp8")
+    spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[fp8])
     bounds = chart.spec_meta(spec)["kernels"][0]["bounds"]
     assert bounds["h100"] == {"bound": "compute", "text": "compute, 1.979 PFLOP/s"}
     assert bounds["a100"]["bound"] == "unsupported" and "FP8" in bounds["a100"]["text"]
@@ -196,8 +199,9 @@ def test_close_kernels_share_one_label_and_labels_never_touch_on_the_narrowest_p
     assert sorted(text for _, text in labels.values()) == ["1,5", "2", "3", "4", "6"]
     low, high = _value(chart.roofline_spec(real, kernels=kernels), "x_domain")
     px_per_decade = chart.NARROWEST_PLOT_PX / math.log10(high / low)
-    spans = sorted((math.log10(x / low) * px_per_decade, len(text) * chart.LABEL_CHAR_PX) for x, text in labels.values())
-    for (x1, w1), (x2, w2) in zip(spans, spans[1:]):
+    spans = sorted((math.log10(x / low) * px_per_decade, len(text) * chart.LABEL_CHAR_PX)
+                   for x, text in labels.values())
+    for (x1, w1), (x2, w2) in itertools.pairwise(spans):
         assert x2 - w2 / 2 > x1 + w1 / 2, spans
 
 
@@ -333,3 +337,17 @@ def test_dark_svg_from_the_light_one_is_the_dark_render(presets, sparsity):
     dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark"))
     assert chart.dark_svg(light) == dark
     assert light != dark
+
+
+def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and_tables():
+    from ainotes.charts import embed
+
+    spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
+    dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
+    fragment = embed.interactive_figure_html("r1", spec, dark, caption_html="Caption.", downloads={})
+    box = '<div class="ainotes-chart__box ainotes-chart__box--narrow" role="img" aria-labelledby="r1-summary"'
+    assert box in fragment
+    assert f'<p class="ainotes-sr-only" id="r1-summary">{html.escape(explorer.summary_text(spec))}</p>' in fragment
+    assert ODD_NAME not in fragment.split("<template")[0]  # escaped wherever it is shown
+    assert '<form class="ainotes-explorer" hidden' in fragment and 'class="ainotes-kernel-bounds"' in fragment
+    assert 'id="r1-data"' in fragment

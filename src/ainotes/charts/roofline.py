@@ -76,8 +76,9 @@ KERNEL_MARGIN = 1.5
 TOP_HEADROOM = 4.0
 
 ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
-# Below this plot width (px) the legend stacks in one column.
+# Below this plot width (px) the kernels' key stacks in one column; below the second, the GPUs' legend.
 NARROW_PLOT_PX = 420
+WIDE_LEGEND_PLOT_PX = 760
 # The narrowest plot the page draws (a 360 px phone, less margins and the y axis), and the
 # width of one character of an 11 px label: kernel numbers closer than their text on that
 # plot share one label.
@@ -426,8 +427,10 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         "p:N", title=None, scale=alt.Scale(domain=alt.ExprRef("ids")),
         legend=alt.Legend(
             orient="bottom", direction="horizontal", symbolType="stroke",
-            columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-            labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT),
+            # One GPU a line until the plot is wide enough for two whole names with their ridges.
+            columns=alt.ExprRef(f"width < {WIDE_LEGEND_PLOT_PX} ? 1 : 2"),
+            labelLimit=alt.ExprRef(f"width < {WIDE_LEGEND_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
+                                   f": width / 2 - 2 * {LEGEND_SYMBOL_PX}"),
             labelExpr=f"legend_ridge[{_MODE_KEY}][datum.value] + ' · ' + names[datum.value]",
         ),
     )
