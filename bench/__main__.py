@@ -70,7 +70,7 @@ class Plan:
 
 
 FULL = Plan(
-    real_repeats=5,
+    real_repeats=3,
     scale_points=(sites.ScalePoint(10, 10), sites.ScalePoint(100, 50), sites.ScalePoint(500, 100)),
     scale_repeats=3,
     scale_repeats_up_to=10,
@@ -189,7 +189,12 @@ class ScaleResult:
     base_warm_s: float
     charts_cold_rss: int
     repeats: int
+    charts_cold_cpu_s: float = 0.0       # CPU seconds (build and its workers), median
+    charts_warm_cpu_s: float = 0.0
+    base_cold_cpu_s: float = 0.0
+    base_warm_cpu_s: float = 0.0
     serial_cold_s: float | None = None   # cold with AINOTES_RENDER_WORKERS=0
+    serial_cold_cpu_s: float | None = None
     edit_s: float | None = None          # warm build after one preset edit
     edit_charts: int = 0                 # rooflines that draw the edited preset
     edit_entries: int = 0                # render-cache entries that build added
@@ -214,10 +219,11 @@ def measure_scale_point(point: sites.ScalePoint, repeats: int, work: Path, *,
             cold_c.append(builds.build(charts, site, warm_cache))
         else:
             cold_c.append(builds.cold_build(charts, site, work))
-    serial_cold_s = None
+    serial_cold_s = serial_cold_cpu_s = None
     if serial:
         log(f"{point.name}: cold run without render workers")
-        serial_cold_s = builds.cold_build(charts, site, work, env={"AINOTES_RENDER_WORKERS": "0"}).seconds
+        serial_run = builds.cold_build(charts, site, work, env={"AINOTES_RENDER_WORKERS": "0"})
+        serial_cold_s, serial_cold_cpu_s = serial_run.seconds, serial_run.cpu_seconds
     for i in range(repeats):
         log(f"{point.name}: warm run {i + 1}/{repeats}")
         warm_b.append(builds.build(base, site, base_cache))
@@ -239,7 +245,12 @@ def measure_scale_point(point: sites.ScalePoint, repeats: int, work: Path, *,
         base_warm_s=median([r.seconds for r in warm_b]),
         charts_cold_rss=max(r.max_rss_bytes for r in cold_c),
         repeats=repeats,
+        charts_cold_cpu_s=median([r.cpu_seconds for r in cold_c]),
+        charts_warm_cpu_s=median([r.cpu_seconds for r in warm_c]),
+        base_cold_cpu_s=median([r.cpu_seconds for r in cold_b]),
+        base_warm_cpu_s=median([r.cpu_seconds for r in warm_b]),
         serial_cold_s=serial_cold_s,
+        serial_cold_cpu_s=serial_cold_cpu_s,
         edit_s=edit_s,
         edit_charts=edit_charts,
         edit_entries=edit_entries,
@@ -284,6 +295,8 @@ def measure_scale(plan: Plan, work: Path, deadline: float) -> list[Row]:
             f"median of {repeats})",
             f"cold {seconds(result.charts_cold_s)}, cached {seconds(result.charts_warm_s)}; "
             f"no-chart baseline {seconds(result.base_cold_s)} / {seconds(result.base_warm_s)}; "
+            f"CPU cold {seconds(result.charts_cold_cpu_s)}, cached {seconds(result.charts_warm_cpu_s)}, "
+            f"baseline {seconds(result.base_cold_cpu_s)} / {seconds(result.base_warm_cpu_s)}; "
             f"peak RSS {mib(result.charts_cold_rss)}",
         ))
         if result.serial_cold_s is not None:
@@ -291,7 +304,8 @@ def measure_scale(plan: Plan, work: Path, deadline: float) -> list[Row]:
                 "b", f"{point.charts} charts cold, render workers against none (AINOTES_RENDER_WORKERS=0; 1 run)",
                 f"{seconds(result.charts_cold_s)} with workers on the usable cores vs "
                 f"{seconds(result.serial_cold_s)} in-process → "
-                f"{result.serial_cold_s / result.charts_cold_s:.2f}× faster",
+                f"{result.serial_cold_s / result.charts_cold_s:.2f}× the speed; CPU "
+                f"{seconds(result.charts_cold_cpu_s)} vs {seconds(result.serial_cold_cpu_s or 0.0)}",
             ))
         if result.edit_s is not None:
             rows.append(Row(
@@ -303,6 +317,15 @@ def measure_scale(plan: Plan, work: Path, deadline: float) -> list[Row]:
             ))
     if len(results) >= 2:
         xs = [float(r.point.charts) for r in results]
+        for label, attr_c, attr_b in (("cold", "charts_cold_cpu_s", "base_cold_cpu_s"),
+                                      ("cached", "charts_warm_cpu_s", "base_warm_cpu_s")):
+            extra = [getattr(r, attr_c) - getattr(r, attr_b) for r in results]
+            slope, intercept, r2 = least_squares(xs, extra)
+            rows.append(Row(
+                "b", f"CPU time per chart, {label} (slope of build CPU seconds, workers included, minus the "
+                     "no-chart baseline's; what a chart costs whatever else runs on the machine)",
+                f"{slope * 1000:.1f} ms/chart, intercept {intercept:.2f} s, R² {r2:.3f}",
+            ))
         for label, attr_c, attr_b, goal_ms in (
             ("cold", "charts_cold_s", "base_cold_s", COLD_MS_PER_CHART_GOAL),
             ("cached", "charts_warm_s", "base_warm_s", CACHED_MS_PER_CHART_GOAL),

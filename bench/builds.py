@@ -24,6 +24,7 @@ class BuildRun:
     seconds: float
     max_rss_bytes: int  # ru_maxrss of the build process (Linux reports KiB)
     output: str
+    cpu_seconds: float = 0.0  # user + system time of the build and the workers it reaped
 
 
 def build(project: Path, site_dir: Path, cache_dir: Path, *, timeout_s: float = 900.0,
@@ -32,7 +33,9 @@ def build(project: Path, site_dir: Path, cache_dir: Path, *, timeout_s: float = 
 
     The child is reaped with :func:`os.wait4`, whose resource usage belongs to
     that one child (``RUSAGE_CHILDREN`` would be the maximum over every child
-    so far). Raises :class:`BuildError` when the build fails or runs past
+    so far); its CPU time includes the render workers it reaped. CPU time says
+    what a build costs when other work shares the machine and wall time does not.
+    Raises :class:`BuildError` when the build fails or runs past
     ``timeout_s``. ``env`` adds to the environment (e.g. ``AINOTES_RENDER_WORKERS``).
     """
     if site_dir.exists():
@@ -57,7 +60,8 @@ def build(project: Path, site_dir: Path, cache_dir: Path, *, timeout_s: float = 
         tail = "\n".join(output.strip().splitlines()[-8:])
         why = f"timed out after {timeout_s:.0f} s" if seconds >= timeout_s else f"exit {proc.returncode}"
         raise BuildError(f"build of {project.name} failed ({why}):\n{tail}")
-    return BuildRun(seconds=seconds, max_rss_bytes=usage.ru_maxrss * 1024, output=output)
+    return BuildRun(seconds=seconds, max_rss_bytes=usage.ru_maxrss * 1024, output=output,
+                    cpu_seconds=usage.ru_utime + usage.ru_stime)
 
 
 def cold_build(project: Path, site_dir: Path, scratch: Path, **kwargs) -> BuildRun:

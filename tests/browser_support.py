@@ -19,6 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 DESK = {"width": 1280, "height": 900}
 PHONE = {"width": 360, "height": 740}
+TABLET = {"width": 768, "height": 1000}
 # Long enough for a cold chromium on a busy 2-core machine, short enough that a failure reports quickly.
 WAIT_MS = 15_000
 

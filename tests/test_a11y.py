@@ -192,22 +192,21 @@ def test_roofline_controls_work_from_the_keyboard(site, context):
     page = context.new_page()
     _settled(page, site.url + "roofline/")
     figure = page.locator("figure.ainotes-chart").first
-    view_text = figure.locator(".ainotes-chart__view svg")
+    # What the reader sees change: the chart's text and the explorer's readout under it.
+    seen_js = ("(sel) => [...document.querySelectorAll(sel)].map(t => t.textContent).join(' ')")
+    seen = "figure.ainotes-chart .ainotes-chart__view svg text, figure.ainotes-chart [data-role=readout]"
 
-    def texts() -> str:
-        return " ".join(view_text.locator("text").all_text_contents())
-
-    for name, keys in (("log_intensity", ["End"]), ("preset", ["ArrowDown"]), ("sparsity", ["Space"])):
-        control = figure.locator(f".ainotes-chart__controls [name={name}]")
+    for name, keys in (("log_intensity", ["End"]), ("preset", ["ArrowDown"]), ("sparsity", ["Space"]),
+                       ("precision", ["ArrowDown"])):
+        control = figure.locator(f"form.ainotes-explorer [name={name}]")
         before_value = control.evaluate("el => el.type === 'checkbox' ? String(el.checked) : el.value")
-        before_text = texts()
+        before_text = page.evaluate(seen_js, seen)
         control.focus()
         for key in keys:
             page.keyboard.press(key)
         after_value = control.evaluate("el => el.type === 'checkbox' ? String(el.checked) : el.value")
         assert after_value != before_value, f"{name}: {keys} left it at {before_value}"
-        wait_until(page, "([before, sel]) => [...document.querySelectorAll(sel)].map(t => t.textContent)"
-                         ".join(' ') !== before", [before_text, "figure.ainotes-chart .ainotes-chart__view svg text"],
+        wait_until(page, f"([before, sel]) => ({seen_js})(sel) !== before", [before_text, seen],
                    failure=f"{name}: the chart did not change after {keys}")
 
 

@@ -9,18 +9,29 @@ recorded. Screenshots for a person to look at land in ``artifacts/screenshots/``
 from __future__ import annotations
 
 import json
+import math
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Page, expect
 
 from ainotes.hardware import load_presets
 from browser_support import (
-    DESK, PHONE, WAIT_MS, StaticServer, Watch, file_only, guard_requests, same_origin,
-    site_pages, wait_for_charts, wait_until,
+    DESK,
+    PHONE,
+    TABLET,
+    WAIT_MS,
+    StaticServer,
+    Watch,
+    file_only,
+    guard_requests,
+    same_origin,
+    site_pages,
+    wait_for_charts,
+    wait_until,
 )
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
 
@@ -146,8 +157,10 @@ NO_SCRIPT_STATE_JS = """() => ({
   charts: [...document.querySelectorAll('figure.ainotes-chart')].map(f => {
     const stills = [...f.querySelectorAll('.ainotes-chart__still')].filter(s => getComputedStyle(s).display !== 'none');
     const svg = stills.length ? stills[0].querySelector('svg').getBoundingClientRect() : {width: 0, height: 0};
+    const box = f.querySelector('.ainotes-chart__box').getBoundingClientRect();
     return {id: f.id, height: f.getBoundingClientRect().height, visibleStills: stills.length,
-            svgWidth: svg.width, svgHeight: svg.height};
+            svgWidth: svg.width, svgHeight: svg.height, boxTop: box.top - f.getBoundingClientRect().top,
+            boxHeight: box.height};
   }),
   steppers: [...document.querySelectorAll('.ainotes-stepper')].map(s => {
     const frames = [...s.querySelectorAll('.ainotes-stepper-frame')];
@@ -163,8 +176,12 @@ LIVE_STATE_JS = """() => ({
     const view = f.querySelector('.ainotes-chart__view svg');
     const box = f.querySelector('.ainotes-chart__box').getBoundingClientRect();
     const svg = view ? view.getBoundingClientRect() : {width: 0, height: 0};
+    const form = f.querySelector('form.ainotes-explorer');
     return {id: f.id, height: f.getBoundingClientRect().height, visibleStills: stills.length,
-            viewWidth: svg.width, viewHeight: svg.height, boxWidth: box.width, boxHeight: box.height};
+            viewWidth: svg.width, viewHeight: svg.height, boxWidth: box.width, boxHeight: box.height,
+            boxTop: box.top - f.getBoundingClientRect().top,
+            formHeight: form ? form.getBoundingClientRect().height + parseFloat(getComputedStyle(form).marginTop)
+                               + parseFloat(getComputedStyle(form).marginBottom) : 0};
   }),
   steppers: [...document.querySelectorAll('.ainotes-stepper')].map(s => {
     const shown = [...s.querySelectorAll('.ainotes-stepper-frame')].filter(f => f.getClientRects().length);
@@ -198,9 +215,14 @@ def test_charts_are_static_without_script_and_go_live_in_place(sites, contexts, 
                 problems.append(f"{where}: live, expected the Vega view alone: {after}")
             if abs(after["viewHeight"] - after["boxHeight"]) > LAYOUT_TOLERANCE_PX:
                 problems.append(f"{where}: the live view does not fill its box: {after}")
-            if abs(after["height"] - before["height"]) > LAYOUT_TOLERANCE_PX:
+            # The picture keeps its place and size; the explorer's form, which needs the script, adds its height below.
+            for key in ("boxTop", "boxHeight"):
+                if abs(after[key] - before[key]) > LAYOUT_TOLERANCE_PX:
+                    problems.append(f"{where}: the chart's {key} changes from {before[key]:.1f} px (static) "
+                                    f"to {after[key]:.1f} px (live)")
+            if abs(after["height"] - after["formHeight"] - before["height"]) > LAYOUT_TOLERANCE_PX:
                 problems.append(f"{where}: the figure's height changes from {before['height']:.1f} px (static) "
-                                f"to {after['height']:.1f} px (live)")
+                                f"to {after['height']:.1f} px (live), more than its form's {after['formHeight']:.1f} px")
         for before, after in zip(still["steppers"], live["steppers"], strict=True):
             where = f"{path}#{before['id']}"
             if before["visibleFrames"] != before["frames"] or before["svgWidth"] <= 0 or before["svgHeight"] <= 0:
@@ -215,105 +237,422 @@ def test_charts_are_static_without_script_and_go_live_in_place(sites, contexts, 
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
 
 
-# -- 3. the roofline explorer's controls change what is drawn ----------------------------------------
+# -- 3. the roofline explorer: legible in every state, numbers in the reader's units -------------------
 
-# The numbers of the view's ridge labels ("295 FLOP/B"), and the readout's lines.
-RIDGE_LABELS_JS = """(id) => [...document.querySelectorAll('#' + id + ' .ainotes-chart__view svg text')]
-  .map(t => t.textContent.match(/^([\\d,.]+) FLOP\\/B$/)).filter(Boolean)
-  .map(m => parseFloat(m[1].replace(/,/g, '')))"""
-RIDGES_NEAR_JS = f"""([id, expected]) => {{
-  const seen = ({RIDGE_LABELS_JS})(id).sort((a, b) => a - b);
-  const want = [...expected].sort((a, b) => a - b);
-  return seen.length === want.length && seen.every((v, i) => Math.abs(v - want[i]) <= Math.max(0.5, 0.005 * want[i]));
+WIDTHS = {"phone": PHONE, "tablet": TABLET, "desk": DESK}
+MIN_TEXT_PX = 11
+MIN_TOUCH_PX = 44
+
+# Every visible text element inside `root` (a live view or a static SVG): its text and box.
+TEXT_BOXES_JS = """(root) => {
+  const hidden = el => {
+    for (let n = el; n && n !== root.parentNode; n = n.parentNode) {
+      if (n.nodeType !== 1) continue;
+      if (n.getAttribute('opacity') === '0' || n.getAttribute('fill-opacity') === '0') return true;
+      const cs = getComputedStyle(n);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || cs.opacity === '0') return true;
+    }
+    return false;
+  };
+  return [...root.querySelectorAll('text')].filter(t => t.textContent.trim() && !hidden(t)).map(t => {
+    const r = t.getBoundingClientRect();
+    const size = parseFloat(getComputedStyle(t).fontSize) * (r.height ? 1 : 0);
+    const scale = t.ownerSVGElement.getScreenCTM ? t.ownerSVGElement.getScreenCTM().a : 1;
+    return {text: t.textContent, left: r.left, top: r.top, right: r.right, bottom: r.bottom,
+            px: size * scale, transform: t.getAttribute('transform') || ''};
+  }).filter(b => b.right > b.left && b.bottom > b.top);
+}"""
+
+# Overlaps between text boxes (more than half a pixel both ways) and text outside the SVG.
+OVERLAPS_JS = """(boxes, frame) => {
+  const found = [];
+  for (let i = 0; i < boxes.length; i++) {
+    const a = boxes[i];
+    if (a.left < frame.left - 1 || a.right > frame.right + 1 || a.top < frame.top - 1 || a.bottom > frame.bottom + 1)
+      found.push(`"${a.text}" leaves the chart`);
+    for (let j = i + 1; j < boxes.length; j++) {
+      const b = boxes[j];
+      const x = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const y = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (x > 0.5 && y > 0.5) found.push(`"${a.text}" overlaps "${b.text}" by ${x.toFixed(1)}×${y.toFixed(1)} px`);
+    }
+  }
+  return found;
+}"""
+
+# Walks the live view of chart `id` through `states` (signal values), measuring its text after each.
+SWEEP_JS = f"""async ([id, states]) => {{
+  const boxesOf = {TEXT_BOXES_JS};
+  const overlaps = {OVERLAPS_JS};
+  const view = window.__ainotesRooflineView(id);
+  const svg = document.querySelector('#' + id + ' .ainotes-chart__view svg');
+  const problems = [];
+  let small = [];
+  for (const state of states) {{
+    for (const [name, value] of Object.entries(state)) view.signal(name, value);
+    await view.runAsync();
+    const boxes = boxesOf(svg);
+    for (const found of overlaps(boxes, svg.getBoundingClientRect())) problems.push(JSON.stringify(state) + ': ' + found);
+    for (const b of boxes) {{
+      if (b.px < {MIN_TEXT_PX} - 0.01) small.push(`${{b.text}} at ${{b.px.toFixed(1)}} px`);
+      if (/rotate/.test(b.transform) && b.text !== 'Attainable FLOP/s') problems.push(`rotated: ${{b.text}}`);
+    }}
+  }}
+  return {{problems, small: [...new Set(small)]}};
 }}"""
-VIEW_TEXTS_JS = ("(id) => [...document.querySelectorAll('#' + id + ' .ainotes-chart__view svg text')]"
-                 ".map(t => t.textContent)")
-FLOPS_UNITS = {"GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15, "EFLOP/s": 1e18}
 
 
-def _ridges_are(page: Page, chart_id: str, expected: list[float], what: str) -> None:
-    wait_until(page, RIDGES_NEAR_JS, [chart_id, expected],
-               failure=lambda: f"{what}: expected ridge labels ≈ {expected}, "
-                               f"the view shows {page.evaluate(RIDGE_LABELS_JS, chart_id)}")
+def _explorer_states(spec_meta: dict, preset_ids: list[str]) -> list[dict]:
+    """Every preset selection × sparsity × precision, then the reader's marks across the axis."""
+    states = [{"precision": roof, "preset": preset, "sparsity": sparse, "own_on": False, "batch_on": False}
+              for roof in spec_meta["roofs"] for preset in ["*", *preset_ids] for sparse in (False, True)]
+    for x in (0.1, 1.3, 30, 300, 2730.7, 9000):
+        states.append({"precision": "tensor:bf16", "preset": "*", "sparsity": False, "intensity": x,
+                       "own_on": True, "own_x": x, "own_roof": "tensor:fp8", "own_label": "◆ GEMM 4096×4096×4096 fp8",
+                       "batch_on": True, "batch_x": min(x * 1.1, 9999), "batch_roof": "tensor:bf16",
+                       "batch_label": "▲ 16384 tokens, BF16"})
+    return states
 
 
-def test_roofline_preset_and_sparsity_move_the_ridge_label(sites, contexts):
-    h100 = {p.id: p for p in load_presets(REPO / "presets")}["h100"]
-    assert h100.structured_sparsity
-    page = contexts.page(sites.real_url + "roofline/")
-    wait_for_charts(page)
+def _roofline_meta(page: Page, chart_id: str) -> dict:
+    return page.evaluate("(id) => JSON.parse(document.querySelector('#' + id + ' form.ainotes-explorer')"
+                         ".getAttribute('data-explorer'))", chart_id)
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_roofline_text_never_overlaps_in_any_state(sites, contexts, width):
+    problems, small = [], []
+    for url in (sites.real_url + "roofline/", sites.fixture_url):
+        for scheme in ("light", "dark"):
+            page = contexts.page(url, viewport=WIDTHS[width], color_scheme=scheme)
+            wait_for_charts(page)
+            for chart_id in page.eval_on_selector_all("figure.ainotes-chart", "fs => fs.map(f => f.id)"):
+                meta = _roofline_meta(page, chart_id)
+                spec_meta = {"roofs": list(meta["roof_names"])}
+                states = _explorer_states(spec_meta, list(meta["names"]))
+                if scheme == "dark":  # the same layout in other colours: every roof, all presets, both modes
+                    states = [s for s in states if s.get("preset") == "*"]
+                found = page.evaluate(SWEEP_JS, [chart_id, states])
+                problems += [f"{width} {scheme} {chart_id}: {p}" for p in found["problems"]]
+                small += [f"{width} {scheme} {chart_id}: {p}" for p in found["small"]]
+            page.close()
+    assert not problems, "\n".join(problems[:40])
+    if width != "phone":
+        assert not small, "\n".join(small[:40])
+    else:
+        assert not small, "text under 11 px on a phone:\n" + "\n".join(small[:40])
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+STATIC_SVGS_JS = f"""() => {{
+  const boxesOf = {TEXT_BOXES_JS};
+  const overlaps = {OVERLAPS_JS};
+  return [...document.querySelectorAll('.ainotes-chart__still, body > svg')]
+    .filter(s => s.getClientRects().length)
+    .map(s => {{ const svg = s.tagName.toLowerCase() === 'svg' ? s : s.querySelector('svg');
+                const boxes = boxesOf(svg);
+                // In the page, the picture is scaled to its box: its text must still read at 11 px or more.
+                const small = s.tagName.toLowerCase() === 'svg' ? [] : boxes.filter(b => b.px < {MIN_TEXT_PX} - 0.01)
+                  .map(b => `"${{b.text}}" at ${{b.px.toFixed(1)}} px`);
+                return [...overlaps(boxes, svg.getBoundingClientRect()), ...small]; }}).flat();
+}}"""
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_static_roofline_svgs_never_overlap(sites, contexts, width):
+    problems = []
+    for scheme in ("light", "dark"):
+        page = contexts.page(viewport=WIDTHS[width], color_scheme=scheme, java_script_enabled=False)
+        page.goto(sites.real_url + "roofline/")
+        problems += [f"page {scheme}: {p}" for p in page.evaluate(STATIC_SVGS_JS)]
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator(".ainotes-chart__box").first.screenshot(
+            path=str(SCREENSHOTS / f"explorer-no-script-{scheme}-{width}.png"))
+        for chart in (c for c in _manifest(sites.real_dir) if c["kind"] == "roofline"):
+            for kind in ("svg", "svg-dark"):
+                page.goto(sites.real_url + "embed/" + chart["files"][kind])
+                problems += [f"{chart['files'][kind]}: {p}" for p in page.evaluate(STATIC_SVGS_JS)]
+    assert not problems, "\n".join(problems)
+
+
+def _explorer(page: Page) -> tuple[str, object]:
     chart_id = page.locator("figure.ainotes-chart").first.get_attribute("id")
-    figure = page.locator(f"#{chart_id}")
-    assert not figure.locator("input[name=sparsity]").is_checked()
-
-    figure.locator("select[name=preset]").select_option("h100")
-    _ridges_are(page, chart_id, [h100.ridge_flop_per_byte(False)], "H100 chosen, dense")
-    figure.locator("input[name=sparsity]").check()
-    _ridges_are(page, chart_id, [h100.ridge_flop_per_byte(True)], "H100 chosen, 2:4 sparse")
-    assert h100.ridge_flop_per_byte(True) == pytest.approx(2 * h100.ridge_flop_per_byte(False))
-    figure.locator("input[name=sparsity]").uncheck()
-    _ridges_are(page, chart_id, [h100.ridge_flop_per_byte(False)], "H100 chosen, sparse unticked")
-    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+    return chart_id, page.locator(f"#{chart_id} form.ainotes-explorer")
 
 
-def test_roofline_sparsity_leaves_a_preset_without_a_sparse_path_alone(sites, contexts):
-    presets = {p.id: p for p in load_presets(sites.fixture_presets_dir)}
-    plain, h100 = presets["plain"], presets["h100"]
-    assert not plain.structured_sparsity and h100.structured_sparsity
-    page = contexts.page(sites.fixture_url)
-    wait_for_charts(page)
-    figure = page.locator("#fixture-roofline")
-
-    figure.locator("select[name=preset]").select_option("plain")
-    _ridges_are(page, "fixture-roofline", [plain.ridge_flop_per_byte(False)], "plain chosen, dense")
-    figure.locator("input[name=sparsity]").check()
-    # Back to all presets: the sparse H100 label proves the toggle took effect; plain's stays put.
-    figure.locator("select[name=preset]").select_option("*")
-    _ridges_are(page, "fixture-roofline", [plain.ridge_flop_per_byte(False), h100.ridge_flop_per_byte(True)],
-                "all presets, 2:4 sparse")
-    assert plain.ridge_flop_per_byte(True) == plain.ridge_flop_per_byte(False)
-    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+def _readout_lines(form, role: str) -> list[str]:
+    return form.locator(f"[data-role={role}] li").all_inner_texts()
 
 
-def _readout(page: Page, chart_id: str) -> tuple[float, dict[str, tuple[float, str]]]:
-    """The readout's intensity (FLOP/byte) and, per preset name, (attainable FLOP/s, bound)."""
-    intensity = None
-    lines: dict[str, tuple[float, str]] = {}
-    for text in page.evaluate(VIEW_TEXTS_JS, chart_id):
-        heading = re.fullmatch(r"At the vertical line, ([\d,.]+) FLOP/B:", text)
-        if heading:
-            intensity = float(heading.group(1).replace(",", ""))
-        line = re.fullmatch(r"([\d,.]+) ([A-Z]FLOP/s), (memory|compute)-bound · (.+)", text)
-        if line:
-            lines[line.group(4)] = (float(line.group(1).replace(",", "")) * FLOPS_UNITS[line.group(2)], line.group(3))
-    assert intensity is not None, page.evaluate(VIEW_TEXTS_JS, chart_id)
-    return intensity, lines
+def _flops(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.,]+) ([A-Z]?)FLOP/s", text).groups()
+    return float(number.replace(",", "")) * {"": 1, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}[unit]
 
 
-@pytest.mark.parametrize("log_intensity", [1.0, 3.0])
-def test_roofline_slider_moves_the_readout(sites, contexts, log_intensity):
+def test_typing_an_intensity_reads_off_each_preset(sites, contexts):
     presets = load_presets(REPO / "presets")
     page = contexts.page(sites.real_url + "roofline/")
     wait_for_charts(page)
-    chart_id = page.locator("figure.ainotes-chart").first.get_attribute("id")
-    slider = page.locator(f"#{chart_id} input[name=log_intensity]")
-    heading_js = f"""(id) => ({VIEW_TEXTS_JS})(id).find(t => t.startsWith('At the vertical line'))"""
-    before = page.evaluate(heading_js, chart_id)
-    assert float(slider.input_value()) != log_intensity
-    slider.fill(f"{log_intensity:g}")
-    wait_until(page, f"([id, before]) => ({heading_js})(id) !== before", [chart_id, before],
-               failure=lambda: f"the readout still says {before!r} after moving the slider")
-
-    at = 10**log_intensity
-    intensity, lines = _readout(page, chart_id)
-    assert intensity == pytest.approx(at, rel=0.005)
-    assert set(lines) == {p.name for p in presets}
-    for preset in presets:
-        attainable = min(preset.peak_flops_per_s(), preset.memory_bandwidth_bytes_per_s * at)
-        bound = "memory" if at < preset.ridge_flop_per_byte() else "compute"
-        assert lines[preset.name][0] == pytest.approx(attainable, rel=0.005), preset.id
-        assert lines[preset.name][1] == bound, preset.id
+    chart_id, form = _explorer(page)
+    field = form.locator("input[name=intensity]")
+    expect(form.locator("label", has_text=re.compile(r"^Intensity \(FLOP/byte\)"))).to_be_visible()
+    field.fill("300")
+    field.press("Enter")
+    expect(form.locator("[data-role=readout] p")).to_have_text("At 300 FLOP/byte, BF16 tensor cores, dense:")
+    assert page.evaluate(f"window.__ainotesRooflineView('{chart_id}').signal('intensity')") == 300
+    # The slider beside it follows, on its log scale.
+    assert float(form.locator("input[name=log_intensity]").input_value()) == pytest.approx(math.log10(300), abs=0.01)
+    lines = _readout_lines(form, "readout")
+    assert len(lines) == len(presets)
+    for preset, line in zip(presets, lines, strict=True):
+        ridge = preset.ridge_flop_per_byte()
+        attainable = min(preset.peak_flops_per_s(), preset.memory_bandwidth_bytes_per_s * 300)
+        bound = "memory" if ridge > 300 else "compute"
+        match = re.fullmatch(r"(.+): ([\d.,]+ [A-Z]?FLOP/s), (memory|compute)-bound, ([\d.]+)× (the|below the) ridge "
+                             r"\(([\d,]+) FLOP/byte\)", line)
+        assert match, line
+        assert match.group(1) == preset.name
+        assert _flops(match.group(2)) == pytest.approx(attainable, rel=5e-4)
+        assert match.group(3) == bound
+        ratio = 300 / ridge if bound == "compute" else ridge / 300
+        assert float(match.group(4)) == pytest.approx(ratio, rel=5e-3)
+        assert match.group(6) == f"{ridge:,.0f}"
+    # Sparsity on: H100's ridge doubles to 591, so 300 FLOP/byte is memory-bound there.
+    form.locator("input[name=sparsity]").check()
+    expect(form.locator("[data-role=readout]")).to_contain_text("NVIDIA H100 SXM5 80 GB: 1.005 PFLOP/s, memory-bound")
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+def test_a_gemm_lands_on_each_preset_where_the_core_says(sites, contexts):
+    from ainotes import roofline
+    from ainotes.kernels import parse_kernel_spec
+
+    presets = load_presets(REPO / "presets")
+    page = contexts.page(sites.real_url + "roofline/")
+    wait_for_charts(page)
+    chart_id, form = _explorer(page)
+    for name, value in (("m", "4096"), ("n", "4096"), ("k", "4096")):
+        form.locator(f"input[name={name}]").fill(value)
+    form.locator("select[name=dtype]").select_option("fp8")
+    form.locator("button[value=gemm]").click()
+    kernel = parse_kernel_spec("gemm:4096x4096x4096:fp8")
+    expect(form.locator("[data-role=own] p")).to_contain_text(
+        f"Your GEMM 4096×4096×4096 fp8: 137.4 GFLOP, 50.33 MB moved at least, {kernel.intensity_flop_per_byte:,.0f} FLOP/byte")
+    lines = dict(line.split(": ", 1) for line in _readout_lines(form, "own"))
+    for preset in presets:
+        core = roofline.kernel_roof(preset, kernel)
+        if core.attainable_flops_per_s is None:
+            assert lines[preset.name].startswith(f"unsupported, {core.reason.split(' rate ')[0]}"), lines[preset.name]
+        else:
+            match = re.fullmatch(r"(memory|compute)-bound, at most (.+) \((.+)\)", lines[preset.name])
+            assert match and match.group(1) == core.bound, lines[preset.name]
+            assert _flops(match.group(2)) == pytest.approx(core.attainable_flops_per_s, rel=5e-4)
+            assert match.group(3) == "FP8 tensor cores"
+    assert lines["NVIDIA H100 SXM5 80 GB"] == "compute-bound, at most 1.979 PFLOP/s (FP8 tensor cores)"
+    assert lines["NVIDIA A100 80GB SXM"].startswith("unsupported, no FP8")
+    view = f"window.__ainotesRooflineView('{chart_id}')"
+    assert page.evaluate(f"{view}.signal('own_on')") is True
+    assert page.evaluate(f"{view}.signal('own_x')") == pytest.approx(kernel.intensity_flop_per_byte, rel=1e-12)
+    assert page.evaluate(f"{view}.signal('own_roof')") == "tensor:fp8"
+    expect(page.locator(f"#{chart_id} .ainotes-chart__view svg text", has_text="GEMM 4096×4096×4096 fp8")).to_have_count(1)
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+GEMM_SHAPES = [(1, 1, 1), (16, 8192, 8192), (4096, 4096, 4096), (8192, 8192, 8192), (3, 7, 11), (1, 2**31, 1),
+               (2**31, 2**31, 2**31), (128, 50257, 768), (65536, 1, 65536), (12345, 678, 91011)]
+
+
+def test_the_pages_formulas_are_the_cores_for_many_shapes_and_every_dtype(sites, contexts):
+    from ainotes import roofline
+    from ainotes.kernels import DTYPE_BYTES, gemm
+
+    presets = load_presets(REPO / "presets")
+    page = contexts.page(sites.real_url + "roofline/")
+    wait_for_charts(page)
+    chart_id, _ = _explorer(page)
+    meta = _roofline_meta(page, chart_id)
+    rows = page.evaluate("""(id) => { const v = window.__ainotesRooflineView(id);
+        return v.data('ceilings'); }""", chart_id)
+    assert set(meta["dtypes"]) == set(DTYPE_BYTES)
+    for dtype, info in meta["dtypes"].items():
+        for m, n, k in GEMM_SHAPES:
+            kernel = gemm(m, n, k, dtype)
+            got = page.evaluate("([m, n, k, b]) => window.__ainotesRoofline.gemm(m, n, k, b)", [m, n, k, info["bytes"]])
+            assert got["flops"] == pytest.approx(kernel.flops, rel=1e-15)
+            assert got["bytes"] == pytest.approx(kernel.bytes_moved, rel=1e-15)
+            assert got["intensity"] == pytest.approx(kernel.intensity_flop_per_byte, rel=1e-12)
+            for preset in presets:
+                core = roofline.kernel_roof(preset, kernel)
+                assert info["roof"] == f"{core.unit}:{core.precision}"
+                row = next((r for r in rows if r["p"] == preset.id and r["r"] == info["roof"]), None)
+                if core.attainable_flops_per_s is None:
+                    assert row is None, (preset.id, dtype)
+                    continue
+                on_page = page.evaluate("([row, x]) => window.__ainotesRoofline.meets(row, x, false)",
+                                        [row, got["intensity"]])
+                assert on_page["bound"] == core.bound, (preset.id, dtype, m, n, k)
+                assert on_page["attainable"] == pytest.approx(core.attainable_flops_per_s, rel=1e-12)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("m", "0", "GEMM M must be a whole number from 1 to 2,147,483,648"),
+    ("n", "-4", "GEMM N must be a whole number"),
+    ("k", "abc", "GEMM K must be a whole number"),
+    ("m", "4096.5", "GEMM M must be a whole number"),
+    ("k", "1e12", "GEMM K must be a whole number from 1 to 2,147,483,648"),
+    ("own_intensity", "0", "above 0"),
+    ("own_intensity", "NaN", "above 0"),
+    ("own_intensity", "1e9", "off this chart's axis"),
+    ("intensity", "-3", "above 0"),
+    ("intensity", "1e7", "The axis runs from"),
+])
+def test_invalid_entries_show_a_message_and_leave_the_chart(sites, contexts, field, value, message):
+    page = contexts.page(sites.real_url + "roofline/")
+    wait_for_charts(page)
+    chart_id, form = _explorer(page)
+    view = f"window.__ainotesRooflineView('{chart_id}')"
+    signals = "['intensity', 'own_on', 'own_x', 'own_label', 'precision']"
+    for name, good in (("m", "64"), ("n", "64"), ("k", "64")):
+        form.locator(f"input[name={name}]").fill(good)
+    form.locator("button[value=gemm]").click()
+    before = page.evaluate(f"{signals}.map(s => {view}.signal(s))")
+    form.locator(f"input[name={field}]").fill(value)
+    if field == "intensity":
+        form.locator("input[name=intensity]").press("Enter")
+    else:
+        form.locator("button[value=intensity]" if field == "own_intensity" else "button[value=gemm]").click()
+    alert = form.locator("[role=alert]", has_text=message)
+    expect(alert).to_have_count(1)
+    expect(alert).to_contain_text("The chart is unchanged.")
+    assert page.evaluate(f"{signals}.map(s => {view}.signal(s))") == before
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+def test_the_explorer_works_from_the_keyboard(sites, contexts):
+    page = contexts.page(sites.real_url + "roofline/")
+    wait_for_charts(page)
+    chart_id, form = _explorer(page)
+    view = f"window.__ainotesRooflineView('{chart_id}')"
+    form.locator("select[name=precision]").focus()
+    page.keyboard.press("ArrowDown")  # BF16 → FP16
+    expect(form.locator("[data-role=readout] p")).to_contain_text("FP16 tensor cores")
+    assert page.evaluate(f"{view}.signal('precision')") == "tensor:fp16"
+    page.keyboard.press("Tab")  # the GPUs select
+    page.keyboard.press("Tab")  # the sparsity box
+    page.keyboard.press("Space")
+    assert page.evaluate(f"{view}.signal('sparsity')") is True
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.name") == "intensity"
+    page.keyboard.press("Control+A")
+    page.keyboard.type("42")
+    page.keyboard.press("Enter")
+    expect(form.locator("[data-role=readout] p")).to_contain_text("At 42 FLOP/byte")
+    page.keyboard.press("Tab")  # the log slider
+    before = page.evaluate(f"{view}.signal('intensity')")
+    page.keyboard.press("ArrowRight")
+    wait_until(page, f"() => {view}.signal('intensity') > {before}", failure="the slider did not move by keyboard")
+    for name, value in (("m", "8"), ("n", "8192"), ("k", "8192")):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.name") == name
+        page.keyboard.type(value)
+    page.keyboard.press("Tab")  # type
+    page.keyboard.press("Tab")  # Place GEMM
+    page.keyboard.press("Enter")
+    expect(form.locator("[data-role=own] p")).to_contain_text("Your GEMM 8×8192×8192 bf16")
+    # Every control has a visible label.
+    unlabelled = page.evaluate("""(id) => [...document.querySelectorAll('#' + id + ' form input, #' + id + ' form select')]
+        .filter(el => !(el.closest('label') && el.closest('label').innerText.trim())).map(el => el.name)""", chart_id)
+    assert unlabelled == []
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+def test_batch_slider_crosses_each_ridge_near_its_flop_per_byte(sites, contexts):
+    presets = load_presets(REPO / "presets")
+    page = contexts.page(sites.real_url + "roofline/")
+    wait_for_charts(page)
+    chart_id, form = _explorer(page)
+    form.locator("input[name=batch_on]").check()
+    view = f"window.__ainotesRooflineView('{chart_id}')"
+    previous = 0.0
+    for exponent in range(15):
+        form.locator("input[name=batch]").fill(str(exponent))
+        wait_until(page, f"() => {view}.signal('batch_x') > {previous}", failure=f"batch 2**{exponent}: no move")
+        intensity = page.evaluate(f"{view}.signal('batch_x')")
+        tokens, d = 2**exponent, 8192
+        expected = 2 * tokens * 4 * d * d / ((tokens * d + 4 * d * d + tokens * 4 * d) * 2)
+        assert intensity == pytest.approx(expected, rel=1e-12)
+        previous = intensity
+    lines = [line for line in _readout_lines(form, "batch") if "crosses its ridge" in line]
+    assert len(lines) == len(presets)
+    for preset, line in zip(presets, lines, strict=True):
+        tokens = float(re.search(r"at about ([\d.]+) tokens", line).group(1))
+        # A weight GEMM's intensity is about its tokens (BF16): the crossing is near the ridge's FLOP/byte.
+        assert tokens == pytest.approx(preset.ridge_flop_per_byte(), rel=0.1), line
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+def test_phone_controls_are_tall_enough_and_text_large_enough(sites, contexts):
+    page = contexts.page(sites.real_url + "roofline/", viewport=PHONE)
+    wait_for_charts(page)
+    short_controls = page.evaluate(f"""() => [...document.querySelectorAll(
+          'form.ainotes-explorer input:not([type=checkbox]), form.ainotes-explorer select, form.ainotes-explorer button,'
+          + ' form.ainotes-explorer label.ainotes-explorer__check, .ainotes-data summary')]
+        .filter(el => el.getClientRects().length && el.getBoundingClientRect().height < {MIN_TOUCH_PX} - 0.5)
+        .map(el => el.tagName + '[name=' + el.getAttribute('name') + ']: ' + el.getBoundingClientRect().height)""")
+    assert short_controls == []
+    small_text = page.evaluate(f"""() => [...document.querySelectorAll('figure.ainotes-chart *')]
+        .filter(el => el.getClientRects().length && [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+        .filter(el => !el.closest('svg') && parseFloat(getComputedStyle(el).fontSize) < {MIN_TEXT_PX})
+        .map(el => el.tagName + '.' + el.className + ': ' + getComputedStyle(el).fontSize)""")
+    assert small_text == [], small_text
+
+
+def test_summary_and_data_table_without_script(sites, contexts):
+    presets = load_presets(REPO / "presets")
+    page = contexts.page(sites.real_url + "roofline/", java_script_enabled=False)
+    figure = page.locator("figure.ainotes-chart").first
+    chart_id = figure.get_attribute("id")
+    assert figure.locator("form.ainotes-explorer").is_hidden()  # nothing to press without the script
+    box = figure.locator(".ainotes-chart__box")
+    assert box.get_attribute("role") == "img"
+    summary = page.locator(f"#{box.get_attribute('aria-labelledby')}").inner_text()
+    for preset in presets:
+        assert f"{preset.name}: ridge at {preset.ridge_flop_per_byte():,.0f} FLOP/byte" in summary
+    bounds = figure.locator("table.ainotes-kernel-bounds")
+    assert bounds.is_visible() and bounds.locator("tbody tr").count() == 6
+    data = page.locator(f"#{chart_id}-data")
+    data.locator("summary").click()
+    assert data.locator("table").is_visible()
+    assert data.locator("td", has_text="no FP8 path").count() >= 1
+
+
+EMBED_HOST = """<!doctype html><html><head><meta charset="utf-8"><title>host</title></head>
+<body style="margin:0"><main style="width:700px">{snippet}</main></body></html>"""
+
+
+def test_embed_snippet_shows_the_whole_chart_and_its_controls_in_a_700px_page(sites, contexts, tmp_path_factory):
+    page = contexts.page(sites.real_url + "roofline/")
+    wait_for_charts(page)
+    snippet = page.locator(".ainotes-embed__snippet").first.text_content()
+    iframe = re.search(r"<iframe[^>]*></iframe>", snippet).group(0)
+    host = sites.real_dir / "embed" / "host-test.html"
+    host.write_text(EMBED_HOST.format(snippet=iframe), encoding="utf-8")
+    try:
+        page.set_viewport_size({"width": 700, "height": 1200})
+        page.goto(sites.real_url + "embed/host-test.html")
+        frame = page.frame_locator("iframe")
+        frame.locator(".ainotes-standalone__view svg").wait_for()
+        frame_box = page.locator("iframe").bounding_box()
+        inner = page.frames[1]
+        extent = inner.evaluate("""() => { const c = document.querySelector('.ainotes-standalone__controls');
+            const v = document.querySelector('.ainotes-standalone__view svg');
+            return {controls: c.getBoundingClientRect().bottom, controlsTop: c.getBoundingClientRect().top,
+                    inputs: c.querySelectorAll('input, select').length, chart: v.getBoundingClientRect().bottom,
+                    scroll: document.scrollingElement.scrollHeight, height: window.innerHeight}; }""")
+        assert extent["inputs"] >= 3, extent
+        assert extent["controls"] <= frame_box["height"] and extent["scroll"] <= extent["height"] + 1, extent
+    finally:
+        host.unlink()
 
 
 # -- 4. collective steppers -------------------------------------------------------------------------
@@ -603,4 +942,38 @@ def test_screenshots_of_chart_pages(sites, contexts, scheme, viewport):
         target = SCREENSHOTS / f"{path.strip('/')}-{scheme}-{width}.png"
         page.screenshot(path=str(target), full_page=True)
         assert target.read_bytes().startswith(b"\x89PNG")
+    assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_explorer_states(sites, contexts, scheme, width):
+    """The explorer's figure in each state a reader reaches, for a person to look at."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = contexts.page(sites.real_url + "roofline/", viewport=WIDTHS[width], color_scheme=scheme)
+    wait_for_charts(page)
+    chart_id, form = _explorer(page)
+    figure = page.locator(f"#{chart_id}")
+
+    def shot(state: str) -> None:
+        target = SCREENSHOTS / f"explorer-{state}-{scheme}-{width}.png"
+        figure.screenshot(path=str(target))
+        assert target.read_bytes().startswith(b"\x89PNG")
+
+    shot("opening")
+    form.locator("select[name=precision]").select_option("tensor:fp8")
+    form.locator("input[name=sparsity]").check()
+    for name, value in (("m", "4096"), ("n", "4096"), ("k", "4096")):
+        form.locator(f"input[name={name}]").fill(value)
+    form.locator("select[name=dtype]").select_option("fp8")
+    form.locator("button[value=gemm]").click()
+    form.locator("input[name=batch_on]").check()
+    form.locator("input[name=batch]").fill("9")
+    expect(form.locator("[data-role=batch] p")).to_contain_text("512 tokens")
+    shot("fp8-gemm-batch")
+    form.locator("select[name=preset]").select_option("a100")
+    form.locator("input[name=m]").fill("0")
+    form.locator("button[value=gemm]").click()
+    expect(form.locator("[data-role=own-message]")).to_contain_text("The chart is unchanged.")
+    shot("a100-invalid")
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())

@@ -142,7 +142,7 @@ def test_unwritable_cache_still_renders(spec, tmp_path, monkeypatch):
 def test_vega_is_compiled_vega(spec):
     compiled = render.vega(spec)
     assert "/schema/vega/" in compiled["$schema"]
-    assert {s["name"] for s in compiled["signals"] if "bind" in s} == {"sparsity", "preset", "log_intensity"}
+    assert {s["name"] for s in compiled["signals"] if "bind" in s} == {"precision", "sparsity", "preset", "intensity"}
     compiled["signals"].clear()  # callers get their own copy
     assert render.vega(spec)["signals"]
 
@@ -273,9 +273,12 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
     figure = next(a for t, a in page.tags if t == "figure")
     assert figure["id"] == 'chart-1"x' and figure["class"] == "ainotes-chart"
     stills = [a["class"] for t, a in page.tags if t == "div" and "ainotes-chart__still" in (a.get("class") or "")]
+    # Light and dark, at desk size and (a roofline) at phone size.
     assert stills == ["ainotes-chart__still ainotes-chart__still--light",
-                      "ainotes-chart__still ainotes-chart__still--dark"]
-    box = next(a for t, a in page.tags if t == "div" and a.get("class") == "ainotes-chart__box")
+                      "ainotes-chart__still ainotes-chart__still--dark",
+                      "ainotes-chart__still ainotes-chart__still--light ainotes-chart__still--narrow",
+                      "ainotes-chart__still ainotes-chart__still--dark ainotes-chart__still--narrow"]
+    box = next(a for t, a in page.tags if t == "div" and "ainotes-chart__box" in (a.get("class") or "").split())
     assert box["style"] == f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}"
     # In <template>s: Material's instant navigation would run a <script> of JSON as JavaScript.
     assert page.scripts == []
@@ -322,18 +325,18 @@ def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
         # The static SVG goes only once the live view has rendered.
         assert tab.locator(".ainotes-standalone__box > svg").count() == 0
 
-        def readout(fragment: str):  # Vega updates asynchronously; expect() retries until it holds
+        def legend(fragment: str):  # Vega updates asynchronously; expect() retries until it holds
             return playwright.expect(view.locator("text", has_text=fragment))
 
-        tab.locator(".ainotes-standalone__controls input[type=range]").fill("2.6")  # ~398 FLOP/byte
-        readout("compute-bound · NVIDIA H100").to_have_count(1)
+        # The standalone page has Vega's own inputs: precision, GPUs, sparsity, intensity.
+        legend("ridge 295 FLOP/B · NVIDIA H100").to_have_count(1)
         tab.locator(".ainotes-standalone__controls input[type=checkbox]").check()
-        # H100 sparse ridge 591 FLOP/byte: the same intensity is now memory-bound.
-        readout("memory-bound · NVIDIA H100").to_have_count(1)
-        readout("591 FLOP/B").to_have_count(1)
-        tab.locator(".ainotes-standalone__controls select").select_option("odd")
-        readout("· NVIDIA H100").to_have_count(0)
-        readout("· Odd <b>&\"' </script>").to_have_count(1)
+        # H100's sparse ridge, 591 FLOP/byte, replaces the dense one in its legend entry.
+        legend("ridge 591 FLOP/B · NVIDIA H100").to_have_count(1)
+        tab.locator(".ainotes-standalone__controls select[name=precision]").select_option("tensor:fp16")
+        legend("ridge 591 FLOP/B · NVIDIA H100").to_have_count(1)
+        tab.locator(".ainotes-standalone__controls input[name=intensity]").fill("398")
+        assert tab.evaluate("document.querySelector('.ainotes-standalone__controls input[name=intensity]').value") == "398"
     finally:
         context.close()
     assert errors == [] and outside == []
@@ -369,15 +372,18 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, bro
         box = tab.locator(".ainotes-chart__box").bounding_box()
         live = tab.locator(".ainotes-chart__view > svg")
         assert live.bounding_box() == box  # the live view fills the box the static SVG reserved
-        assert tab.locator(".ainotes-chart__still--light").is_hidden()
-        tab.locator(".ainotes-chart__controls input[type=range]").fill("0")  # 1 FLOP/byte
-        playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
+        assert all(still.is_hidden() for still in tab.locator(".ainotes-chart__still").all())
+        readout = tab.locator("[data-role=readout]")
+        tab.locator("form.ainotes-explorer input[name=intensity]").fill("1")
+        tab.locator("form.ainotes-explorer input[name=intensity]").press("Enter")
+        playwright.expect(readout).to_contain_text("At 1 FLOP/byte")
         tab.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
-        # Re-rendered with the dark spec, the slider's value kept.
+        # Re-rendered with the dark spec, the reader's intensity kept.
         playwright.expect(live).to_have_css("background-color", "rgb(30, 33, 41)")  # #1e2129
-        playwright.expect(live.locator("text", has_text="At the vertical line, 1 FLOP/B:")).to_have_count(1)
+        playwright.expect(readout).to_contain_text("At 1 FLOP/byte")
+        assert tab.evaluate("window.__ainotesRooflineView('roof').signal('intensity')") == 1
         assert tab.locator(".ainotes-chart__view").count() == 1
-        assert tab.locator(".ainotes-chart__controls input, .ainotes-chart__controls select").count() == 3
+        assert tab.locator("form.ainotes-explorer").is_visible()
     finally:
         context.close()
     assert errors == []

@@ -36,6 +36,7 @@ def requests_for(chart_specs: list[dict]) -> list[render.Request]:
 def fresh(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
+    render.shutdown()  # renders an earlier test left running would count in this one
     render._memo.clear()
     render._runtime_text.clear()
     yield tmp_path
@@ -200,3 +201,15 @@ def test_shared_memo_survives_a_cold_render_cache(fresh, monkeypatch):
     assert len(made) == 1
     render._memo.clear()
     assert render.memo_json("grammar-test", {"code": "abd"}, make, shared=True) and len(made) == 2  # new code
+
+
+def test_forget_queued_drops_work_nobody_started(monkeypatch):
+    monkeypatch.setenv(render.WORKERS_ENV, "0")
+    chart_specs = specs(2, "stale")
+    before = render.render_counts.copy()
+    assert render.prefetch(requests_for(chart_specs)) == 4
+    assert render.forget_queued() == 4
+    render.drain()
+    assert render.render_counts - before == {}
+    assert render.svg(chart_specs[0]).startswith("<svg")  # asked for again: rendered then
+    assert render.render_counts - before == {"svg": 1}

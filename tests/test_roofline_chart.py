@@ -9,10 +9,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ainotes import render, roofline, units
+from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
+from ainotes.charts.grammar import deep_merge
 from ainotes.errors import InputError
-from ainotes.hardware import Preset, Source
+from ainotes.hardware import Preset, Source, load_presets
 from ainotes.kernels import parse_kernel_spec
+from sitebuild import REPO
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 ODD_NAME = "Odd <b>&\"' GPU"
@@ -32,6 +35,8 @@ B200 = _preset("b200", "NVIDIA B200", 2250.0, 8.0, True)
 NO_SPARSE = _preset("plain", "No-sparsity GPU", 100.0, 0.5, False)
 ODD = _preset("odd", ODD_NAME, 400.0, 2.0, True)
 FOUR = (B200, H100, NO_SPARSE, ODD)
+KERNELS = ("gemm:8192x8192x8192:bf16", "gemm:16x8192x8192:bf16", "add:16777216:bf16", "softmax:8192x8192:bf16",
+           "attention:1x32x4096x128:bf16", "attention-naive:1x32x4096x128:bf16")
 
 
 @pytest.fixture(autouse=True)
@@ -39,12 +44,16 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "render-cache"))
 
 
-def _ridges(spec: dict) -> dict[tuple[str, bool], dict]:
-    return {(row["preset"], row["sparse"]): row for row in spec["datasets"]["ridges"]}
+def _ceilings(spec: dict, roof: str = chart.DEFAULT_ROOF) -> dict[str, dict]:
+    return {row["p"]: row for row in spec["datasets"]["ceilings"] if row["r"] == roof}
 
 
-def _x_domain(spec: dict) -> list[float]:
-    return spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
+def _param(spec: dict, name: str) -> dict:
+    return next(p for p in spec["params"] if p["name"] == name)
+
+
+def _value(spec: dict, name: str):
+    return _param(spec, name)["value"]
 
 
 def _texts(svg_text: str) -> list[str]:
@@ -52,133 +61,66 @@ def _texts(svg_text: str) -> list[str]:
     return ["".join(node.itertext()) for node in root.iter(f"{SVG_NS}text")]
 
 
-def _param(spec: dict, name: str) -> dict:
-    return next(p for p in spec["params"] if p["name"] == name)
-
-
-def test_ridge_points_are_peak_over_bandwidth_from_the_core():
-    ridges = _ridges(chart.roofline_spec(FOUR))
+def test_ceilings_are_the_core_figures_and_ridges_peak_over_bandwidth():
+    rows = _ceilings(chart.roofline_spec(FOUR))
     for preset in FOUR:
-        for sparse in (False, True):
-            row = ridges[(preset.id, sparse)]
+        row = rows[preset.id]
+        for sparse, peak, ridge in ((False, "peak", "ridge"), (True, "speak", "sridge")):
             line = roofline.ceiling(preset, sparse)
-            assert row["peak"] == line.peak_flops_per_s
-            assert row["bandwidth"] == preset.memory_bandwidth_bytes_per_s
-            assert row["ridge"] == pytest.approx(row["peak"] / row["bandwidth"], rel=1e-12)
-            assert row["ridge"] == line.ridge_flop_per_byte
-    # H100 SXM: 989.4 TFLOP/s over 3.35 TB/s is the textbook 295 FLOP/byte.
-    assert ridges[("h100", False)]["ridge_label"] == "295 FLOP/B"
+            assert row[peak] == line.peak_flops_per_s
+            assert row["bw"] == line.memory_bandwidth_bytes_per_s
+            assert row[ridge] == line.ridge_flop_per_byte
+            assert row[ridge] == pytest.approx(row[peak] / row["bw"], rel=1e-12)
+    # Published: H100 SXM 989.4 TFLOP/s over 3.35 TB/s ≈ 295 FLOP/byte; B200 2.25 PFLOP/s over 8 TB/s ≈ 281.
+    assert round(rows["h100"]["ridge"]) == 295 and round(rows["b200"]["ridge"]) == 281
 
 
-def test_sparsity_doubles_the_ridge_only_where_the_preset_supports_it():
-    ridges = _ridges(chart.roofline_spec(FOUR))
+def test_sparsity_doubles_the_peak_only_where_the_preset_supports_it():
+    rows = _ceilings(chart.roofline_spec(FOUR))
     for preset in (B200, H100, ODD):
-        dense, sparse = ridges[(preset.id, False)], ridges[(preset.id, True)]
-        assert sparse["ridge"] == pytest.approx(2 * dense["ridge"])
-        assert sparse["peak"] == 2 * dense["peak"]
-        assert sparse["bandwidth"] == dense["bandwidth"]  # the sloped line does not move
-    plain_dense, plain_sparse = ridges[("plain", False)], ridges[("plain", True)]
-    assert {k: v for k, v in plain_sparse.items() if k != "sparse"} == {
-        k: v for k, v in plain_dense.items() if k != "sparse"
-    }
+        assert rows[preset.id]["speak"] == 2 * rows[preset.id]["peak"]
+        assert rows[preset.id]["sridge"] == pytest.approx(2 * rows[preset.id]["ridge"])
+    assert rows["plain"]["speak"] == rows["plain"]["peak"]
 
 
-def test_each_ceiling_is_its_three_exact_vertices_not_samples():
-    spec = chart.roofline_spec(FOUR)
-    low, high = _x_domain(spec)
-    rows = spec["datasets"]["vertices"]
-    for preset in FOUR:
-        for sparse in (False, True):
-            drawn = [(r["intensity"], r["flops"]) for r in rows if r["preset"] == preset.id and r["sparse"] == sparse]
-            assert tuple(drawn) == roofline.ceiling(preset, sparse).vertices(low, high)
-        per_preset = [r for name in ("vertices", "ridges") for r in spec["datasets"][name] if r["preset"] == preset.id]
-        assert len(per_preset) <= 8
-
-
-def test_axes_hold_every_ridge_and_kernel_so_toggling_never_rescales():
+def test_axes_hold_every_ridge_of_every_roof_and_every_kernel():
     gemm = parse_kernel_spec("gemm:8192x8192x8192")
     add = parse_kernel_spec("add:1048576")
     spec = chart.roofline_spec(FOUR, kernels=[gemm, add])
-    low, high = _x_domain(spec)
-    for row in spec["datasets"]["ridges"]:
-        assert low < row["ridge"] < high
+    low, high = _value(spec, "x_domain")
+    for row in spec["datasets"]["ceilings"]:
+        assert low < row["ridge"] and row["sridge"] < high
     assert low < add.intensity_flop_per_byte and gemm.intensity_flop_per_byte < high
+    for row in spec["datasets"]["ceilings"]:
+        y_low, y_high = _value(spec, "y_domains")[row["r"]]
+        assert y_low < row["bw"] * low and row["speak"] < y_high
+    assert all(row["y"] < _value(spec, "y_domains")["tensor:bf16"][1] for row in spec["datasets"]["kernels"])
+    assert _value(spec, "x_ticks") == [10.0**e for e in range(round(math.log10(low)), round(math.log10(high)) + 1)]
 
 
-def test_params_sparsity_checkbox_preset_select_and_log_slider():
+def test_params_open_on_bf16_all_presets_and_the_sparsity_asked_for():
     spec = chart.roofline_spec(FOUR, sparsity=True)
-    sparsity = _param(spec, "sparsity")
-    assert sparsity["value"] is True and sparsity["bind"]["input"] == "checkbox"
+    assert _value(spec, "sparsity") is True and _param(spec, "sparsity")["bind"]["input"] == "checkbox"
+    assert _value(spec, "precision") == "tensor:bf16"
+    assert _param(spec, "precision")["bind"]["options"][:2] == ["tensor:bf16", "tensor:fp16"]
     preset = _param(spec, "preset")
     assert preset["bind"]["options"] == [chart.ALL_PRESETS, "b200", "h100", "plain", "odd"]
     assert preset["bind"]["labels"] == ["All", "NVIDIA B200", "NVIDIA H100 SXM5 80 GB", "No-sparsity GPU", ODD_NAME]
-    slider = _param(spec, "log_intensity")
-    low, high = _x_domain(spec)
-    assert slider["bind"]["input"] == "range"
-    assert (slider["bind"]["min"], slider["bind"]["max"]) == (math.log10(low), math.log10(high))
-    assert chart.roofline_spec(FOUR)["params"][0]["value"] is False
+    assert _value(chart.roofline_spec(FOUR), "sparsity") is False
 
 
-@pytest.mark.parametrize("factor", [0.5, 0.9, 1.1, 3.0])
-def test_readout_states_what_the_core_says_at_the_slider(factor):
-    # Off the ridge itself: there the browser's pow(10, log10(x)) may land one ulp either side.
-    intensity = H100.ridge_flop_per_byte() * factor
-    spec = chart.roofline_spec(FOUR, readout_intensity_flop_per_byte=intensity)
-    texts = _texts(render.svg(spec))
-    for preset in FOUR:
-        line = roofline.ceiling(preset, False)
-        attainable = roofline.attainable_flops_per_s(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
-        bound = roofline.bound_at(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
-        assert f"{units.flops_per_s(attainable)}, {bound}-bound · {preset.name}" in texts
-    assert f"At the vertical line, {chart.intensity_label(intensity)}:" in texts
+def test_precision_keyword_opens_on_that_roof_and_refuses_one_no_preset_has():
+    spec = chart.roofline_spec(FOUR, precision="fp16")
+    assert _value(spec, "precision") == "tensor:fp16"
+    with pytest.raises(InputError, match="precision"):
+        chart.roofline_spec(FOUR, precision="fp12")
 
 
-def test_readout_follows_the_sparsity_switch():
-    intensity = 400.0  # H100: compute-bound dense (ridge 295), memory-bound sparse (ridge 591)
-    spec = chart.roofline_spec([H100], sparsity=True, readout_intensity_flop_per_byte=intensity)
-    texts = _texts(render.svg(spec))
-    attainable = roofline.ceiling(H100, True).attainable_flops_per_s(intensity)
-    assert f"{units.flops_per_s(attainable)}, memory-bound · {H100.name}" in texts
-
-
-def test_static_svg_names_each_preset_and_its_ridge_and_escapes_the_title():
-    title = 'Ridges <script>alert("x")</script> & more'
-    svg_text = render.svg(chart.roofline_spec(FOUR, title=title))
-    texts = _texts(svg_text)  # parses: the SVG is well-formed despite the markup in names and title
-    joined = "\n".join(texts)
-    assert title in texts
-    for preset in FOUR:
-        assert preset.name in joined
-        assert chart.intensity_label(preset.ridge_flop_per_byte()) in texts
-    assert "<script>" not in svg_text and "&lt;b&gt;" in svg_text
-    assert "1 PFLOP/s" in texts and "100 TFLOP/s" in texts
-
-
-def test_kernel_tooltips_give_the_core_bound_per_preset():
-    gemm = parse_kernel_spec("gemm:8192x8192x8192", label="Big GEMM")
-    spec = chart.roofline_spec(FOUR, kernels=[gemm])
-    rows = [r for r in spec["datasets"]["kernels"] if not r["sparse"]]
-    assert len(rows) == 1 and rows[0]["intensity"] == gemm.intensity_flop_per_byte
-    for index, preset in enumerate(FOUR):
-        line = roofline.ceiling(preset, False)
-        bound = roofline.bound_at(gemm.intensity_flop_per_byte, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
-        assert rows[0][f"bound_{index}"].startswith(f"{bound}-bound")
-    assert "Big GEMM" in _texts(render.svg(spec))
-
-
-def test_themes_light_and_dark():
-    light = chart.roofline_spec(FOUR)
-    dark = chart.roofline_spec(FOUR, theme="dark")
-    assert light["config"]["background"] == "#ffffff"
-    assert dark["config"]["background"] == "#1e2129"
-    assert light["datasets"] == dark["datasets"]
-    with pytest.raises(InputError, match="theme"):
-        chart.roofline_spec(FOUR, theme="sepia")
-
-
-def test_no_presets_is_an_input_error():
-    with pytest.raises(InputError, match="at least one preset"):
-        chart.roofline_spec([])
+def test_readout_opens_between_the_ridges_and_refuses_an_intensity_off_the_axis():
+    spec = chart.roofline_spec(FOUR)
+    ridges = [row["ridge"] for row in _ceilings(spec).values()]
+    assert min(ridges) < _value(spec, "intensity") < max(ridges)
+    assert _value(chart.roofline_spec(FOUR, readout_intensity_flop_per_byte=300.0), "intensity") == 300.0
 
 
 @pytest.mark.parametrize("intensity", [0.0, -1.0, float("nan"), 1e9])
@@ -187,15 +129,151 @@ def test_readout_intensity_off_the_axis_is_an_input_error(intensity):
         chart.roofline_spec(FOUR, readout_intensity_flop_per_byte=intensity)
 
 
+@pytest.mark.parametrize("presets", ["test", "real"])
+def test_kernel_marks_sit_where_the_core_says_each_meets_its_own_roof(presets):
+    chosen = FOUR if presets == "test" else load_presets(REPO / "presets")
+    kernels = [parse_kernel_spec(spec) for spec in (*KERNELS, "gemm:4096x4096x4096:fp8", "gemm:4096x4096x4096:fp32",
+                                                     "gemm:4096x4096x4096:fp4", "add:1048576:fp64")]
+    spec = chart.roofline_spec(chosen, kernels=kernels)
+    rows = {(row["k"], row["p"]): row for row in spec["datasets"]["kernels"]}
+    table = chart.spec_meta(spec)["kernels"]
+    for number, kernel in enumerate(kernels, start=1):
+        for preset in chosen:
+            core = roofline.kernel_roof(preset, kernel)
+            bounds = table[number - 1]["bounds"][preset.id]
+            if core.attainable_flops_per_s is None:  # no path, or not given: no mark, and the table says why
+                assert (number, preset.id) not in rows
+                assert bounds == {"bound": core.bound, "text": core.reason}
+                continue
+            row = rows[(number, preset.id)]
+            assert row["x"] == kernel.intensity_flop_per_byte
+            assert row["y"] == core.attainable_flops_per_s
+            assert row["b"].startswith(f"{core.bound}-bound, {units.flops_per_s(row['y'])}")
+            assert bounds["bound"] == core.bound
+    assert [k["spec"] for k in table] == [k.spec for k in kernels]
+
+
+def test_an_fp8_gemm_meets_the_fp8_roof_on_h100_and_none_on_a100():
+    presets = {p.id: p for p in load_presets(REPO / "presets")}
+    spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[parse_kernel_spec("gemm:8192x8192x8192:fp8")])
+    bounds = chart.spec_meta(spec)["kernels"][0]["bounds"]
+    assert bounds["h100"] == {"bound": "compute", "text": "compute, 1.979 PFLOP/s"}
+    assert bounds["a100"]["bound"] == "unsupported" and "FP8" in bounds["a100"]["text"]
+    assert [row["p"] for row in spec["datasets"]["kernels"]] == ["h100"]
+
+
+def test_every_roof_the_presets_have_is_in_the_data_and_the_select():
+    presets = load_presets(REPO / "presets")
+    spec = chart.roofline_spec(presets)
+    roofs = _param(spec, "precision")["bind"]["options"]
+    assert roofs[:2] == ["tensor:bf16", "tensor:fp16"]
+    for preset in presets:
+        for unit, precision, path in preset.all_paths():
+            roof = f"{unit}:{precision}"
+            row = _ceilings(spec, roof).get(preset.id)
+            if path is None or path.dense_tflops is None:
+                assert row is None
+                assert preset.id in chart.spec_meta(spec)["missing"].get(roof, {})
+            else:
+                assert roof in roofs
+                assert row["peak"] == preset.peak_tflops(precision, unit=unit) * 1e12
+                assert row["speak"] == preset.peak_tflops(precision, unit=unit, sparsity=True) * 1e12
+    # Published FP8 and FP4 ridges of the B200: 4.5 and 9 PFLOP/s over 8 TB/s.
+    assert round(_ceilings(spec, "tensor:fp8")["b200"]["ridge"]) == 562
+    assert round(_ceilings(spec, "tensor:fp4")["b200"]["ridge"]) == 1125
+    assert "a100" not in _ceilings(spec, "tensor:fp8")
+    legend = _value(spec, "legend_ridge")
+    assert legend["tensor:fp8|d"]["a100"].startswith("no FP8")
+    assert legend["tensor:fp8|d"]["h100"] == "ridge 591 FLOP/B"
+
+
+def test_close_kernels_share_one_label_and_labels_never_touch_on_the_narrowest_plot():
+    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
+    real = load_presets(REPO / "presets")
+    rows = chart.roofline_spec(real, kernels=kernels)["datasets"]["kernels"]
+    labels = {row["c"]: (row["cx"], row["ct"]) for row in rows}
+    # The fused attention (2,068 FLOP/byte) and the 8K GEMM (2,731) share "1,5".
+    assert sorted(text for _, text in labels.values()) == ["1,5", "2", "3", "4", "6"]
+    low, high = _value(chart.roofline_spec(real, kernels=kernels), "x_domain")
+    px_per_decade = chart.NARROWEST_PLOT_PX / math.log10(high / low)
+    spans = sorted((math.log10(x / low) * px_per_decade, len(text) * chart.LABEL_CHAR_PX) for x, text in labels.values())
+    for (x1, w1), (x2, w2) in zip(spans, spans[1:]):
+        assert x2 - w2 / 2 > x1 + w1 / 2, spans
+
+
+@pytest.mark.parametrize("gap_decades", [0.0, 0.05, 0.2, 0.5, 1.0, 3.0])
+def test_label_clusters_split_exactly_when_labels_would_not_touch(gap_decades):
+    low, high = 0.1, 10_000.0
+    clusters = chart._label_clusters([10.0, 10.0 * 10**gap_decades], low, high)
+    gap_px = gap_decades * chart.NARROWEST_PLOT_PX / math.log10(high / low)
+    assert (clusters[0] == clusters[1]) == (gap_px < chart.LABEL_CHAR_PX + chart.LABEL_GAP_PX)
+
+
+def test_static_svg_names_each_preset_with_its_ridge_and_escapes_the_title():
+    title = 'Ridges <script>alert("x")</script> & more'
+    svg_text = render.svg(chart.roofline_spec(FOUR, title=title))
+    texts = _texts(svg_text)  # parses: the SVG is well-formed despite the markup in names and title
+    assert title in texts
+    joined = "\n".join(texts)
+    for preset in FOUR:
+        assert f"ridge {chart.intensity_label(preset.ridge_flop_per_byte())} · {preset.name}"[:30] in joined
+    assert "BF16 tensor cores, dense · ridge points in the legend" in texts
+    assert "<script>" not in svg_text and "&lt;b&gt;" in svg_text
+    assert "1 PFLOP/s" in texts and "100 TFLOP/s" in texts
+
+
+def test_no_text_is_rotated_in_the_static_svg():
+    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
+    svg_text = render.svg(chart.roofline_spec(FOUR, kernels=kernels))
+    root = ET.fromstring(svg_text)
+    for node in root.iter(f"{SVG_NS}text"):
+        if "".join(node.itertext()) != "Attainable FLOP/s":  # the y axis title reads upwards, as axes do
+            assert "rotate" not in (node.get("transform") or ""), node.attrib
+
+
+def test_dark_spec_is_the_light_spec_plus_the_dark_config():
+    light = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
+    dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
+    assert {k: v for k, v in light.items() if k != "config"} == {k: v for k, v in dark.items() if k != "config"}
+    assert dark["config"] == deep_merge(light["config"], chart.theme_config("dark"))
+    assert light["config"]["range"]["category"][0] == "#0072B2"
+    assert dark["config"]["background"] == "#1e2129"
+    with pytest.raises(InputError, match="theme"):
+        chart.roofline_spec(FOUR, theme="sepia")
+
+
+def test_spec_is_the_grammar_with_data_and_identical_with_or_without_the_cache():
+    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
+    cached = chart.roofline_spec(FOUR, kernels=kernels, title="T")
+    fresh = chart.roofline_spec(FOUR, kernels=kernels, title="T", cached=False)
+    assert cached == fresh
+    other = chart.roofline_spec([H100], kernels=kernels[:1], title="Other")
+    # Two charts share their structure: only param values, binds, datasets, title and usermeta differ.
+    assert cached["layer"] == other["layer"]
+    assert [p["name"] for p in cached["params"]] == [p["name"] for p in other["params"]]
+
+
+def test_spec_stays_small():
+    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
+    text = json.dumps(chart.roofline_spec(FOUR, kernels=kernels), separators=(",", ":"))
+    # Four presets, nine roofs, six kernels: about 27 kB (the FP16-only explorer was about 10 kB).
+    assert len(text) < 30_000, len(text)
+
+
+def test_no_presets_is_an_input_error():
+    with pytest.raises(InputError, match="at least one preset"):
+        chart.roofline_spec([])
+
+
 def test_duplicate_names_get_distinct_legend_entries():
     twin = _preset("h100-twin", H100.name, 989.4, 3.35, True)
-    names = [row["name"] for row in chart.roofline_spec([H100, twin])["datasets"]["ridges"]]
-    assert len(set(names)) == 2
+    names = _value(chart.roofline_spec([H100, twin]), "names")
+    assert len(set(names.values())) == 2
 
 
 def test_spec_is_plain_json():
     text = json.dumps(chart.roofline_spec(FOUR), allow_nan=False)
-    assert json.loads(text)["datasets"]["ridges"]
+    assert json.loads(text)["datasets"]["ceilings"]
 
 
 def test_caption_states_assumptions_and_escapes_names():
@@ -208,17 +286,32 @@ def test_caption_states_assumptions_and_escapes_names():
     assert "switched on" in odd_only
 
 
+def test_page_parts_escape_names_and_state_the_core_figures():
+    kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16", label="<i>big</i>")]
+    spec = chart.roofline_spec(FOUR, kernels=kernels)
+    summary = explorer.summary_text(spec)
+    assert "BF16 tensor cores, dense" in summary and "295 FLOP/byte" in summary and "281 FLOP/byte" in summary
+    controls = explorer.controls_html('c"1', spec)
+    tables = explorer.tables_html('c"1', spec)
+    for fragment in (controls, tables):
+        assert "<b>" not in fragment and "<i>" not in fragment and 'c"1' not in fragment
+    assert "&lt;i&gt;big&lt;/i&gt;" in tables and "compute, 989.4 TFLOP/s" in tables
+    assert 'name="precision"' in controls and 'name="intensity"' in controls and 'name="m"' in controls
+    assert "hidden" in controls.split(">")[0]  # nothing to press without the script
+
+
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("with_kernels", [False, True])
 def test_spec_is_valid_vega_lite(theme, with_kernels):
     # roofline_spec skips altair's validation for speed; every variant is validated here instead.
     import altair as alt
+    from jsonschema.exceptions import ValidationError
 
-    kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16"), parse_kernel_spec("add:1024:fp16", "<b>")] if with_kernels else []
+    kernels = [parse_kernel_spec(KERNELS[0]), parse_kernel_spec("add:1024:fp16", "<b>")] if with_kernels else []
     spec = chart.roofline_spec(FOUR, kernels=kernels, sparsity=True, title="T", theme=theme)
     alt.LayerChart.from_dict(spec, validate=True)  # raises on any schema violation
-    broken = {**spec, "layer": [{**spec["layer"][0], "mark": "not-a-mark"}, *spec["layer"][1:]]}
-    with pytest.raises(Exception):
+    broken = {**spec, "layer": [*spec["layer"][:-1], {**spec["layer"][-1], "mark": "not-a-mark"}]}
+    with pytest.raises(ValidationError):
         alt.LayerChart.from_dict(broken, validate=True)
 
 
@@ -237,6 +330,6 @@ def test_dark_svg_from_the_light_one_is_the_dark_render(presets, sparsity):
     kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16"), parse_kernel_spec("add:1024:fp16", "#ffffff & <b>")]
     title = "Title naming #1f2329 and #ffffff"  # colour-like text must stay as written
     light = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="light"))
-    dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark", cached=False))
+    dark = render.svg(chart.roofline_spec(presets, kernels=kernels, sparsity=sparsity, title=title, theme="dark"))
     assert chart.dark_svg(light) == dark
     assert light != dark

@@ -39,6 +39,7 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render-cache"))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
+    render.shutdown()  # renders an earlier test left running would count in this one
     render._memo.clear()
     render._runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)
@@ -63,7 +64,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def test_unchanged_rebuild_renders_nothing(project):
     first = rebuild(project)
-    assert first["svg"] == 3 and first["png"] == 3 and first["vega"] == 6
+    assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 6  # stills at desk and phone size
     assert rebuild(project) == Counter()
     # Prose edits re-render nothing either.
     edit(project / "docs" / "a.md", "Some prose.", "Some other prose.")
@@ -74,7 +75,7 @@ def test_editing_one_chart_renders_only_that_chart(project):
     rebuild(project)
     edit(project / "docs" / "a.md", "title: Only H100", "title: Only the H100")
     again = rebuild(project)
-    assert again == Counter({"svg": 1, "png": 1, "vega": 2})
+    assert again == Counter({"svg": 2, "png": 1, "vega": 2})
     assert "Only the H100" in (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
 
 
@@ -82,19 +83,19 @@ def test_editing_a_preset_renders_only_the_charts_that_show_it(project):
     rebuild(project)
     edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
     again = rebuild(project)
-    assert again == Counter({"svg": 2, "png": 2, "vega": 4})  # pages b and c; a shows only h100
+    assert again == Counter({"svg": 4, "png": 2, "vega": 4})  # pages b and c; a shows only h100
     page_a_svg = (project / "site" / "embed" / "a-roofline.svg").read_bytes()
     edit(project / "presets" / "h100.yaml", "memory_bandwidth_tbps: 3.35", "memory_bandwidth_tbps: 3.36")
-    assert rebuild(project) == Counter({"svg": 2, "png": 2, "vega": 4})  # pages a and c
+    assert rebuild(project) == Counter({"svg": 4, "png": 2, "vega": 4})  # pages a and c
     assert (project / "site" / "embed" / "a-roofline.svg").read_bytes() != page_a_svg
 
 
 def test_rebuild_with_workers_renders_the_same_count(project, monkeypatch):
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "2")
     first = rebuild(project)
-    assert first["svg"] == 3 and first["png"] == 3 and first["vega"] == 6
+    assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 6  # stills at desk and phone size
     edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
-    assert rebuild(project) == Counter({"svg": 2, "png": 2, "vega": 4})
+    assert rebuild(project) == Counter({"svg": 4, "png": 2, "vega": 4})
 
 
 def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, monkeypatch, caplog):
@@ -106,6 +107,20 @@ def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, mon
     counts = [re.fullmatch(r"ainotes: (\d+) of (\d+) chart renders done", line) for line in lines]
     assert counts and all(counts), lines
     done, total = (int(n) for n in counts[-1].groups())
-    # Three SVG jobs (each with its PNG) and six Vega compiles, and the runtime bundle unless
-    # an earlier test of this module built it.
-    assert done == total and total in (9, 10)
+    # Per roofline two SVG jobs (the desk still with its PNG, and the phone still) and two Vega
+    # compiles: 12 for three, and the runtime bundle unless an earlier test of this module built it.
+    assert done == total and total in (12, 13)
+
+
+def test_site_assets_reports_render_progress_on_stderr(project, monkeypatch, capsys):
+    from ainotes import cli
+
+    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    (project / "site").mkdir()
+    assert cli.main(["site-assets", "--config", str(project / "mkdocs.yml"), str(project / "site")]) == 0
+    err_lines = capsys.readouterr().err.splitlines()
+    assert err_lines and all(re.fullmatch(r"ainotes: \d+ of \d+ chart renders done", line) for line in err_lines)
+    done, total = (int(n) for n in re.findall(r"\d+", err_lines[-1]))
+    assert done == total >= 9
+    assert (project / "site" / "embed" / "a-roofline.png").read_bytes().startswith(b"\x89PNG")

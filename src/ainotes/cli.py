@@ -609,9 +609,10 @@ def _cmd_collective(args: argparse.Namespace) -> int:
 
 
 def _cmd_site_assets(args: argparse.Namespace) -> int:
+    from ainotes import render
     from ainotes.project import write_site_assets
 
-    site = write_site_assets(args.config, args.site_dir)
+    site = write_site_assets(args.config, args.site_dir, progress=render.stderr_progress)
     print(f"wrote {len(site.charts)} charts' files and embed/manifest.json into {args.site_dir}")
     return 0
 

@@ -65,6 +65,7 @@ class RooflineRequest:
     kernels: tuple[Kernel, ...]
     title: str | None
     chart_id: str | None
+    precision: str = "bf16"
 
 
 @dataclass(frozen=True)
@@ -219,12 +220,22 @@ class _Reader:
 
 
 def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> RooflineRequest:
-    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id."""
+    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16)."""
+    from ainotes.hardware import PRECISIONS
+
     data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id"), lines)
+    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision"), lines)
     kernels = _kernels(reader, data.get("kernels"))
+    precision = data.get("precision", "bf16")
+    if precision not in PRECISIONS:
+        reader.fail("precision", f"'precision' must be one of {', '.join(PRECISIONS)}: {short(precision)}")
+    preset_ids = reader.preset_ids(tuple(presets))
+    unit = "vector" if precision == "fp32" else "tensor"
+    if not any(presets[i].peak_tflops(precision, unit=unit) for i in preset_ids):
+        reader.fail("precision", f"no preset of this chart gives a {precision} {unit} rate: {', '.join(preset_ids)}")
     return RooflineRequest(
-        preset_ids=reader.preset_ids(tuple(presets)),
+        precision=precision,
+        preset_ids=preset_ids,
         sparsity=reader.boolean("sparsity", False),
         kernels=kernels,
         title=reader.text("title"),

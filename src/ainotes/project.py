@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -105,8 +106,11 @@ def page_url(src: str, use_directory_urls: bool = True) -> str:
     return f"{stem.as_posix()}/"
 
 
-def write_site_assets(config_path: str | Path, site_dir: str | Path) -> NotesSite:
-    """Convert every page of the project and write assets, embed files and manifest into ``site_dir``."""
+def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
+                      progress: Callable[[int, int], None] | None = None) -> NotesSite:
+    """Convert every page of the project and write assets, embed files and manifest into ``site_dir``.
+
+    ``progress(done, total)`` hears how far the chart renders are, every few seconds of a long run."""
     project = read_project(config_path)
     site_folder = Path(site_dir)
     if not site_folder.is_dir():
@@ -114,6 +118,8 @@ def write_site_assets(config_path: str | Path, site_dir: str | Path) -> NotesSit
     if not project.docs_dir.is_dir():
         raise InputError(f"{project.config_path}: docs folder {str(project.docs_dir)!r} does not exist")
     site = NotesSite(project.presets_dir)
+    site.defer_figures = True  # the pages are the generator's: their figures are never drawn here
+    site.render_progress = progress
     for page in sorted(project.docs_dir.rglob("*.md")):
         src = page.relative_to(project.docs_dir).as_posix()
         text = _FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), page.read_text(encoding="utf-8"), count=1)

@@ -67,11 +67,12 @@ CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
 SHARED_DIR_ENV = "AINOTES_SHARED_CACHE_DIR"
 WORKERS_ENV = "AINOTES_RENDER_WORKERS"  # an upper bound on worker processes; 0 renders in-process only
 MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred kB each
-# A worker costs about a second to start (interpreter, imports, V8); one render 0.02-0.2 s.
-# Fewer queued renders than POOL_MIN_JOBS are cheaper in-process, and a worker is added for
-# every JOBS_PER_WORKER renders waiting, up to the usable cores.
+# A worker costs 0.7-1 s of CPU to start (interpreter, imports, V8's start, which the build
+# process then skips); one render 0.02-0.2 s. Fewer queued renders than POOL_MIN_JOBS are
+# cheaper in-process; a worker is added for every JOBS_PER_WORKER renders waiting (about
+# 1.5 s of work, what another start costs), up to the usable cores.
 POOL_MIN_JOBS = 3
-JOBS_PER_WORKER = 8
+JOBS_PER_WORKER = 16
 PNG_SCALE = 2.0  # device pixels per CSS pixel of the PNGs a site offers
 PROGRESS_AFTER_S = 2.0  # a render batch that ends sooner says nothing
 PROGRESS_EVERY_S = 3.0
@@ -681,15 +682,24 @@ class _Scheduler:
                 job.state = "running"
             self._run_here(job)
 
-    def shutdown(self) -> None:
-        """Stop the workers; queued jobs are dropped (their callers render them here)."""
+    def forget_queued(self) -> int:
+        """Drop the jobs no worker has started (anyone waiting for one renders it itself)."""
         with self._lock:
-            pool, self._pool = self._pool, None
+            dropped = len(self._queue)
             for job in self._queue:
                 job.state = "done"
                 for key in job.keys:
-                    self._jobs.pop(key, None)
+                    if self._jobs.get(key) is job:
+                        del self._jobs[key]
             self._queue.clear()
+            self._lock.notify_all()
+        return dropped
+
+    def shutdown(self) -> None:
+        """Stop the workers; queued jobs are dropped (their callers render them here)."""
+        self.forget_queued()
+        with self._lock:
+            pool, self._pool = self._pool, None
             self._lock.notify_all()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -730,6 +740,13 @@ def render_many(requests: Iterable[Request], *, progress: Progress | None = None
 def stderr_progress(done: int, total: int) -> None:
     """A :data:`Progress` for commands that render many files: one line on stderr."""
     print(f"ainotes: {done} of {total} chart renders done", file=sys.stderr, flush=True)
+
+
+def forget_queued() -> int:
+    """Drop queued renders no worker has started: a new build calls this, so that an earlier
+    build that stopped half-way (a page error under ``mkdocs serve``) leaves no stale work.
+    Returns how many were dropped."""
+    return _scheduler.forget_queued()
 
 
 def shutdown() -> None:

@@ -25,6 +25,7 @@ import json
 import re
 import secrets
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -125,6 +126,8 @@ class NotesSite:
         self.render_progress: Callable[[int, int], None] | None = None
         self._deferred: dict[str, Callable[[], str]] = {}
         self._nonce = secrets.token_hex(4)
+        if "ainotes.render" in sys.modules:  # an earlier build in this process may have stopped half-way
+            sys.modules["ainotes.render"].forget_queued()
 
     def announce_page(self, src: str, url: str, line_offset: int = 0) -> None:
         """Name the page the next Markdown conversion is of (a driver calls this before it)."""
@@ -270,6 +273,24 @@ def _figure_section(html_text: str) -> str:
     return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
 
 
+def _prefetch_renders(
+    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None
+) -> None:
+    """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
+    parallel with other charts) while the build goes on, and each use waits for its own.
+    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens."""
+    from ainotes import render
+
+    requests = [render.svg_request(light, png_scales=(render.PNG_SCALE,)),
+                render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
+                render.RUNTIME_REQUEST]
+    if dark_svg:  # a chart whose dark still is rendered, not recoloured
+        requests.append(render.svg_request(dark))
+    if narrow is not None:
+        requests.append(render.svg_request(narrow))
+    render.prefetch(requests, progress=site.render_progress)
+
+
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     from ainotes import render
     from ainotes.charts import embed
@@ -279,15 +300,12 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
 
     def spec(theme: Literal["light", "dark"]) -> dict:
         return roofline_chart.roofline_spec(
-            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme
+            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme,
+            precision=request.precision,
         )
 
     light, dark = spec("light"), spec("dark")
-    # Everything vl-convert will be asked for this chart, queued now: it renders (once, in
-    # parallel with other charts) while the build goes on; each use below waits for its own.
-    render.prefetch([render.svg_request(light, png_scales=(render.PNG_SCALE,)),
-                     render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
-                     render.RUNTIME_REQUEST], progress=site.render_progress)
+    _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
 
     @functools.cache
     def svg_dark() -> str:
@@ -350,6 +368,7 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
                                     title=request.title, theme=theme)
 
     light, dark = spec("light"), spec("dark")
+    _prefetch_renders(site, light, dark, dark_svg=True)
     title = request.title or cost_chart.default_title(request.op)
     chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
@@ -361,12 +380,11 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
         "html": lambda: render.standalone_html(light, title=title),
     }
     page.need_script(_RUNTIME_FILE, "vega-charts.js")
-    figure_html = embed.interactive_figure_html(
-        chart.chart_id, light, dark,
-        caption_html=cost_chart.caption_html(request.op, request.ranks, link),
-        downloads=site.downloads(chart, page),
-    )
-    return Drawn(_figure_section(figure_html), chart)
+    caption = cost_chart.caption_html(request.op, request.ranks, link)
+    downloads = site.downloads(chart, page)
+    return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
+        chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
+    ))), chart)
 
 
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:

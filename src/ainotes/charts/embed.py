@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ainotes import render
+from ainotes.charts import explorer, roofline
 
 DOWNLOAD_LABELS = {
     "svg": "SVG",
@@ -49,11 +50,12 @@ def _namespace_ids(svg_text: str, prefix: str) -> str:
     return re.sub(r'(href="#)([^"]+)(")', rename, text)
 
 
-def _still(svg_text: str, scheme: str, chart_id: str) -> tuple[str, float, float]:
+def _still(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = False) -> tuple[str, float, float]:
     text = render.static_svg_for_page(svg_text)
     width, height = render.svg_size(text)
-    text = _namespace_ids(text, f"{chart_id}-{scheme}")
-    return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}">{text}</div>', width, height
+    size = " ainotes-chart__still--narrow" if narrow else ""
+    text = _namespace_ids(text, f"{chart_id}-{scheme}{'-narrow' if narrow else ''}")
+    return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}{size}">{text}</div>', width, height
 
 
 def _spec_title(spec: Mapping[str, Any]) -> str:
@@ -127,11 +129,29 @@ def interactive_figure_html(
         f"{render.script_json(render.vega(render.responsive(spec)))}</template>"
         for scheme, spec in (("light", spec_light), ("dark", spec_dark))
     )
+    cid = html.escape(chart_id)
+    summary = controls = tables = narrow = ""
+    box_role = ""
+    if roofline.spec_meta(spec_light) is not None:
+        # Phones get a picture drawn at their size, so its text stays at least 11 px without a script.
+        narrow_light = render.svg(roofline.narrow_static(spec_light))
+        narrow = "".join(
+            _still(text, scheme, chart_id, narrow=True)[0]
+            for scheme, text in (("light", narrow_light), ("dark", roofline.dark_svg(narrow_light)))
+        )
+        # A text alternative for the picture, the explorer's controls, and its data as tables.
+        summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(explorer.summary_text(spec_light))}</p>'
+        box_role = f' role="img" aria-labelledby="{cid}-summary"'
+        controls = explorer.controls_html(chart_id, spec_light)
+        tables = explorer.tables_html(chart_id, spec_light)
+    else:
+        controls = '<div class="ainotes-chart__controls"></div>'
     return (
-        f'<figure class="ainotes-chart" id="{html.escape(chart_id)}">'
-        f'<div class="ainotes-chart__box" style="--ainotes-aspect: {width:g} / {height:g}">'
-        f'{light}{dark}<div class="ainotes-chart__view"></div></div>'
-        '<div class="ainotes-chart__controls"></div>'
+        f'<figure class="ainotes-chart" id="{cid}">{summary}'
+        f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
+        f'style="--ainotes-aspect: {width:g} / {height:g}">'
+        f'{light}{dark}{narrow}<div class="ainotes-chart__view"></div></div>'
+        f"{controls}{tables}"
         f"{specs}"
         f"<figcaption>{caption_html}</figcaption>"
         f"{downloads_html(chart_id, downloads, title=title)}"

@@ -1,73 +1,99 @@
-"""The roofline explorer: one log-log Vega-Lite chart built with altair.
+"""The roofline explorer: one log-log Vega-Lite chart, its grammar built once with altair.
 
 Every number in the chart's data comes from the core (:mod:`ainotes.roofline`,
-:mod:`ainotes.kernels`): each ceiling is drawn from its three exact vertices
-(on log-log axes the roofline is two straight segments, so nothing is sampled),
-the ridge points and the kernels' bounds are computed in Python. The only
-arithmetic left to the browser is the intensity readout, which re-evaluates
-the same formula,
+:mod:`ainotes.kernels`, :mod:`ainotes.hardware`):
+
+* ``ceilings``: one row per preset and roof (a unit and precision, ``tensor:bf16``)
+  the preset has: dense and 2:4-sparse peak, bandwidth, both ridge points. A ceiling
+  is drawn from its three exact vertices, (axis start, bandwidth × start),
+  (ridge, peak), (axis end, min(peak, bandwidth × end)): on log-log axes the
+  roofline is two straight segments, so nothing is sampled;
+* ``kernels``: one row per kernel and preset with a path for the kernel's dtype:
+  where the kernel meets its own roof (its dtype's unit and precision, dense unless
+  the kernel is 2:4 sparse), as the core computes it.
+
+The browser evaluates the same formula for what the reader moves,
 
     attainable = min(peak, bandwidth × intensity),   memory-bound iff intensity < peak ÷ bandwidth,
 
-from the ``peak``, ``bandwidth`` and ``ridge`` fields of the data as the reader
-moves the slider (the tests check it against the core).
+from those rows (the readout's dots, the reader's own kernel, the batch GEMM); the
+tests check it against the core.
 
-Interaction is Vega-Lite params only, so the same spec serves the static SVG,
-the page and the standalone file:
+Params (signals in the compiled Vega; the page's controls set them, see
+``assets/vega-charts.js``): ``precision`` (the roof drawn), ``preset`` (``"*"`` or one
+id), ``sparsity``, ``intensity`` (the readout, FLOP/byte), and the reader's marks
+``own_*`` and ``batch_*``. Everything else a chart varies in (axis domains, ticks,
+names, legend texts) is a param too, so the structure is one :class:`Grammar`
+shared by every roofline, filled with data per chart.
 
-* ``sparsity`` (checkbox): draw the 2:4 structured-sparse ceilings instead of
-  the dense ones; the data holds both. A preset without a supported sparse path
-  has "sparse" rows equal to its dense rows, so its line stays put.
-* ``preset`` (select): ``"*"`` for all presets, else one preset id.
-* ``log_intensity`` (range): log10 of the readout's intensity in FLOP/byte;
-  sliders have no log scale, so the slider moves over the exponent.
-
-Size: the static render uses a fixed size (:data:`STATIC_WIDTH_PX` ×
-:data:`STATIC_HEIGHT_PX`, with ``autosize: fit``, so those are the outer
-dimensions). A page replaces both by ``"container"`` (see
-:func:`ainotes.render.responsive`), and the same chart then fills its box.
+Text never overlaps by construction: no rotated text; ridge values are folded into
+the legend labels; kernels are numbered marks whose numbers are grouped when their
+intensities lie close (:func:`_label_clusters`); the reader's marks are labelled in
+a band of their own along the top; the readout rule stops at the lowest ceiling,
+below every label. The browser suite measures it at every width and state.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import hashlib
 import html
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from importlib import metadata
-from pathlib import Path
 from typing import Any, Literal
 
-from ainotes import render, roofline, units
+from ainotes import roofline, units
+from ainotes.charts.grammar import Grammar, deep_merge
 from ainotes.errors import InputError
-from ainotes.hardware import Preset
-from ainotes.kernels import Kernel
+from ainotes.hardware import Preset, default_unit
+from ainotes.kernels import DTYPE_BYTES, Kernel, gemm
 from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 540
-DEFAULT_TITLE = "Roofline: FP16/BF16 tensor cores, FP32 accumulate"
+# The phone-sized static picture: the page's box on a phone is 2:3 (assets/charts.css).
+NARROW_STATIC_WIDTH_PX = 336
+NARROW_STATIC_HEIGHT_PX = 504
+DEFAULT_TITLE = "Roofline"
+TERA = 1e12
 
-# Readout slider resolution, in decades of intensity.
-SLIDER_STEP_DECADES = 0.01
+# (unit, precision) of every roof the explorer can draw, in the select's order: BF16/FP16
+# first, as the notes' pages draw them; the CUDA-core (vector) paths last.
+ROOF_ORDER: tuple[tuple[str, str], ...] = (
+    ("tensor", "bf16"), ("tensor", "fp16"), ("tensor", "fp8"), ("tensor", "fp4"), ("tensor", "int8"),
+    ("tensor", "tf32"), ("tensor", "fp64"), ("vector", "fp32"), ("vector", "fp64"),
+)
+DEFAULT_ROOF = "tensor:bf16"
+_PRECISION_NAMES = {"bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "fp4": "FP4", "int8": "INT8",
+                    "tf32": "TF32", "fp64": "FP64", "fp32": "FP32"}
+
 # Where the intensity axis starts at the latest: element-wise kernels sit near 0.1 FLOP/byte.
 DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE = 0.1
 # The flat ceilings run on for at least this factor past the farthest (sparse) ridge point.
-RIDGE_HEADROOM = 10.0
+RIDGE_HEADROOM = 3.0
 # Kernel markers keep this factor away from the axis ends.
 KERNEL_MARGIN = 1.5
+# Room above the highest ceiling for kernel numbers and the band of the reader's labels.
+TOP_HEADROOM = 4.0
 
 ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
-READOUT_LINE_PX = 16
-READOUT_GAP_PX = 10
-# Below this plot width (px) the legend stacks in one column and ridge labels wait for a single preset.
+# Below this plot width (px) the legend stacks in one column.
 NARROW_PLOT_PX = 420
-# The readout starts this far left of the plot, over the y-axis labels, to give its lines room.
-READOUT_INDENT_PX = 80
+# The narrowest plot the page draws (a 360 px phone, less margins and the y axis), and the
+# width of one character of an 11 px label: kernel numbers closer than their text on that
+# plot share one label.
+NARROWEST_PLOT_PX = 200
+LABEL_CHAR_PX = 7.0
+LABEL_GAP_PX = 6.0
+# The reader's own kernel and the batch GEMM are labelled in a band along the top, one row each;
+# kernel numbers stand in a band of this height along the bottom.
+KERNEL_BAND_PX = 18
+# A legend entry's symbol and the gap after it, which its label's limit leaves room for.
+LEGEND_SYMBOL_PX = 30
+OWN_LABEL_Y_PX = 12
+BATCH_LABEL_Y_PX = 27
+# The batch GEMM: a decode step's projection from d_model to 4·d_model, weights read once.
+DEFAULT_D_MODEL = 8192
+BATCH_FFN_FACTOR = 4
 
 Theme = Literal["light", "dark"]
 
@@ -95,17 +121,12 @@ _THEMES: dict[str, dict[str, Any]] = {
         "palette": ["#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#D55E00"],
     },
 }
-# Built once per chart with these stand-ins, then coloured per theme (:func:`_themed`): the
-# light and dark specs differ only in colours, and building with altair is the slow part.
-# Each holds a control character, which no user text may (textcheck), so none can collide.
-_STAND_INS: dict[str, Any] = {
-    **{key: f"\x1bainotes:{key}" for key in _THEMES["light"] if key != "palette"},
-    "palette": [f"\x1bainotes:palette-{i}" for i in range(len(_THEMES["light"]["palette"]))],
-}
 # The site loads no web fonts: the system's sans-serif, as Material's own stack falls back to.
 _FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
-
 _SI_PREFIXES = "['', 'k', 'M', 'G', 'T', 'P', 'E']"
+
+
+# -- formats shared by Python and the chart's expressions ---------------------------------------
 
 
 def flops_per_s_expr(value: str) -> str:
@@ -129,6 +150,150 @@ def intensity_label(intensity_flop_per_byte: float) -> str:
     return units.intensity(intensity_flop_per_byte).removesuffix(" FLOP/byte") + " FLOP/B"
 
 
+def roof_id(unit: str, precision: str) -> str:
+    """``"tensor:bf16"``: how the chart names a roof."""
+    return f"{unit}:{precision}"
+
+
+def roof_name(roof: str) -> str:
+    """``"BF16 tensor cores"``, ``"FP32 CUDA cores"``: a roof as captions and tooltips name it."""
+    unit, precision = roof.split(":")
+    return f"{_PRECISION_NAMES.get(precision, precision.upper())} {'tensor' if unit == 'tensor' else 'CUDA'} cores"
+
+
+# -- what the core says, per roof -----------------------------------------------------------------
+
+
+def _roof_peaks(preset: Preset, unit: str, precision: str) -> tuple[str, float | None, float | None]:
+    """(status, dense peak FLOP/s, 2:4-sparse peak FLOP/s) of one roof of ``preset``.
+
+    status is ``"ok"``, ``"none"`` (the GPU has no such path) or ``"not given"`` (the
+    preset file does not say). Sparsity doubles tensor rates only, where supported.
+    """
+    path = preset.path(precision, unit)
+    if path is None:
+        return "not given", None, None
+    dense, sparse = path.peak_tflops(False), path.peak_tflops(True)
+    if dense is None or sparse is None:
+        return "none", None, None
+    return "ok", dense * TERA, sparse * TERA
+
+
+def _kernel_roof(preset: Preset, kernel: Kernel) -> tuple[str, float | None, str, str]:
+    """(roof id, attainable FLOP/s or None, bound, why not) where ``kernel`` meets ``preset``'s
+    roof of its own dtype (:func:`ainotes.roofline.kernel_roof`)."""
+    found = roofline.kernel_roof(preset, kernel)
+    return roof_id(found.unit, found.precision), found.attainable_flops_per_s, found.bound, found.reason or ""
+
+
+def dtype_roofs() -> dict[str, str]:
+    """The roof a GEMM of each dtype meets (the core's rule), for the reader's own GEMM."""
+    return {dtype: roof_id(*roofline.kernel_ceiling(gemm(1, 1, 1, dtype))) for dtype in DTYPE_BYTES}
+
+
+def _missing_text(status: str, roof: str) -> str:
+    """Why a preset has no line for ``roof``, in the core's words: ``"no FP8 path"``, ``"FP8 tensor not given"``."""
+    unit, precision = roof.split(":")
+    label = _PRECISION_NAMES.get(precision, precision.upper())
+    if status == "none":
+        return f"no {label} path" if unit == "tensor" else f"no {label} vector path"
+    return f"{label} {unit} not given"
+
+
+# -- data -----------------------------------------------------------------------------------------
+
+
+def _display_names(presets: Sequence[Preset]) -> list[str]:
+    """Legend names; a name two presets share gets its preset id appended, so colours stay distinct."""
+    names = [p.name for p in presets]
+    return [f"{p.name} ({p.id})" if names.count(p.name) > 1 else p.name for p in presets]
+
+
+def _ceiling_rows(presets: Sequence[Preset]) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]]]:
+    """The ``ceilings`` rows, and per roof the presets that lack it (id → "no FP8 path")."""
+    rows: list[dict[str, Any]] = []
+    missing: dict[str, dict[str, str]] = {}
+    for unit, precision in ROOF_ORDER:
+        roof = roof_id(unit, precision)
+        for preset in presets:
+            status, dense, sparse = _roof_peaks(preset, unit, precision)
+            if dense is None or sparse is None:
+                missing.setdefault(roof, {})[preset.id] = _missing_text(status, roof)
+                continue
+            bandwidth = preset.memory_bandwidth_bytes_per_s
+            rows.append({
+                "p": preset.id, "r": roof, "peak": dense, "speak": sparse, "bw": bandwidth,
+                "ridge": roofline.ridge_point_flop_per_byte(dense, bandwidth),
+                "sridge": roofline.ridge_point_flop_per_byte(sparse, bandwidth),
+            })
+    return rows, missing
+
+
+def _label_clusters(intensities: Sequence[float], x_min: float, x_max: float) -> list[int]:
+    """Cluster index per kernel: kernels whose numbers would touch on the narrowest plot share a label.
+
+    Walking in order of intensity, a kernel joins the previous one's cluster when the gap
+    between them, in pixels of a :data:`NARROWEST_PLOT_PX` plot, is less than half of each
+    label plus a gap (labels are centred on their cluster). Cluster labels list their numbers.
+    """
+    px_per_decade = NARROWEST_PLOT_PX / math.log10(x_max / x_min)
+    order = sorted(range(len(intensities)), key=lambda i: intensities[i])
+    cluster = [0] * len(intensities)
+    current, previous = -1, None
+    for index in order:
+        if previous is not None:
+            gap_px = math.log10(intensities[index] / intensities[previous]) * px_per_decade
+            need_px = LABEL_CHAR_PX * (len(str(previous + 1)) + len(str(index + 1))) / 2 + LABEL_GAP_PX
+        if previous is None or gap_px >= need_px:
+            current += 1
+        cluster[index] = current
+        previous = index
+    return cluster
+
+
+def _kernel_rows(kernels: Sequence[Kernel], presets: Sequence[Preset], x_min: float,
+                 x_max: float) -> list[dict[str, Any]]:
+    """One row per kernel and preset with a path for its dtype: where it meets its roof."""
+    intensities = [k.intensity_flop_per_byte for k in kernels]
+    clusters = _label_clusters(intensities, x_min, x_max)
+    members: dict[int, list[int]] = {}
+    for index, cluster in enumerate(clusters):
+        members.setdefault(cluster, []).append(index)
+    rows: list[dict[str, Any]] = []
+    for index, kernel in enumerate(kernels):
+        group = sorted(members[clusters[index]], key=lambda i: intensities[i])
+        centre = math.exp(sum(math.log(intensities[i]) for i in group) / len(group))
+        for preset in presets:
+            roof, attainable, bound, _ = _kernel_roof(preset, kernel)
+            if attainable is None:
+                continue
+            rows.append({
+                "k": index + 1, "p": preset.id, "x": intensities[index], "y": attainable,
+                "c": clusters[index], "cx": centre, "ct": ",".join(str(i + 1) for i in sorted(group)),
+                "b": f"{bound}-bound, {units.flops_per_s(attainable)} ({roof_name(roof)})",
+            })
+    return rows
+
+
+def kernel_table_rows(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> list[dict[str, Any]]:
+    """Per kernel: its figures and, per preset, the bound where it meets the roof of its dtype."""
+    table = []
+    for index, kernel in enumerate(kernels):
+        bounds = {}
+        for preset in presets:
+            _, attainable, bound, why = _kernel_roof(preset, kernel)
+            if attainable is None:
+                bounds[preset.id] = {"bound": bound, "text": why}
+            else:
+                bounds[preset.id] = {"bound": bound, "text": f"{bound}, {units.flops_per_s(attainable)}"}
+        table.append({
+            "n": index + 1, "label": kernel.label, "spec": kernel.spec,
+            "flops": kernel.flops, "bytes": kernel.bytes_moved, "intensity": kernel.intensity_flop_per_byte,
+            "bounds": bounds,
+        })
+    return table
+
+
 def _decade_floor(value: float) -> float:
     return 10.0 ** math.floor(math.log10(value))
 
@@ -142,81 +307,53 @@ def _decades(low: float, high: float) -> list[float]:
     return [10.0**exponent for exponent in range(first, last + 1)]
 
 
-def _display_names(presets: Sequence[Preset]) -> list[str]:
-    """Legend names; a name two presets share gets its preset id appended, so colours stay distinct."""
-    names = [p.name for p in presets]
-    return [f"{p.name} ({p.id})" if names.count(p.name) > 1 else p.name for p in presets]
-
-
-def _vertex_rows(presets: Sequence[Preset], intensity_min: float, intensity_max: float) -> list[dict[str, Any]]:
-    """Each preset's ceilings as drawn: three exact vertices per mode (dense, sparse), from the core.
-
-    ``ref`` marks the dense vertices of a preset whose sparse path doubles the
-    ceiling; with sparsity on, that dense line stays behind as a faint reference.
-    """
-    rows: list[dict[str, Any]] = []
-    for preset in presets:
-        doubles = roofline.ceiling(preset, True).peak_flops_per_s != roofline.ceiling(preset, False).peak_flops_per_s
-        for sparse in (False, True):
-            for intensity, flops in roofline.ceiling(preset, sparse).vertices(intensity_min, intensity_max):
-                row: dict[str, Any] = {"preset": preset.id, "sparse": sparse, "intensity": intensity, "flops": flops}
-                if doubles and not sparse:
-                    row["ref"] = True
-                rows.append(row)
-    return rows
-
-
-def _ridge_rows(presets: Sequence[Preset], names: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per preset and mode: the ridge point (``ridge``, ``peak``), the bandwidth the
-    readout multiplies by, and the labels of the ridge marker and its tooltip."""
-    rows: list[dict[str, Any]] = []
-    for preset, name in zip(presets, names):
-        for sparse in (False, True):
-            line = roofline.ceiling(preset, sparse)
-            rows.append({
-                "preset": preset.id, "sparse": sparse, "name": name,
-                "ridge": line.ridge_flop_per_byte, "peak": line.peak_flops_per_s,
-                "bandwidth": line.memory_bandwidth_bytes_per_s,
-                "ridge_label": intensity_label(line.ridge_flop_per_byte),
-                "peak_label": units.flops_per_s(line.peak_flops_per_s),
-                "bandwidth_label": units.bytes_per_s(line.memory_bandwidth_bytes_per_s),
-            })
-    return rows
-
-
-def _bound_text(kernel: Kernel, line: roofline.Ceiling) -> str:
-    intensity = kernel.intensity_flop_per_byte
-    bound = roofline.bound_at(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
-    attainable = roofline.attainable_flops_per_s(intensity, line.peak_flops_per_s, line.memory_bandwidth_bytes_per_s)
-    return f"{bound}-bound, at most {units.flops_per_s(attainable)}"
-
-
-def _kernel_rows(kernels: Sequence[Kernel], presets: Sequence[Preset], label_at_top_below: float) -> list[dict[str, Any]]:
-    """One row per kernel and mode; ``bound_<i>`` states, for preset i, the bound and the ceiling there."""
-    rows: list[dict[str, Any]] = []
-    for kernel in kernels:
-        intensity = kernel.intensity_flop_per_byte
-        for sparse in (False, True):
-            row: dict[str, Any] = {
-                "kernel": kernel.label, "spec": kernel.spec, "sparse": sparse, "intensity": intensity,
-                "intensity_label": intensity_label(intensity),
-                "flops_label": units.si(kernel.flops, "FLOP"),
-                "bytes_label": units.si(kernel.bytes_moved, "B"),
-                "top": intensity < label_at_top_below,
-            }
-            for index, preset in enumerate(presets):
-                row[f"bound_{index}"] = _bound_text(kernel, roofline.ceiling(preset, sparse))
-            rows.append(row)
-    return rows
-
-
-def _initial_log_intensity(presets: Sequence[Preset], low: float, high: float) -> float:
-    """Open the readout between the lowest and highest dense ridge points (their geometric mean),
-    where the presets disagree about what bounds a kernel."""
-    ridges = [roofline.ceiling(p, False).ridge_flop_per_byte for p in presets]
+def _initial_intensity(rows: Sequence[dict[str, Any]], low: float, high: float) -> float:
+    """Open the readout between the lowest and highest dense BF16 ridge points (their geometric
+    mean, to three figures), where the presets disagree about what bounds a kernel."""
+    ridges = [r["ridge"] for r in rows if r["r"] == DEFAULT_ROOF] or [r["ridge"] for r in rows]
     middle = math.sqrt(min(ridges) * max(ridges))
-    exponent = round(math.log10(middle), 2)
-    return min(max(exponent, math.log10(low)), math.log10(high))
+    return min(max(float(units.significant(middle, 3)), low), high)
+
+
+# -- themes: Vega-Lite config only ---------------------------------------------------------------
+
+_NEUTRAL_CONFIG: dict[str, Any] = {
+    "font": _FONT,
+    "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+    # Both legends (GPUs, kernels) under the plot, one above the other.
+    "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "offset": 22,
+               "layout": {"expr": "{bottom: {anchor: 'start', direction: 'vertical', margin: 6}}"}},
+    "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 8},
+    "text": {"fontSize": 12},
+}
+
+
+def theme_config(theme: Theme) -> dict[str, Any]:
+    """A theme's colours as Vega-Lite config: the palette in ``range.category``, the rest as
+    config and named styles (``kernel-label``, ``readout``, ``marker``, ``reader-label``)."""
+    colours = _THEMES[theme]
+    return {
+        "background": colours["background"],
+        "range": {"category": list(colours["palette"])},
+        "view": {"stroke": colours["grid"]},
+        "axis": {"labelColor": colours["muted"], "titleColor": colours["text"], "gridColor": colours["grid"],
+                 "domainColor": colours["domain"], "tickColor": colours["domain"]},
+        "legend": {"labelColor": colours["text"], "symbolStrokeColor": colours["text"]},
+        "title": {"color": colours["text"]},
+        "text": {"color": colours["text"]},
+        "style": {
+            "kernel-label": {"color": colours["text"]},
+            "reader-label": {"color": colours["text"]},
+            "readout": {"color": colours["muted"]},
+            "subtitle": {"color": colours["muted"]},
+            "marker": {"stroke": colours["marker_stroke"]},
+        },
+    }
+
+
+def config(theme: Theme) -> dict[str, Any]:
+    """The whole config of a themed spec: the neutral one (fonts, sizes) with the theme's colours over it."""
+    return deep_merge(_NEUTRAL_CONFIG, theme_config(theme))
 
 
 _SVG_COLOUR = re.compile(r'\b(fill|stroke)="(#[0-9a-fA-F]{6})"')
@@ -225,13 +362,13 @@ _SVG_COLOUR = re.compile(r'\b(fill|stroke)="(#[0-9a-fA-F]{6})"')
 def dark_svg(light_svg: str) -> str:
     """The dark static SVG from the light one, without a second Vega render.
 
-    The two specs differ only in colours (:func:`_with_theme`), so Vega lays both out alike
-    and the dark picture is the light one with each theme colour swapped, in ``fill`` and
-    ``stroke`` attributes only (never in text). The tests check it against a real render.
+    The two specs differ only in their config's colours (:func:`theme_config`), so Vega lays
+    both out alike and the dark picture is the light one with each theme colour swapped, in
+    ``fill`` and ``stroke`` attributes only (never in text). The tests check it against a real render.
     """
     light, dark = _THEMES["light"], _THEMES["dark"]
     swap = {light[key].lower(): dark[key] for key in light if key != "palette"}
-    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"]))
+    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"], strict=True))
 
     def recolour(match: re.Match[str]) -> str:
         colour = swap.get(match.group(2).lower(), match.group(2))
@@ -240,94 +377,185 @@ def dark_svg(light_svg: str) -> str:
     return _SVG_COLOUR.sub(recolour, light_svg)
 
 
-def _whole_numbers_as_ints(value: Any) -> Any:
-    """``2.25e15`` is written ``2250000000000000``, not ``2250000000000000.0``: the same number in
-    JSON, two bytes shorter, which over every vertex and tick keeps the spec small."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, list):
-        return [_whole_numbers_as_ints(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _whole_numbers_as_ints(item) for key, item in value.items()}
-    return value
+# -- the grammar: built once with altair ---------------------------------------------------------
+
+# Expressions over the params, shared by the layers.
+_SHOWN = f"(preset == '{ALL_PRESETS}' || datum.p == preset)"
+_MODE_KEY = "precision + '|' + (sparsity ? 's' : 'd')"
+_PEAK = "(sparsity ? datum.speak : datum.peak)"
+_RIDGE = "(sparsity ? datum.sridge : datum.ridge)"
+_AT = "clamp(toNumber(intensity), x_domain[0], x_domain[1])"
+_LEGEND_LABEL_LIMIT = (f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
+                       f": width / 2 - 2 * {LEGEND_SYMBOL_PX}")
+SUBTITLE_EXPR = ("roof_names[precision] + (sparsity ? ', 2:4 sparse where supported' : ', dense')"
+                 " + ' · ridge points in the legend'")
 
 
-def _themed(value: Any, theme: Theme) -> Any:
-    """``value`` with every colour stand-in replaced by the theme's colour."""
-    colours = _THEMES[theme]
-    lookup = {stand_in: colours[key] for key, stand_in in _STAND_INS.items() if key != "palette"}
-    lookup.update(zip(_STAND_INS["palette"], colours["palette"]))
+def _build_structure(variant: Any = ()) -> dict[str, Any]:
+    """The structure of every roofline; ``variant`` is ``("kernels",)`` when the chart marks
+    kernels (without any, their layers and key are left out: an empty legend draws badly)."""
+    import altair as alt  # here, not at the top: a build whose grammar is cached never needs it
 
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            return lookup.get(item, item)
-        if isinstance(item, list):
-            return [walk(x) for x in item]
-        if isinstance(item, dict):
-            return {k: walk(v) for k, v in item.items()}
-        return item
+    def param(name: str, value: Any, **options: Any) -> Any:
+        return alt.param(name=name, value=value, **options)
 
-    return walk(value)
+    params = [
+        param("precision", DEFAULT_ROOF,
+              bind=alt.binding_select(options=[DEFAULT_ROOF], labels=["BF16"], name="Precision ")),
+        param("preset", ALL_PRESETS,
+              bind=alt.binding_select(options=[ALL_PRESETS], labels=["All"], name="GPUs ")),
+        param("sparsity", False, bind=alt.binding_checkbox(name="2:4 structured sparsity (where supported) ")),
+        param("intensity", 100.0, bind=alt.binding(input="number", name="Intensity, FLOP/byte ")),
+        *(param(name, value) for name, value in (
+            ("x_domain", [0.1, 1000.0]), ("y_domains", {}), ("x_ticks", [1.0]), ("y_ticks", [1e12]),
+            ("ids", ["a"]), ("names", {}), ("kernel_keys", []), ("roof_names", {}), ("legend_ridge", {}),
+            ("own_on", False), ("own_x", 1.0), ("own_roof", DEFAULT_ROOF), ("own_label", ""),
+            ("batch_on", False), ("batch_x", 1.0), ("batch_roof", DEFAULT_ROOF), ("batch_label", ""),
+        )),
+    ]
+
+    x_scale = alt.Scale(type="log", domain=alt.ExprRef("x_domain"), nice=False)
+    y_scale = alt.Scale(type="log", domain=alt.ExprRef("y_domains[precision]"), nice=False)
+    x = alt.X("x:Q", scale=x_scale, title="Arithmetic intensity (FLOP/byte)",
+              axis=alt.Axis(values=alt.ExprRef("x_ticks"), labelExpr="format(datum.value, ',~g')",
+                            labelOverlap="greedy", labelFlush=True))
+    y = alt.Y("y:Q", scale=y_scale, title="Attainable FLOP/s",
+              axis=alt.Axis(values=alt.ExprRef("y_ticks"), labelExpr=flops_per_s_expr("datum.value"),
+                            labelOverlap="greedy"))
+    colour = alt.Color(
+        "p:N", title=None, scale=alt.Scale(domain=alt.ExprRef("ids")),
+        legend=alt.Legend(
+            orient="bottom", direction="horizontal", symbolType="stroke",
+            columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
+            labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT),
+            labelExpr=f"legend_ridge[{_MODE_KEY}][datum.value] + ' · ' + names[datum.value]",
+        ),
+    )
+    name_tip = alt.Tooltip("name:N", title="GPU")
+    ceilings = alt.Chart(alt.NamedData(name="ceilings"))
+    current = ceilings.transform_filter(f"datum.r == precision && {_SHOWN}").transform_calculate(
+        name="names[datum.p]", peak_now=_PEAK, ridge_now=_RIDGE,
+    )
+
+    # The chosen roof's ceilings, solid; with sparsity on, the dense line of each preset whose
+    # sparse path doubles it stays behind, faint and dashed. Three vertices each, in x order.
+    # (strokeOpacity, not opacity: the legend would copy opacity into its symbols.)
+    lines = (
+        current
+        .transform_calculate(modes="sparsity && datum.speak != datum.peak ? ['now', 'ref'] : ['now']")
+        .transform_flatten(["modes"], as_=["mode"])
+        .transform_calculate(
+            top="datum.mode == 'ref' ? datum.peak : datum.peak_now",
+            xs="[x_domain[0], clamp(datum.top / datum.bw, x_domain[0], x_domain[1]), x_domain[1]]",
+        )
+        .transform_flatten(["xs"], as_=["x"])
+        .transform_calculate(y="min(datum.top, datum.bw * datum.x)")
+        .mark_line()
+        .encode(
+            x=x, y=y, color=colour, detail=["p:N", "mode:N"], tooltip=[name_tip], order="x:Q",
+            strokeDash=alt.condition("datum.mode == 'ref'", alt.value([4, 4]), alt.value([1, 0])),
+            strokeOpacity=alt.condition("datum.mode == 'ref'", alt.value(0.55), alt.value(1)),
+            strokeWidth=alt.condition("datum.mode == 'ref'", alt.value(1.5), alt.value(2.5)),
+        )
+    )
+    ridges = current.transform_calculate(
+        ridge_text=intensity_expr("datum.ridge_now"), peak_text=flops_per_s_expr("datum.peak_now"),
+        roof_text="roof_names[precision]", bandwidth_text="format(datum.bw / 1e12, '.4~r') + ' TB/s'",
+    ).mark_point(filled=True, size=70, opacity=1, strokeWidth=1.5, style="marker").encode(
+        x=alt.X("ridge_now:Q"), y=alt.Y("peak_now:Q"), color="p:N",
+        tooltip=[name_tip, alt.Tooltip("ridge_text:N", title="Ridge point"),
+                 alt.Tooltip("roof_text:N", title="Roof"), alt.Tooltip("peak_text:N", title="Peak"),
+                 alt.Tooltip("bandwidth_text:N", title="Memory bandwidth")],
+    )
+
+    # The readout: a dot on each visible ceiling at the reader's intensity, and a rule from the
+    # axis up to the lowest of them, below every label.
+    readout_points = current.transform_calculate(x=_AT, y=f"min(datum.peak_now, datum.bw * {_AT})")
+    readout = [
+        readout_points.transform_aggregate(y="min(y)", x="min(x)")
+        # aria=False: a bare line; the readout under the chart says what it marks.
+        .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout", aria=False)
+        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
+        readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker")
+        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
+    ]
+
+    # Kernels: a hollow square where each meets its own roof on each visible preset, and one
+    # number per cluster of close kernels in a band along the bottom of the plot, joined to the
+    # highest of its squares by a faint rule. Clusters lie apart (_label_clusters), so no two
+    # numbers meet; the reader's labels have a band of their own along the top.
+    # Their key is a second legend ("1 GEMM 8192×8192×8192 bf16"), so a static picture names them too.
+    kernel_rows = alt.Chart(alt.NamedData(name="kernels")).transform_filter(_SHOWN).transform_calculate(
+        name="names[datum.p]", key="kernel_keys[datum.k - 1]")
+    kernel_key = alt.Shape(
+        "key:N", scale=alt.Scale(domain=alt.ExprRef("kernel_keys"), range=["square"]),
+        legend=alt.Legend(orient="bottom", direction="horizontal", title=None, symbolType="square",
+                          symbolFillColor="transparent", symbolStrokeWidth=2,
+                          columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
+                          labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT)),
+    )
+    clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
+    kernel_marks = [
+        clusters.mark_rule(strokeDash=[1, 3], strokeWidth=1, style="readout", aria=False)
+        .encode(x=alt.X("cx:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
+        kernel_rows.mark_point(filled=False, size=60, strokeWidth=2, opacity=1)
+        .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", shape=kernel_key,
+                tooltip=[alt.Tooltip("key:N", title="Kernel"), name_tip, alt.Tooltip("b:N", title="Meets")]),
+        clusters.mark_text(baseline="bottom", dy=-3, fontSize=12, fontWeight=600, style="kernel-label")
+        .encode(x=alt.X("cx:Q"), y=alt.value(alt.ExprRef("height")), text="ct:N"),
+    ]
+
+    # The reader's marks (their kernel, the batch GEMM): a filled shape on each visible preset's
+    # roof of the mark's precision, labelled in a band of its own along the top.
+    def reader_marks(prefix: str, shape: str, label_y_px: int) -> list[Any]:
+        on = f"{prefix}_on"
+        rows = ceilings.transform_filter(f"{on} && datum.r == {prefix}_roof && {_SHOWN}").transform_calculate(
+            name="names[datum.p]", x=f"{prefix}_x", y=f"min(datum.peak, datum.bw * {prefix}_x)")
+        side = f"{prefix}_x > sqrt(x_domain[0] * x_domain[1]) ? 'right' : 'left'"
+        return [
+            # aria=False: the readout under the chart states these marks in words (and they start hidden).
+            rows.mark_point(shape=shape, filled=True, size=110, opacity=1, strokeWidth=1.5, style="marker", aria=False)
+            .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
+            alt.Chart(alt.NamedData(name="one_row")).transform_filter(on)
+            .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side), aria=False,
+                       dx=alt.ExprRef(f"({side}) == 'right' ? 6 : -6"),
+                       limit=alt.ExprRef(f"({side}) == 'right' ? scale('x', {prefix}_x) - 8 "
+                                         f": width - scale('x', {prefix}_x) - 8"),
+                       text=alt.ExprRef(f"{prefix}_label"))
+            .encode(x=alt.X(datum=alt.ExprRef(f"{prefix}_x"), type="quantitative"), y=alt.value(label_y_px)),
+        ]
+
+    # The roof shown, as a line above the plot (a title's subtitle cannot follow a param).
+    subtitle = (
+        alt.Chart(alt.NamedData(name="one_row"))
+        .mark_text(align="left", baseline="bottom", fontSize=12, style="subtitle", text=alt.ExprRef(SUBTITLE_EXPR),
+                   limit=alt.ExprRef("width"))
+        .encode(x=alt.value(0), y=alt.value(-8))
+    )
+    chart = alt.layer(
+        subtitle, lines, *readout, ridges, *(kernel_marks if "kernels" in variant else []),
+        *reader_marks("own", "diamond", OWN_LABEL_Y_PX), *reader_marks("batch", "triangle-up", BATCH_LABEL_Y_PX),
+    ).add_params(*params).properties(
+        width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
+        autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
+    )
+    # Schema validation costs as much as building the chart; the tests validate specs instead.
+    spec = chart.to_dict(validate=False)
+    spec.pop("config", None)  # altair's default view size; the chart sets its own
+    return spec
 
 
-def _config() -> dict[str, Any]:
-    colours = _STAND_INS
-    axis = {
-        "labelColor": colours["muted"], "titleColor": colours["text"], "gridColor": colours["grid"],
-        "domainColor": colours["domain"], "tickColor": colours["domain"],
-        "labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal",
-    }
-    return {
-        "background": colours["background"],
-        "font": _FONT,
-        "view": {"stroke": colours["grid"]},
-        "axis": axis,
-        "legend": {
-            "labelColor": colours["text"], "labelFontSize": 12, "symbolStrokeWidth": 3,
-        },
-        "title": {"color": colours["text"], "fontSize": 16, "fontWeight": 600,
-                  "anchor": "start", "offset": 12},
-        "text": {"color": colours["text"], "fontSize": 12},
-    }
+GRAMMAR = Grammar("roofline", _build_structure, __file__)
 
 
-@functools.cache
-def _code_fingerprint() -> str:
-    """What a cached spec was built by: every module of the package, and altair's version."""
-    digest = hashlib.sha256(metadata.version("altair").encode())
-    package = Path(__file__).resolve().parents[1]
-    for source in sorted(package.rglob("*.py")):
-        digest.update(source.relative_to(package).as_posix().encode())
-        digest.update(source.read_bytes())
-    return digest.hexdigest()
+# -- one chart ------------------------------------------------------------------------------------
 
 
-def roofline_spec(
-    presets: Iterable[Preset],
-    *,
-    kernels: Iterable[Kernel] = (),
-    sparsity: bool = False,
-    title: str | None = None,
-    theme: Theme = "light",
-    readout_intensity_flop_per_byte: float | None = None,
-    cached: bool = True,
-) -> dict[str, Any]:
-    """The roofline explorer as a Vega-Lite dict.
-
-    ``presets`` are drawn in the order given, coloured by name. ``sparsity`` is
-    the checkbox's initial state. ``kernels`` become labelled vertical markers
-    whose tooltip states, per preset, memory- or compute-bound and the ceiling
-    there. ``readout_intensity_flop_per_byte`` sets where the readout opens
-    (default: between the presets' ridge points). ``theme`` is ``"light"``
-    (Material's default scheme) or ``"dark"`` (its slate scheme).
-
-    Building the chart with altair costs more than rendering it, so the theme-neutral
-    spec is kept in the render cache, keyed by every input and by the package's code
-    (:func:`_code_fingerprint`); ``cached=False`` builds it afresh.
-    """
-    presets, kernels = tuple(presets), tuple(kernels)
+def _check_inputs(presets: Sequence[Preset], kernels: Sequence[Kernel], title: str | None, theme: str) -> None:
     if theme not in _THEMES:
         raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    if not presets:
+        raise InputError("roofline chart: at least one preset is needed")
     texts = [("title", title or ""), *(("preset name", p.name) for p in presets),
              *(("kernel label", k.label) for k in kernels)]
     for what, text in texts:
@@ -335,246 +563,127 @@ def roofline_spec(
         if bad is not None:
             raise InputError(f"roofline chart: the {what} {short(text)} holds a control character ({bad})")
 
-    def build() -> dict[str, Any]:
-        return _build_neutral_spec(presets, kernels=kernels, sparsity=sparsity, title=title,
-                                   readout_intensity_flop_per_byte=readout_intensity_flop_per_byte)
 
-    if not cached:
-        return _with_theme(build(), theme)
-    payload = {
-        "presets": [dataclasses.asdict(p) for p in presets],
-        "kernels": [dataclasses.asdict(k) for k in kernels],
-        "sparsity": sparsity, "title": title,
-        "readout": readout_intensity_flop_per_byte,
-        "code": _code_fingerprint(),
-    }
-    try:
-        neutral = render.memo_json("roofline-spec", payload, build)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        neutral = build()  # an input that is not plain data (or NaN) cannot be a key
-    return _with_theme(neutral, theme)
+def _opening_roof(precision: str, roofs: Sequence[str]) -> str:
+    """The roof id a chart opens on: ``"fp8"`` → ``"tensor:fp8"``, ``"fp32"`` → ``"vector:fp32"``."""
+    text = str(precision)
+    opening = text if ":" in text else roof_id(default_unit(text), text)
+    if opening not in roofs:
+        known = ", ".join(r.removeprefix("tensor:") for r in roofs)
+        raise InputError(f"roofline chart: 'precision' must be one the presets have ({known}): {short(precision)}")
+    return opening
 
 
-def _with_theme(neutral: dict[str, Any], theme: Theme) -> dict[str, Any]:
-    themed = _themed(neutral, theme)
-    assert "\x1b" not in json.dumps(themed), "a colour stand-in was left in the spec"
-    return themed
+def _x_domain(rows: Sequence[dict[str, Any]], kernels: Sequence[Kernel]) -> tuple[float, float]:
+    """Whole decades that hold every ridge of every roof (dense and sparse, so switching never
+    rescales the x axis), every kernel, and element-wise intensities at the low end."""
+    intensities = [k.intensity_flop_per_byte for k in kernels]
+    low = min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE, *(r["ridge"] for r in rows)]
+              + [i / KERNEL_MARGIN for i in intensities])
+    high = max([RIDGE_HEADROOM * r["sridge"] for r in rows] + [i * KERNEL_MARGIN for i in intensities])
+    return _decade_floor(low), _decade_ceil(high)
 
 
-def _build_neutral_spec(
+def _y_domains(rows: Sequence[dict[str, Any]], kernel_rows: Sequence[dict[str, Any]], roofs: Sequence[str],
+               x_min: float) -> dict[str, list[float]]:
+    """Per roof: from the slowest sloped line at the axis start (and below the lowest kernel
+    mark, clear of the band of numbers) to room above its highest sparse peak and every kernel
+    mark. A switch of precision may rescale the y axis; the sparsity toggle never does."""
+    y_min = _decade_floor(min([r["bw"] * x_min for r in rows] + [r["y"] / 2 for r in kernel_rows]))
+    kernel_top = max((r["y"] for r in kernel_rows), default=0.0)
+    return {roof: [y_min, max([r["speak"] for r in rows if r["r"] == roof] + [kernel_top]) * TOP_HEADROOM]
+            for roof in roofs}
+
+
+def _readout_at(given: float | None, rows: Sequence[dict[str, Any]], x_min: float, x_max: float) -> float:
+    if given is None:
+        return _initial_intensity(rows, x_min, x_max)
+    if not (isinstance(given, (int, float)) and math.isfinite(given) and x_min <= given <= x_max):
+        raise InputError(
+            f"roofline chart: the readout intensity must lie on the axis, {x_min:g} to {x_max:g} FLOP/byte: {given!r}"
+        )
+    return float(given)
+
+
+def _legend_ridges(rows: Sequence[dict[str, Any]], missing: dict[str, dict[str, str]],
+                   roofs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Per roof and mode (``"tensor:fp8|s"``), each preset's legend prefix: its ridge, or why it has none."""
+    legend: dict[str, dict[str, str]] = {}
+    for roof in roofs:
+        for mode, field in (("d", "ridge"), ("s", "sridge")):
+            texts = {r["p"]: f"ridge {intensity_label(r[field])}" for r in rows if r["r"] == roof}
+            texts.update(missing.get(roof, {}))
+            legend[f"{roof}|{mode}"] = texts
+    return legend
+
+
+def roofline_spec(
     presets: Iterable[Preset],
     *,
-    kernels: Iterable[Kernel],
-    sparsity: bool,
-    title: str | None,
-    readout_intensity_flop_per_byte: float | None,
+    kernels: Iterable[Kernel] = (),
+    sparsity: bool = False,
+    precision: str = "bf16",
+    title: str | None = None,
+    theme: Theme = "light",
+    readout_intensity_flop_per_byte: float | None = None,
+    cached: bool = True,
 ) -> dict[str, Any]:
-    import altair as alt  # here, not at the top: a build whose specs are cached never needs it
+    """The roofline explorer as a Vega-Lite dict: :data:`GRAMMAR` with these presets' data.
 
-    presets = tuple(presets)
-    kernels = tuple(kernels)
-    if not presets:
-        raise InputError("roofline chart: at least one preset is needed")
-    colours = _STAND_INS
-    names = _display_names(presets)
-
-    # Axis ranges: whole decades that hold every ridge (dense and sparse, so toggling
-    # never rescales), every kernel, and element-wise intensities at the low end.
-    sparse_lines = [roofline.ceiling(p, True) for p in presets]
-    dense_lines = [roofline.ceiling(p, False) for p in presets]
-    kernel_intensities = [k.intensity_flop_per_byte for k in kernels]
-    x_min = _decade_floor(min([DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE, min(c.ridge_flop_per_byte for c in dense_lines)]
-                              + [i / KERNEL_MARGIN for i in kernel_intensities]))
-    x_max = _decade_ceil(max([RIDGE_HEADROOM * c.ridge_flop_per_byte for c in sparse_lines]
-                             + [i * KERNEL_MARGIN for i in kernel_intensities]))
-    y_min = _decade_floor(min(c.memory_bandwidth_bytes_per_s for c in dense_lines) * x_min)
-    y_max = _decade_ceil(max(c.peak_flops_per_s for c in sparse_lines) * KERNEL_MARGIN)
-
-    if readout_intensity_flop_per_byte is None:
-        initial_log_intensity = _initial_log_intensity(presets, x_min, x_max)
-    else:
-        given = readout_intensity_flop_per_byte
-        inside = isinstance(given, (int, float)) and math.isfinite(given) and x_min <= given <= x_max
-        if not inside:
-            raise InputError(
-                f"roofline chart: the readout intensity must lie on the axis, {x_min:g} to {x_max:g} FLOP/byte: "
-                f"{readout_intensity_flop_per_byte!r}"
-            )
-        initial_log_intensity = math.log10(given)
-
-    sparsity_param = alt.param(
-        name="sparsity", value=bool(sparsity),
-        bind=alt.binding_checkbox(name="2:4 structured sparsity (where supported) "),
-    )
-    preset_param = alt.param(
-        name="preset", value=ALL_PRESETS,
-        bind=alt.binding_select(options=[ALL_PRESETS, *(p.id for p in presets)], labels=["All", *names],
-                                name="Preset "),
-    )
-    intensity_param = alt.param(
-        name="log_intensity", value=initial_log_intensity,
-        bind=alt.binding_range(min=math.log10(x_min), max=math.log10(x_max), step=SLIDER_STEP_DECADES,
-                               name="Intensity, log10 FLOP/byte "),
-    )
-    shown = f"({preset_param.name} == '{ALL_PRESETS}' || datum.preset == {preset_param.name})"
-    this_mode = f"datum.sparse == {sparsity_param.name}"
-    at = f"pow(10, {intensity_param.name})"
-
-    x_scale = alt.Scale(type="log", domain=[x_min, x_max], nice=False)
-    y_scale = alt.Scale(type="log", domain=[y_min, y_max], nice=False)
-    x = alt.X("intensity:Q", scale=x_scale, title="Arithmetic intensity (FLOP/byte)",
-              axis=alt.Axis(values=_decades(x_min, x_max), labelExpr="format(datum.value, ',~g')"))
-    y = alt.Y("flops:Q", scale=y_scale, title="Attainable FLOP/s",
-              axis=alt.Axis(values=_decades(y_min, y_max), labelExpr=flops_per_s_expr("datum.value")))
-    colour = alt.Color(
-        "name:N", title=None,
-        scale=alt.Scale(domain=names, range=colours["palette"][: len(names)]),
-        legend=alt.Legend(orient="bottom", direction="horizontal", columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-                          labelLimit=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? width : width / 2 - 24"),
-                          symbolType="stroke"),
-    )
-    name_tip = alt.Tooltip("name:N", title="GPU")
-
-    datasets: dict[str, list[dict[str, Any]]] = {
-        "vertices": _vertex_rows(presets, x_min, x_max),
-        "ridges": _ridge_rows(presets, names),
-        "one_row": [{}],
+    ``presets`` are drawn in the order given. ``precision`` picks the roof the chart opens
+    on (a precision name, ``bf16`` by default, or a roof id such as ``vector:fp32``);
+    ``sparsity`` is the toggle's initial state. ``kernels`` become numbered marks where each
+    meets the roof of its own dtype. ``readout_intensity_flop_per_byte`` sets where the
+    readout opens (default: between the presets' ridge points). ``theme`` is ``"light"``
+    (Material's default scheme) or ``"dark"`` (its slate scheme): only the config differs.
+    ``cached=False`` builds the grammar with altair afresh.
+    """
+    presets, kernels = tuple(presets), tuple(kernels)
+    _check_inputs(presets, kernels, title, theme)
+    rows, missing = _ceiling_rows(presets)
+    roofs = [roof_id(u, p) for u, p in ROOF_ORDER if any(r["r"] == roof_id(u, p) for r in rows)]
+    opening = _opening_roof(precision, roofs)
+    x_min, x_max = _x_domain(rows, kernels)
+    kernel_rows = _kernel_rows(kernels, presets, x_min, x_max) if kernels else []
+    y_domains = _y_domains(rows, kernel_rows, roofs, x_min)
+    names = dict(zip((p.id for p in presets), _display_names(presets), strict=True))
+    params = {
+        "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity),
+        "intensity": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
+        "x_domain": [x_min, x_max], "y_domains": y_domains, "x_ticks": _decades(x_min, x_max),
+        "y_ticks": _decades(min(low for low, _ in y_domains.values()), max(top for _, top in y_domains.values())),
+        "ids": [p.id for p in presets], "names": names,
+        "kernel_keys": [f"{index} {kernel.label}" for index, kernel in enumerate(kernels, start=1)],
+        "roof_names": {roof: roof_name(roof) for roof in roofs}, "legend_ridge": _legend_ridges(rows, missing, roofs),
     }
-    ridge_filter = f"{this_mode} && {shown}"
-
-    # The chosen mode's ceilings, solid; with sparsity on, the dense line of each preset whose
-    # sparse path doubles the ceiling stays behind, faint and dashed, for comparison.
-    # (strokeOpacity, not opacity: the legend would copy opacity into its symbols.)
-    reference = f"{sparsity_param.name} && datum.ref"
-    layers: list[alt.Chart | alt.LayerChart] = [
-        # Lines join their vertices in x order, which is the vertices' order.
-        alt.Chart(alt.NamedData(name="vertices"))
-        .transform_filter(f"({this_mode} || {reference}) && {shown}")
-        .transform_lookup(lookup="preset", from_=alt.LookupData(alt.NamedData(name="ridges"), "preset", ["name"]))
-        .mark_line()
-        .encode(
-            x=x, y=y, color=colour, detail=["preset:N", "sparse:N"], tooltip=[name_tip],
-            strokeDash=alt.condition(reference, alt.value([4, 4]), alt.value([1, 0])),
-            strokeOpacity=alt.condition(reference, alt.value(0.55), alt.value(1)),
-            strokeWidth=alt.condition(reference, alt.value(1.5), alt.value(2.5)),
-        ),
-    ]
-
+    datasets: dict[str, list[dict[str, Any]]] = {"ceilings": rows, "one_row": [{}]}
     if kernels:
-        # Labels hang from the top edge left of the last ridge point (above the sloped lines)
-        # and stand on the bottom edge right of it (below the flat lines).
-        label_at_top_below = max(line.ridge_flop_per_byte for line in dense_lines)
-        datasets["kernels"] = _kernel_rows(kernels, presets, label_at_top_below)
-        kernel_base = alt.Chart(alt.NamedData(name="kernels")).transform_filter(this_mode)
-        kernel_tips = [
-            alt.Tooltip("kernel:N", title="Kernel"), alt.Tooltip("spec:N", title="Spec"),
-            alt.Tooltip("intensity_label:N", title="Intensity"), alt.Tooltip("flops_label:N", title="Work"),
-            alt.Tooltip("bytes_label:N", title="Minimum traffic"),
-            *(alt.Tooltip(f"bound_{i}:N", title=name) for i, name in enumerate(names)),
-        ]
-        kernel_x = alt.X("intensity:Q")
-        layers += [
-            kernel_base.mark_rule(strokeDash=[2, 3], strokeWidth=1.5, color=colours["muted"])
-            .encode(x=kernel_x, tooltip=kernel_tips),
-            kernel_base.transform_filter("datum.top")
-            .mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=11,
-                       color=colours["muted"])
-            .encode(x=kernel_x, y=alt.datum(y_max, type="quantitative"), text="kernel:N",
-                    tooltip=kernel_tips),
-            kernel_base.transform_filter("!datum.top")
-            .mark_text(angle=270, align="left", baseline="bottom", dx=4, dy=-3, fontSize=11,
-                       color=colours["muted"])
-            .encode(x=kernel_x, y=alt.datum(y_min, type="quantitative"), text="kernel:N",
-                    tooltip=kernel_tips),
-        ]
-
-    ridge_tips = [
-        name_tip,
-        alt.Tooltip("ridge_label:N", title="Ridge point"),
-        alt.Tooltip("peak_label:N", title="Peak (FP16/BF16 tensor)"),
-        alt.Tooltip("bandwidth_label:N", title="Memory bandwidth"),
-    ]
-    mark = alt.Chart()  # a child of a nested layer: data and transforms come from the parent
-    layers.append(
-        alt.layer(
-            mark.mark_point(filled=True, size=70, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1.5)
-            .encode(color="name:N"),
-            # Above the flat line, right of the ridge: nothing else is drawn there unless a
-            # faster GPU's sloped line passes, and that lies higher up.
-            # On a narrow plot the labels of neighbouring ridges collide; there they appear
-            # once a single preset is selected (the tooltip always has them).
-            mark.mark_text(align="left", baseline="bottom", dx=4, dy=-5, color=colours["text"],
-                           opacity=alt.ExprRef(f"width >= {NARROW_PLOT_PX} || {preset_param.name} != '{ALL_PRESETS}' ? 1 : 0"))
-            .encode(text="ridge_label:N"),
-            data=alt.NamedData(name="ridges"),
-        )
-        .transform_filter(ridge_filter)
-        .encode(x="ridge:Q", y="peak:Q", tooltip=ridge_tips)
-    )
-
-    # The readout: a rule at the slider's intensity, a dot on each visible ceiling there, and
-    # above the plot one line per visible preset (attainable FLOP/s, memory- or compute-bound).
-    readout_top_px = -(len(presets) + 1) * READOUT_LINE_PX - READOUT_GAP_PX
-    readout_line_y = alt.Y("line_y:Q", scale=None, axis=None)
-    one_row = alt.Chart(alt.NamedData(name="one_row"))
-    layers += [
-        # aria=False: a bare line; the readout text beside it says what it marks.
-        one_row.mark_rule(color=colours["muted"], strokeWidth=1, aria=False).encode(
-            x=alt.X(datum=alt.ExprRef(at), type="quantitative")
-        ),
-        one_row.mark_text(align="left", baseline="middle", fontWeight=600, color=colours["text"],
-                          text=alt.ExprRef(f"'At the vertical line, ' + {intensity_expr(at)} + ':'"))
-        .encode(x=alt.value(-READOUT_INDENT_PX), y=alt.value(readout_top_px)),
-        alt.layer(
-            mark.mark_point(filled=True, size=45, opacity=1, stroke=colours["marker_stroke"], strokeWidth=1)
-            .encode(x="at_intensity:Q", y="attainable:Q"),
-            mark.mark_point(shape="square", filled=True, size=60, opacity=1)
-            .encode(x=alt.value(6 - READOUT_INDENT_PX), y=readout_line_y),
-            mark.mark_text(align="left", baseline="middle", color=colours["text"],
-                           limit=alt.ExprRef(f"width + {READOUT_INDENT_PX - 16}"))
-            .encode(x=alt.value(16 - READOUT_INDENT_PX), y=readout_line_y, text="readout:N", color=alt.value(colours["text"])),
-            data=alt.NamedData(name="ridges"),
-        )
-        .transform_filter(ridge_filter)
-        .transform_calculate(
-            at_intensity=at,
-            attainable=f"min(datum.peak, datum.bandwidth * {at})",
-            bound=f"{at} < datum.ridge ? 'memory-bound' : 'compute-bound'",
-        )
-        # Figures first, name last: on a narrow screen the line is cut at the end.
-        .transform_calculate(readout=f"{flops_per_s_expr('datum.attainable')} + ', ' + datum.bound + ' · ' + datum.name")
-        # Rows keep the presets' order, so row_number() numbers the readout lines in legend order.
-        .transform_window(line="row_number()")
-        .transform_calculate(line_y=f"{readout_top_px} + datum.line * {READOUT_LINE_PX}")
-        .encode(color="name:N", tooltip=[name_tip, alt.Tooltip("readout:N", title="At the vertical line")]),
-    ]
-
-    chart = (
-        alt.layer(*layers)
-        .add_params(sparsity_param, preset_param, intensity_param)
-        .properties(
-            title=alt.Title(title if title is not None else DEFAULT_TITLE),
+        datasets["kernels"] = kernel_rows
+    spec = GRAMMAR.spec(
+        datasets=datasets,
+        params=params,
+        variant=("kernels",) if kernels else (),
+        config=config(theme),
+        top={
+            "title": {"text": title if title is not None else DEFAULT_TITLE, "limit": {"expr": "width + 60"}},
             # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
-            description=("Roofline chart on log-log axes: attainable FLOP/s against arithmetic intensity for "
-                         f"{', '.join(names)}."),
-            width=STATIC_WIDTH_PX,
-            height=STATIC_HEIGHT_PX,
-            autosize=alt.AutoSizeParams(type="fit", contains="padding"),
-            padding=8,
-        )
-        .configure(**_config())
+            "description": ("Roofline chart on log-log axes: attainable FLOP/s against arithmetic intensity for "
+                            f"{', '.join(names.values())}."),
+            # What the page around the chart needs (charts/explorer.py), passed through to Vega untouched.
+            "usermeta": {"ainotes": {
+                "kind": "roofline", "roofs": roofs, "missing": missing, "kernels": kernel_table_rows(kernels, presets),
+                "dtypes": {d: {"bytes": DTYPE_BYTES[d], "roof": r} for d, r in dtype_roofs().items()},
+            }},
+        },
+        cached=cached,
     )
-    # Schema validation costs as much as building the chart; the tests validate every
-    # variant's spec once instead (test_spec_is_valid_vega_lite).
-    spec = chart.to_dict(validate=False)
-    # The rows go in after altair is done: it deep-copies whatever the chart holds at each step.
-    spec["datasets"] = datasets
-    # altair's default view size; the chart sets its own width and height.
-    for key in ("continuousWidth", "continuousHeight"):
-        spec["config"].get("view", {}).pop(key, None)
-    return _whole_numbers_as_ints(spec)
+    # The standalone page's own inputs list this chart's roofs and presets.
+    for signal in spec["params"]:
+        if signal["name"] == "precision":
+            signal["bind"].update(options=roofs, labels=[roof_name(r) for r in roofs])
+        elif signal["name"] == "preset":
+            signal["bind"].update(options=[ALL_PRESETS, *names], labels=["All", *names.values()])
+    return spec
 
 
 def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
@@ -583,9 +692,13 @@ def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
     without_sparse_path = [p.name for p in presets if roofline.ceiling(p, True).peak_flops_per_s
                            == roofline.ceiling(p, False).peak_flops_per_s]
     parts = [
-        "Each line is one GPU's ceiling, min(peak, bandwidth × intensity), on log-log axes. "
-        "Peak is the dense FP16/BF16 tensor-core rate with FP32 accumulation; bandwidth is the "
-        "peak device-memory figure; the dot where the two lines meet is the ridge point, peak ÷ bandwidth.",
+        "Each line is one GPU's ceiling at the chosen precision, min(peak, bandwidth × intensity), on log-log axes. "
+        "Peak is the dense tensor-core rate of that precision (FP32 accumulation for FP16 and BF16), or the CUDA-core "
+        "rate for the FP32 and FP64 vector paths; bandwidth is the peak device-memory figure; the dot where the two "
+        "lines meet is the ridge point, peak ÷ bandwidth, given in the legend. A GPU without a path at that "
+        "precision is left out, and its legend entry says so.",
+        "Numbered squares are the kernels listed below the chart, each where it meets the roof of its own data type "
+        "(a dense kernel meets the dense roof even with the sparse ceilings shown).",
         "The sparsity box switches to the vendor's 2:4 structured-sparse rate: the flat ceiling doubles and the "
         "ridge moves to twice the intensity, while bandwidth and the sloped line stay as they are. It applies only "
         "to weights pruned to that pattern on a path that supports it, not to any model with many zeros.",
@@ -596,6 +709,19 @@ def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
     if sparsity:
         parts.append("The chart opens with the sparse rate switched on.")
     parts.append(
-        "A simplification for intuition, not a benchmark: real kernels, and work off the tensor cores, land below the lines."
+        "A simplification for intuition, not a benchmark: real kernels, and work off the tensor cores, "
+        "land below the lines."
     )
     return " ".join(parts)
+
+
+def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec drawn at a phone's size (:data:`NARROW_STATIC_WIDTH_PX` × :data:`NARROW_STATIC_HEIGHT_PX`),
+    for the static picture a phone shows before (or without) the script."""
+    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}
+
+
+def spec_meta(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """What the page needs beyond the picture (roofs, kernels' bounds, dtypes), or None if not a roofline."""
+    meta = spec.get("usermeta", {}).get("ainotes")
+    return meta if isinstance(meta, dict) and meta.get("kind") == "roofline" else None

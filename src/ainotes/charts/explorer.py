@@ -1,0 +1,195 @@
+"""The page around a roofline chart: a summary for screen readers, the explorer's form, and tables.
+
+What a page shows besides the picture, built from the chart's own spec (its params,
+datasets and ``usermeta``), so that every page or tool that draws a roofline with
+:func:`ainotes.charts.roofline.roofline_spec` gets the same text alternative and controls:
+
+* :func:`summary_text`: what the chart shows and each preset's ridge, for screen readers;
+* :func:`controls_html`: the form ``assets/vega-charts.js`` wires to the view (hidden
+  without a script, since it does nothing then);
+* :func:`tables_html`: the kernels' bounds per preset (visible) and every ceiling (openable):
+  the chart's data for readers without a script, or without sight of the picture.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ainotes import units
+from ainotes.charts.roofline import (
+    ALL_PRESETS,
+    BATCH_FFN_FACTOR,
+    DEFAULT_D_MODEL,
+    roof_name,
+    spec_meta,
+)
+from ainotes.kernels import MAX_DIMENSION
+
+MAX_BATCH_EXPONENT = 14  # the batch slider runs over 2**0 … 2**14 tokens
+DEFAULT_BATCH_EXPONENT = 6
+
+
+def json_for_attribute(value: Any) -> str:
+    """Compact JSON, escaped for an HTML attribute."""
+    return html.escape(json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True))
+
+
+def _param_values(spec: dict[str, Any]) -> dict[str, Any]:
+    return {p["name"]: p.get("value") for p in spec.get("params", [])}
+
+
+def summary_text(spec: dict[str, Any]) -> str:
+    """One paragraph for screen readers: what the chart shows and each preset's ridge, at the opening roof."""
+    values = _param_values(spec)
+    roof = values["precision"]
+    names = values["names"]
+    rows = [r for r in spec["datasets"]["ceilings"] if r["r"] == roof]
+    field = "sridge" if values["sparsity"] else "ridge"
+    peak = "speak" if values["sparsity"] else "peak"
+    ridges = "; ".join(f"{names[r['p']]}: ridge at {units.intensity(r[field])}, peak {units.flops_per_s(r[peak])}"
+                       for r in rows)
+    lacking = spec_meta(spec) or {}
+    missing = lacking.get("missing", {}).get(roof, {})
+    left_out = "".join(f" {names[i]}: {text}." for i, text in missing.items())
+    kernels = (spec_meta(spec) or {}).get("kernels", [])
+    kernel_text = (f" {len(kernels)} numbered kernels are marked where they meet their roofs; "
+                   "the table below gives each one's bound.") if kernels else ""
+    return (f"Roofline chart, log-log: attainable FLOP/s against arithmetic intensity, one line per GPU, "
+            f"{roof_name(roof)}, {'2:4 sparse' if values['sparsity'] else 'dense'}. {ridges}.{left_out}{kernel_text}")
+
+
+def _options(pairs: Iterable[tuple[str, str]], selected: str) -> str:
+    return "".join(
+        f'<option value="{html.escape(value)}"{" selected" if value == selected else ""}>{html.escape(label)}</option>'
+        for value, label in pairs
+    )
+
+
+def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
+    """The explorer's form, hidden until ``vega-charts.js`` wires it to the view (it does nothing
+    without a script; the static picture and the tables stand in for it then)."""
+    meta = spec_meta(spec) or {}
+    values = _param_values(spec)
+    x_min, x_max = values["x_domain"]
+    cid = html.escape(chart_id)
+    roofs = _options(((r, roof_name(r)) for r in meta.get("roofs", [])), values["precision"])
+    presets = _options([(ALL_PRESETS, "All"), *values["names"].items()], ALL_PRESETS)
+    dtypes = _options(((d, d.upper()) for d in meta.get("dtypes", {})), "bf16")
+    checked = " checked" if values["sparsity"] else ""
+    log_min, log_max = math.log10(x_min), math.log10(x_max)
+    data = {"max_dimension": MAX_DIMENSION, "dtypes": meta.get("dtypes", {}), "missing": meta.get("missing", {}),
+            "roof_names": values["roof_names"], "names": values["names"], "x_domain": [x_min, x_max],
+            "d_model": DEFAULT_D_MODEL, "ffn_factor": BATCH_FFN_FACTOR}
+
+    def field(name: str, label: str, attrs: str = "") -> str:
+        return (f'<label class="ainotes-explorer__field"><span>{label}</span>'
+                f'<input id="{cid}-{name}" name="{name}" {attrs}></label>')
+
+    number = 'type="text" inputmode="numeric" autocomplete="off" spellcheck="false"'
+    return (
+        f'<form class="ainotes-explorer" hidden novalidate data-explorer="{json_for_attribute(data)}" '
+        f'aria-label="Roofline explorer controls">'
+        '<div class="ainotes-explorer__row">'
+        '<label class="ainotes-explorer__field"><span>Precision</span>'
+        f'<select name="precision">{roofs}</select></label>'
+        f'<label class="ainotes-explorer__field"><span>GPUs</span><select name="preset">{presets}</select></label>'
+        f'<label class="ainotes-explorer__check"><input type="checkbox" name="sparsity"{checked}>'
+        "<span>2:4 structured sparsity (where supported)</span></label>"
+        "</div>"
+        '<p class="ainotes-explorer__note" data-role="missing" aria-live="polite"></p>'
+        '<fieldset class="ainotes-explorer__group"><legend>Read off an intensity</legend>'
+        '<div class="ainotes-explorer__row">'
+        + field("intensity", "Intensity (FLOP/byte)",
+                'type="text" inputmode="decimal" autocomplete="off" '
+                f'value="{units.significant(values["intensity"], 4)}"')
+        + f'<label class="ainotes-explorer__field ainotes-explorer__field--wide"><span>Slide (log scale)</span>'
+        f'<input type="range" name="log_intensity" min="{log_min:g}" max="{log_max:g}" step="0.01" '
+        f'value="{math.log10(values["intensity"]):.2f}"></label>'
+        "</div>"
+        '<p class="ainotes-explorer__message" data-role="intensity-message" role="alert"></p>'
+        '<div class="ainotes-explorer__readout" data-role="readout" aria-live="polite"></div>'
+        "</fieldset>"
+        '<fieldset class="ainotes-explorer__group"><legend>Your kernel</legend>'
+        '<div class="ainotes-explorer__row">'
+        + field("m", "GEMM M", number) + field("n", "N", number) + field("k", "K", number)
+        + f'<label class="ainotes-explorer__field"><span>Type</span><select name="dtype">{dtypes}</select></label>'
+        '<button type="submit" name="place" value="gemm">Place GEMM</button>'
+        "</div>"
+        '<div class="ainotes-explorer__row">'
+        + field("own_intensity", "Or an intensity (FLOP/byte)", 'type="text" inputmode="decimal" autocomplete="off"')
+        + '<button type="submit" name="place" value="intensity">Place</button>'
+        '<button type="button" data-action="clear">Clear</button>'
+        "</div>"
+        '<p class="ainotes-explorer__message" data-role="own-message" role="alert"></p>'
+        '<div class="ainotes-explorer__readout" data-role="own" aria-live="polite"></div>'
+        "</fieldset>"
+        '<fieldset class="ainotes-explorer__group"><legend>Batch size and a weight GEMM</legend>'
+        '<div class="ainotes-explorer__row">'
+        '<label class="ainotes-explorer__check"><input type="checkbox" name="batch_on">'
+        "<span>Show a decode step's projection, d<sub>model</sub> × 4·d<sub>model</sub></span></label>"
+        f'<label class="ainotes-explorer__field ainotes-explorer__field--wide"><span>Tokens in the batch: '
+        f'<output name="batch_tokens">{2**DEFAULT_BATCH_EXPONENT}</output></span>'
+        f'<input type="range" name="batch" min="0" max="{MAX_BATCH_EXPONENT}" step="1" '
+        f'value="{DEFAULT_BATCH_EXPONENT}"></label>'
+        + field("d_model", "d<sub>model</sub>", f'{number} value="{DEFAULT_D_MODEL}"')
+        + "</div>"
+        '<p class="ainotes-explorer__message" data-role="batch-message" role="alert"></p>'
+        '<div class="ainotes-explorer__readout" data-role="batch" aria-live="polite"></div>'
+        "</fieldset>"
+        "</form>"
+    )
+
+
+def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
+    """The kernels' bounds per preset (visible), and an openable table of every ceiling."""
+    meta = spec_meta(spec) or {}
+    values = _param_values(spec)
+    names: dict[str, str] = values["names"]
+    parts = []
+    kernels = meta.get("kernels", [])
+    header = "".join(f'<th scope="col">{html.escape(name)}</th>' for name in names.values())
+    if kernels:
+        body = []
+        for k in kernels:
+            cells = "".join(
+                f'<td class="ainotes-kb ainotes-kb--{html.escape(k["bounds"][i]["bound"])}">'
+                f'{html.escape(k["bounds"][i]["text"])}</td>' for i in names
+            )
+            body.append(
+                f'<tr><th scope="row"><span class="ainotes-kb__n">{k["n"]}</span> {html.escape(k["label"])}</th>'
+                f'<td>{html.escape(units.intensity(k["intensity"]))}</td>{cells}</tr>'
+            )
+        parts.append(
+            # A scroller of its own on a phone: focusable, so the keyboard can scroll it too.
+            '<div class="ainotes-table-wrap" tabindex="0" role="region" aria-label="Kernels\' bounds per GPU">'
+            '<table class="ainotes-kernel-bounds">'
+            "<caption>Where each numbered kernel meets the roof of its own data type (dense), per GPU</caption>"
+            f'<thead><tr><th scope="col">Kernel</th><th scope="col">Intensity</th>{header}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>"
+        )
+    rows = []
+    for row in spec["datasets"]["ceilings"]:
+        sparse = ("—" if row["speak"] == row["peak"]
+                  else f'{units.flops_per_s(row["speak"])} (ridge {units.intensity(row["sridge"])})')
+        rows.append(
+            f'<tr><th scope="row">{html.escape(names[row["p"]])}</th><td>{html.escape(roof_name(row["r"]))}</td>'
+            f'<td>{units.flops_per_s(row["peak"])}</td><td>{units.bytes_per_s(row["bw"])}</td>'
+            f'<td>{units.intensity(row["ridge"])}</td><td>{sparse}</td></tr>'
+        )
+    for roof, lacking in meta.get("missing", {}).items():
+        for preset_id, text in lacking.items():
+            rows.append(f'<tr><th scope="row">{html.escape(names[preset_id])}</th>'
+                        f'<td>{html.escape(roof_name(roof))}</td>'
+                        f'<td colspan="4">{html.escape(text)}</td></tr>')
+    parts.append(
+        f'<details class="ainotes-data" id="{html.escape(chart_id)}-data"><summary>Data table: every ceiling</summary>'
+        '<div class="ainotes-table-wrap" tabindex="0" role="region" aria-label="Every ceiling">'
+        '<table><thead><tr><th scope="col">GPU</th><th scope="col">Roof</th>'
+        '<th scope="col">Dense peak</th><th scope="col">Bandwidth</th><th scope="col">Ridge</th>'
+        f'<th scope="col">2:4 sparse peak</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>'
+    )
+    return "".join(parts)
