@@ -124,6 +124,6 @@ def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
 def test_zensical_search_index_holds_the_prose_not_the_chart_internals(zensical_site):
     items = json.loads((zensical_site / "search.json").read_text(encoding="utf-8"))["items"]
     text = {item["location"]: item["text"] for item in items}
-    assert "Choose one preset or all" in text["roofline/#the-explorer"]
+    assert "Pick a precision and one GPU or all of them" in text["roofline/#the-explorer"]  # the prose
     assert "TFLOP/s" not in text["roofline/#the-explorer"] and "signals" not in text["roofline/#the-explorer"]
     assert "Gradient averaging" in text["collectives/#all-reduce"] and "rank 0" not in text["collectives/#all-reduce"]
