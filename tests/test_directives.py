@@ -230,6 +230,7 @@ def test_figures_come_from_the_core():
         ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 layer=80",
          "'mfu' does not take layer= (allowed: params=, tokens_per_second=, gpus=, peak_tflops=, preset="),
         ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 sparse", "'mfu' does not take 'sparse'"),
+        ("hfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 tokens=1e12", "'hfu' does not take tokens="),
         ("mfu params=-1 tokens_per_second=1e5 gpus=8 peak_tflops=100", "params= must be a finite number > 0: '-1'"),
         ("mfu params=1e9 tokens_per_second=nan gpus=8 peak_tflops=100",
          "tokens_per_second= must be a finite number > 0: 'nan'"),

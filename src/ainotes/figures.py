@@ -330,6 +330,7 @@ def _flops_per_token(call: _Call, presets: Mapping[str, Preset]) -> str:
 
 
 _ID, _SPEC, _OP = "a preset id", "a kernel spec such as gemm:8192x8192x8192:bf16", "an op such as all-reduce"
+_UTILIZATION_FIELDS = tuple(key for key in JOB_FIELDS if key != "tokens")  # tokens: only for time to train
 _SPARSE_HINT = {"sparse": "; a 2:4 sparse kernel says so in its spec: gemm:MxNxK:fp8:sparse"}
 _PLACEHOLDERS = {(_ID,): ("ID",), (_SPEC,): ("SPEC",), (_ID, _SPEC): ("ID", "SPEC"), (_OP,): ("OP",)}
 _FORMS: dict[str, _Form] = {
@@ -346,7 +347,7 @@ _FORMS: dict[str, _Form] = {
     "attainable": _Form(_attainable, needs=(_ID, _SPEC), hints=_SPARSE_HINT),
     "bound": _Form(_bound, needs=(_ID, _SPEC), hints=_SPARSE_HINT),
     "bus-factor": _Form(_bus_factor, needs=(_OP,), options=("ranks",)),
-    "mfu": _Form(_mfu, options=JOB_FIELDS),
-    "hfu": _Form(_hfu, options=JOB_FIELDS),
-    "flops-per-token": _Form(_flops_per_token, options=JOB_FIELDS),
+    "mfu": _Form(_mfu, options=_UTILIZATION_FIELDS),
+    "hfu": _Form(_hfu, options=_UTILIZATION_FIELDS),
+    "flops-per-token": _Form(_flops_per_token, options=_UTILIZATION_FIELDS),
 }
