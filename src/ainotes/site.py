@@ -26,7 +26,7 @@ import re
 import secrets
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -273,14 +273,17 @@ def _figure_section(html_text: str) -> str:
     return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
 
 
-def _prefetch_renders(site: NotesSite, light: dict, dark: dict, *, dark_svg: bool) -> None:
+def _prefetch_renders(
+    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, more_svgs: Sequence[dict] = ()
+) -> None:
     """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
-    parallel with other charts) while the build goes on, and each use waits for its own."""
+    parallel with other charts) while the build goes on, and each use waits for its own.
+    ``more_svgs``: further static pictures of the chart (the roofline's phone-sized one)."""
     from ainotes import render
 
     requests = [render.svg_request(light, png_scales=(render.PNG_SCALE,)),
                 render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
-                render.RUNTIME_REQUEST]
+                render.RUNTIME_REQUEST, *(render.svg_request(spec) for spec in more_svgs)]
     if dark_svg:  # a chart whose dark still is rendered, not recoloured
         requests.append(render.svg_request(dark))
     render.prefetch(requests, progress=site.render_progress)
@@ -300,7 +303,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
 
     light, dark = spec("light"), spec("dark")
-    _prefetch_renders(site, light, dark, dark_svg=False)
+    _prefetch_renders(site, light, dark, dark_svg=False, more_svgs=[roofline_chart.narrow_static(light)])
 
     @functools.cache
     def svg_dark() -> str:
