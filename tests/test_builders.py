@@ -83,7 +83,8 @@ def _visible_text(page: str) -> str:
 def test_zensical_pages_show_charts_tables_figures_and_math(zensical_site):
     markers = {"roofline": 'class="ainotes-chart"', "collective": 'class="ainotes-coll ainotes-stepper"',
                "presets-table": "ainotes-presets", "mfu-table": "ainotes-mfu", "kernels-table": "ainotes-kernels",
-               "preset-check": 'class="ainotes-preset-check"'}
+               "preset-check": 'class="ainotes-preset-check"', "collective-cost": 'class="ainotes-chart"',
+               "links-table": "ainotes-links"}
     for source in sorted((REPO / "docs").glob("*.md")):
         stem = source.stem
         page = (zensical_site / ("" if stem == "index" else stem) / "index.html").read_text(encoding="utf-8")
@@ -102,7 +103,7 @@ def test_zensical_pages_show_charts_tables_figures_and_math(zensical_site):
 
 def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
     manifest = json.loads((zensical_site / "embed" / "manifest.json").read_text(encoding="utf-8"))
-    assert {chart["kind"] for chart in manifest["charts"]} == {"roofline", "collective"}
+    assert {chart["kind"] for chart in manifest["charts"]} == {"roofline", "collective", "collective-cost"}
     for chart in manifest["charts"]:
         assert (zensical_site / chart["page"] / "index.html").is_file(), chart["page"]
         for name in chart["files"].values():
@@ -121,6 +122,6 @@ def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
 def test_zensical_search_index_holds_the_prose_not_the_chart_internals(zensical_site):
     items = json.loads((zensical_site / "search.json").read_text(encoding="utf-8"))["items"]
     text = {item["location"]: item["text"] for item in items}
-    assert "Choose one preset or all" in text["roofline/#the-explorer"]
+    assert "Pick a precision and one GPU or all of them" in text["roofline/#the-explorer"]
     assert "TFLOP/s" not in text["roofline/#the-explorer"] and "signals" not in text["roofline/#the-explorer"]
     assert "Gradient averaging" in text["collectives/#all-reduce"] and "rank 0" not in text["collectives/#all-reduce"]

@@ -64,8 +64,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def test_unchanged_rebuild_renders_nothing(project):
     first = rebuild(project)
-    # Per roofline: the static SVG (its PNG made from it), a phone-sized SVG, two compiled specs.
-    assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 6
+    assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 6  # stills at desk and phone size
     assert rebuild(project) == Counter()
     # Prose edits re-render nothing either.
     edit(project / "docs" / "a.md", "Some prose.", "Some other prose.")
@@ -94,7 +93,7 @@ def test_editing_a_preset_renders_only_the_charts_that_show_it(project):
 def test_rebuild_with_workers_renders_the_same_count(project, monkeypatch):
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "2")
     first = rebuild(project)
-    assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 6
+    assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 6  # stills at desk and phone size
     edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
     assert rebuild(project) == Counter({"svg": 4, "png": 2, "vega": 4})
 
@@ -108,8 +107,8 @@ def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, mon
     counts = [re.fullmatch(r"ainotes: (\d+) of (\d+) chart renders done", line) for line in lines]
     assert counts and all(counts), lines
     done, total = (int(n) for n in counts[-1].groups())
-    # Three SVG jobs (each with its PNG), three phone-sized SVGs and six Vega compiles, and the
-    # runtime bundle unless an earlier test of this module built it.
+    # Per roofline two SVG jobs (the desk still with its PNG, and the phone still) and two Vega
+    # compiles: 12 for three, and the runtime bundle unless an earlier test of this module built it.
     assert done == total and total in (12, 13)
 
 

@@ -265,7 +265,7 @@ def test_search_index_holds_the_prose_not_the_chart_internals(real_site):
     index = json.loads((real_site.site / "search" / "search_index.json").read_text(encoding="utf-8"))
     text = {doc["location"]: doc["text"] for doc in index["docs"]}
     explorer = text["roofline/#the-explorer"]
-    assert "Choose one preset or all" in explorer  # the prose around the chart
+    assert "Pick a precision and one GPU or all of them" in explorer  # the prose around the chart
     assert "TFLOP/s" not in explorer and '"signals"' not in explorer  # tick labels, the Vega spec
     assert "rank 0" not in text["collectives/#all-reduce"]
     assert "Gradient averaging" in text["collectives/#all-reduce"]

@@ -26,7 +26,7 @@ import re
 import secrets
 import shutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -274,18 +274,20 @@ def _figure_section(html_text: str) -> str:
 
 
 def _prefetch_renders(
-    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, more_svgs: Sequence[dict] = ()
+    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None
 ) -> None:
     """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
     parallel with other charts) while the build goes on, and each use waits for its own.
-    ``more_svgs``: further static pictures of the chart (the roofline's phone-sized one)."""
+    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens."""
     from ainotes import render
 
     requests = [render.svg_request(light, png_scales=(render.PNG_SCALE,)),
                 render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
-                render.RUNTIME_REQUEST, *(render.svg_request(spec) for spec in more_svgs)]
+                render.RUNTIME_REQUEST]
     if dark_svg:  # a chart whose dark still is rendered, not recoloured
         requests.append(render.svg_request(dark))
+    if narrow is not None:
+        requests.append(render.svg_request(narrow))
     render.prefetch(requests, progress=site.render_progress)
 
 
@@ -303,7 +305,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
 
     light, dark = spec("light"), spec("dark")
-    _prefetch_renders(site, light, dark, dark_svg=False, more_svgs=[roofline_chart.narrow_static(light)])
+    _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
 
     @functools.cache
     def svg_dark() -> str:
