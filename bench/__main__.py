@@ -77,7 +77,7 @@ FULL = Plan(
     serial_point=100,
     edit_point=500,
     chart_repeats=15,
-    budget_s=15 * 60,
+    budget_s=25 * 60,
 )
 QUICK = Plan(
     real_repeats=2,
