@@ -4,6 +4,7 @@ outside requests, console errors, page errors and failed responses."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import threading
@@ -31,15 +32,13 @@ CHARTS_READY_JS = """() =>
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):
         pass
 
     def handle(self):
         # The browser drops connections it no longer needs (instant navigation, closed pages).
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             super().handle()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
 
 class StaticServer:
