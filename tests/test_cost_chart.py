@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import altair as alt
@@ -43,6 +45,33 @@ def test_themes_differ_in_config_only(light: dict) -> None:
 
 def test_cached_spec_equals_a_fresh_build(light: dict) -> None:
     assert cost.cost_spec(LINKS) == light
+
+
+def test_a_second_chart_fills_in_the_grammar_without_altair(monkeypatch, tmp_path: Path) -> None:
+    # A private, empty render cache and grammar memo: the first spec builds the grammar, no later one does.
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render"))
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "shared"))
+    render.clear_cache()
+    monkeypatch.setattr(cost.GRAMMAR, "_memo", {})
+    builds = []
+    build = cost.GRAMMAR._build
+    monkeypatch.setattr(cost.GRAMMAR, "_build", lambda variant: builds.append(variant) or build(variant))
+    first = cost.cost_spec(LINKS)
+    second = cost.cost_spec(LINKS[:2], op="broadcast", ranks=64, link_id=LINKS[1].id, title="Other", theme="dark")
+    assert builds == [()]
+    assert first["layer"] == second["layer"]
+    params = {p["name"]: p for p in second["params"]}
+    assert (params["op"]["value"], params["ranks"]["value"], params["link"]["value"]) == ("broadcast", 64, LINKS[1].id)
+    assert params["link"]["bind"]["options"] == [link.id for link in LINKS[:2]]
+    assert second["title"]["text"] == "Other" and "64 ranks" in second["description"]
+    assert [row["link"] for row in second["datasets"]["links"]] == [link.id for link in LINKS[:2]]
+    # A fresh process with the grammar on disk does not even import altair.
+    script = ("import sys; from pathlib import Path; from ainotes.charts import cost; from ainotes.links import"
+              " load_links; cost.cost_spec(load_links(Path(sys.argv[1])), op='scatter', ranks=2);"
+              " assert 'altair' not in sys.modules, 'altair imported'")
+    links_dir = Path(__file__).resolve().parents[1] / "presets" / "links"
+    subprocess.run([sys.executable, "-c", script, str(links_dir)], check=True)
+    assert builds == [()]
 
 
 def test_controls_offer_every_primitive_rank_count_and_link(light: dict) -> None:

@@ -17,19 +17,23 @@ against the core).
 Themes are config only: the spec's body names no colour. Marks take theirs
 from ``config`` (``range.category`` for the lines, named ``style`` entries for
 the rest), so the light and dark specs differ in ``config`` alone.
+
+The layers, transforms and controls are one :class:`~ainotes.charts.grammar.Grammar`
+(:data:`GRAMMAR`), built with altair once per version of this code; a chart is that
+structure with its datasets, the controls' initial values, the link select's choices,
+its title and its description put in by plain Python.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
-from importlib import metadata
-from pathlib import Path
+from collections.abc import Hashable
 from typing import Any, Literal
 
 from ainotes import collective_cost as cc
-from ainotes import render, units
+from ainotes import collectives, render, units
+from ainotes.charts.grammar import Grammar, code_fingerprint
 from ainotes.collectives import OP_TITLES, OPS
 from ainotes.errors import InputError
 from ainotes.links import Link
@@ -47,6 +51,7 @@ GRID_STEP_DECADES = 1 / 16
 LABEL_LEFT_FROM_BYTES = 1e6
 # Below this plot width (px) crossover labels are left to tooltips and the caption.
 NARROW_PLOT_PX = 420
+SUBTITLE = "α–β model, one line per algorithm; shaded: latency-bound"
 
 Theme = Literal["light", "dark"]
 
@@ -102,9 +107,12 @@ def time_label(seconds: float) -> str:
     return f"{units.significant(seconds / 1e-9, 3)} ns"
 
 
+@functools.cache
 def _algorithm_rows() -> list[dict[str, Any]]:
     """Per primitive and algorithm, the terms of :func:`ainotes.collective_cost.terms`: a = a1·(p−1) + a2·lg,
-    b = b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression)."""
+    b = b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression).
+
+    The same for every chart, so computed once; :meth:`Grammar.spec` copies it into each spec."""
     rows = []
     for op in OPS:
         for order, name in enumerate(cc.ALGORITHMS[op]):
@@ -133,12 +141,27 @@ _REFERENCE_BANDWIDTH_BYTES_PER_S = 1e12
 _REFERENCE_PRODUCT_BYTES = _REFERENCE_LATENCY_S * _REFERENCE_BANDWIDTH_BYTES_PER_S
 
 
-def _crossover_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
+def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dict[str, Any]]:
     """Per primitive and rank count: where the first algorithm (ring, pairwise, direct) takes as long
-    as another one, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α, and which is faster below."""
+    as another one, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α, and which is faster below.
+
+    Only the range of the links' α·B matters. The core's search takes some 80 ms, so its rows are
+    kept in process and in the render cache (keyed by that range and the code); ``cached=False``
+    asks the core again."""
     products = [link.latency_s * link.bandwidth_bytes_per_s for link in links]
     low = MIN_BYTES / max(products) * _REFERENCE_PRODUCT_BYTES
     high = MAX_BYTES / min(products) * _REFERENCE_PRODUCT_BYTES
+    return _cached_crossover_rows(low, high) if cached else _search_crossovers(low, high)
+
+
+@functools.cache
+def _cached_crossover_rows(low: float, high: float) -> list[dict[str, Any]]:
+    payload = {"low": low, "high": high, "code": code_fingerprint(__file__, cc.__file__, collectives.__file__)}
+    return render.memo_json("cost-crossovers", payload, lambda: _search_crossovers(low, high))
+
+
+def _search_crossovers(low: float, high: float) -> list[dict[str, Any]]:
+    """The crossovers between ``low`` and ``high`` times the reference link's α·B, from the core."""
     reference = {"bandwidth_bytes_per_s": _REFERENCE_BANDWIDTH_BYTES_PER_S, "latency_s": _REFERENCE_LATENCY_S}
     rows: list[dict[str, Any]] = []
     for op in OPS:
@@ -157,15 +180,6 @@ def _crossover_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
 
 def _short_title(algorithm: str) -> str:
     return cc.ALGORITHM_TITLES[algorithm].split(" (")[0]
-
-
-@functools.cache
-def _code_fingerprint() -> str:
-    """What a cached spec was built by: this module, the cost core, and altair's version."""
-    digest = hashlib.sha256(metadata.version("altair").encode())
-    for module in (Path(__file__), Path(cc.__file__)):
-        digest.update(module.read_bytes())
-    return digest.hexdigest()
 
 
 def check_request(op: str, ranks: int, link_id: str, links: tuple[Link, ...]) -> None:
@@ -188,11 +202,11 @@ def cost_spec(
     theme: Theme = "light",
     cached: bool = True,
 ) -> dict[str, Any]:
-    """The collective-cost chart as a Vega-Lite dict; ``op``, ``ranks`` and ``link_id`` are the controls'
-    initial values (and what the static render shows).
+    """The collective-cost chart as a Vega-Lite dict: :data:`GRAMMAR` with these links' data.
 
-    The theme-neutral body is built once per input (altair is the slow part) and kept in the
-    render cache keyed by the inputs and this code; the theme is its ``config``.
+    ``op``, ``ranks`` and ``link_id`` are the controls' initial values (and what the static
+    render shows); the theme is the spec's ``config``, nothing else. ``cached=False`` builds
+    the grammar with altair and asks the core for the crossovers afresh.
     """
     links = tuple(links)
     if not links:
@@ -202,37 +216,42 @@ def cost_spec(
         bad = bad_character(text)
         if bad is not None:
             raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
-    config = theme_config(theme)
-
-    def build() -> dict[str, Any]:
-        return _build_body(links, op=op, ranks=ranks, link_id=link_id, title=title)
-
     link_name = next(link.name for link in links if link.id == link_id)
-    # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
-    description = (f"Line chart on log-log axes: time of {OP_TITLES[op].lower()} against message size over "
-                   f"{ranks} ranks on {link_name}, one line per algorithm, crossovers marked.")
-    if not cached:
-        return {**build(), "description": description, "config": config}
-    payload = {
-        "links": [_link_rows((link,))[0] for link in links], "op": op, "ranks": ranks, "link": link_id,
-        "title": title, "code": _code_fingerprint(),
-    }
-    return {**render.memo_json("cost-spec", payload, build), "description": description, "config": config}
+    spec = GRAMMAR.spec(
+        datasets={"algorithms": _algorithm_rows(), "links": _link_rows(links),
+                  "crossovers": _crossover_rows(links, cached=cached)},
+        params={"op": op, "ranks": ranks, "link": link_id},
+        config=theme_config(theme),
+        top={
+            "title": {"text": title if title is not None else default_title(op), "subtitle": SUBTITLE},
+            # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
+            "description": (f"Line chart on log-log axes: time of {OP_TITLES[op].lower()} against message size "
+                            f"over {ranks} ranks on {link_name}, one line per algorithm, crossovers marked."),
+        },
+        cached=cached,
+    )
+    # The link select offers this chart's links (a bind's options cannot be an expression).
+    for signal in spec["params"]:
+        if signal["name"] == "link":
+            signal["bind"].update(options=[link.id for link in links], labels=[link.name for link in links])
+    return spec
 
 
 def default_title(op: str) -> str:
     return f"{OP_TITLES[op]}: time against message size"
 
 
-def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, title: str | None) -> dict[str, Any]:
-    import altair as alt  # here: a build whose specs are cached never loads it
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers reading the named datasets ``algorithms``, ``links`` and
+    ``crossovers``, and the params ``op``, ``ranks`` and ``link`` (placeholder values, and no
+    links in the link select: :func:`cost_spec` puts in each chart's). One form: ``variant`` is ``()``."""
+    import altair as alt  # here: a build whose grammar is cached never loads it
 
-    op_param = alt.param(name="op", value=op, bind=alt.binding_select(
+    op_param = alt.param(name="op", value=OPS[0], bind=alt.binding_select(
         options=list(OPS), labels=[OP_TITLES[o] for o in OPS], name="Primitive "))
-    ranks_param = alt.param(name="ranks", value=ranks, bind=alt.binding_select(
+    ranks_param = alt.param(name="ranks", value=RANK_CHOICES[0], bind=alt.binding_select(
         options=list(RANK_CHOICES), labels=[str(r) for r in RANK_CHOICES], name="Ranks "))
-    link_param = alt.param(name="link", value=link_id, bind=alt.binding_select(
-        options=[link.id for link in links], labels=[link.name for link in links], name="Link "))
+    link_param = alt.param(name="link", value="", bind=alt.binding_select(options=[], labels=[], name="Link "))
     this_case = f"datum.op == {op_param.name} && datum.ranks == {ranks_param.name}"
     this_op = f"datum.op == {op_param.name}"
     # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
@@ -333,17 +352,18 @@ def _build_body(links: tuple[Link, ...], *, op: str, ranks: int, link_id: str, t
         alt.layer(*layers)
         .add_params(op_param, ranks_param, link_param)
         .properties(
-            title=alt.Title(title if title is not None else default_title(op),
-                            subtitle="α–β model, one line per algorithm; shaded: latency-bound"),
             width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
         )
     )
+    # Schema validation costs as much as building the chart; the tests validate specs instead.
     spec = chart.to_dict(validate=False)
-    spec.pop("config", None)
-    spec["datasets"] = {"algorithms": _algorithm_rows(), "links": _link_rows(links),
-                        "crossovers": _crossover_rows(links)}
+    spec.pop("config", None)  # altair's default view size; the chart sets its own
     return spec
+
+
+# The op select's choices and labels come from ainotes.collectives, so its code is in the fingerprint too.
+GRAMMAR = Grammar("cost", _build_structure, __file__, collectives.__file__)
 
 
 def caption_html(op: str, ranks: int, link: Link) -> str:
