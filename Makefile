@@ -17,8 +17,11 @@ site: $(VENV)/.installed
 serve: $(VENV)/.installed
 	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
 
+# Test files run on TEST_WORKERS processes (pytest-xdist), each file whole on one worker so
+# its module fixtures (site builds, one browser) are made once. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test chromium
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The quick loop: no browser, no whole-site builds (MkDocs, ProperDocs, Zensical), no slow
 # tier, and fewer hostile-input examples per property than make test's 50.
