@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 from urllib.parse import urlsplit
 
 import jsonschema
@@ -59,6 +59,8 @@ import yaml
 
 from ainotes.errors import InputError
 from ainotes.textcheck import bad_character, short
+
+_T = TypeVar("_T")
 
 PRESET_ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 PRESET_SUFFIXES = (".yaml", ".yml")
@@ -341,12 +343,18 @@ def preset_files(directory: str | Path) -> tuple[Path, ...]:
 
 def preset_by_id(presets: Iterable[Preset], preset_id: str) -> Preset:
     """The preset called ``preset_id``; an :class:`InputError` lists the known ids otherwise."""
-    presets = tuple(presets)
-    for preset in presets:
-        if preset.id == preset_id:
-            return preset
-    known = ", ".join(sorted(p.id for p in presets)) or "none"
-    raise InputError(f"unknown preset {short(preset_id)}; known presets: {known}")
+    return item_by_id(presets, preset_id, "preset")
+
+
+def item_by_id(items: Iterable[_T], item_id: str, what: str) -> _T:
+    """The item (a GPU or link preset) whose ``id`` is ``item_id``; otherwise an
+    :class:`InputError` naming ``what`` and listing the known ids."""
+    items = tuple(items)
+    for item in items:
+        if getattr(item, "id", None) == item_id:
+            return item
+    known = ", ".join(sorted(str(getattr(item, "id", "")) for item in items)) or "none"
+    raise InputError(f"unknown {what} {short(item_id)}; known {what}s: {known}")
 
 
 def load_preset(path: str | Path) -> Preset:

@@ -37,6 +37,7 @@ from ainotes.hardware import (
     _kind,
     _parse_yaml,
     default_presets_dir,
+    item_by_id,
 )
 from ainotes.textcheck import short
 
@@ -110,12 +111,7 @@ def load_links(directory: str | Path | None = None) -> tuple[Link, ...]:
 
 def link_by_id(links: Iterable[Link], link_id: str) -> Link:
     """The link called ``link_id``; an :class:`InputError` lists the known ids otherwise."""
-    links = tuple(links)
-    for link in links:
-        if link.id == link_id:
-            return link
-    known = ", ".join(sorted(link.id for link in links)) or "none"
-    raise InputError(f"unknown link {short(link_id)}; known links: {known}")
+    return item_by_id(links, link_id, "link")
 
 
 def load_link(path: str | Path) -> Link:
