@@ -336,7 +336,8 @@ def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
         tab.locator(".ainotes-standalone__controls select[name=precision]").select_option("tensor:fp16")
         legend("ridge 591 FLOP/B · NVIDIA H100").to_have_count(1)
         tab.locator(".ainotes-standalone__controls input[name=intensity]").fill("398")
-        assert tab.evaluate("document.querySelector('.ainotes-standalone__controls input[name=intensity]').value") == "398"
+        typed = "document.querySelector('.ainotes-standalone__controls input[name=intensity]').value"
+        assert tab.evaluate(typed) == "398"
     finally:
         context.close()
     assert errors == [] and outside == []
