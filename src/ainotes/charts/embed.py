@@ -126,7 +126,7 @@ def interactive_figure_html(
     # is inert, and script_json leaves no "<" or "&" in it for the HTML parser to read.
     specs = "".join(
         f'<template class="ainotes-chart__spec" data-scheme="{scheme}">'
-        f"{render.script_json(render.vega(render.responsive(spec)))}</template>"
+        f"{render.vega_script_json(render.responsive(spec))}</template>"
         for scheme, spec in (("light", spec_light), ("dark", spec_dark))
     )
     cid = html.escape(chart_id)

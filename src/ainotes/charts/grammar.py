@@ -73,7 +73,10 @@ class Grammar:
             from ainotes import render  # vl-convert: loaded only when a structure is first needed
 
             payload = {"variant": repr(variant), "code": code_fingerprint(*self._sources, __file__)}
-            self._memo[variant] = render.memo_json(f"grammar-{self.kind}", payload, lambda: self._build(variant))
+            # shared: a structure depends on code and altair only, so a cold render cache keeps it
+            self._memo[variant] = render.memo_json(
+                f"grammar-{self.kind}", payload, lambda: self._build(variant), shared=True
+            )
         return copy.deepcopy(self._memo[variant])
 
     def spec(
