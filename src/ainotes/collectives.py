@@ -380,12 +380,7 @@ def _input_positions(op: str, ranks: int, root: int) -> tuple[tuple[bool, ...], 
 
 def _total(before: Buffers, index: int, ranks: int) -> Chunk:
     """Every rank's chunk ``index`` summed, in rank order."""
-    value: Number = 0
-    for r in range(ranks):
-        chunk = before[r][index]
-        assert chunk is not None
-        value = value + chunk.value
-    return Chunk(value, index, tuple(range(ranks)))
+    return _partial(before, index, tuple(range(ranks)))
 
 
 def _empty(ranks: int) -> list[list[Chunk | None]]:
