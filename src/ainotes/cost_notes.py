@@ -24,8 +24,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ainotes import checks, units
 from ainotes import collective_cost as cc
-from ainotes import units
 from ainotes.collectives import OPS
 from ainotes.directives import Fence
 from ainotes.errors import InputError
@@ -91,20 +91,13 @@ def link_for(links: Mapping[str, Link], link_id: str) -> Link:
 def _number(options: dict[str, str], key: str, form: str) -> float:
     if key not in options:
         raise InputError(f"'{form}' needs {key}=")
-    try:
-        value = float(options[key])
-    except ValueError:
-        raise InputError(f"{key}= must be a number: {short(options[key])}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{key}= must be a finite number > 0: {short(options[key])}")
-    return value
+    return checks.positive_number(options[key], f"{key}=", key)
 
 
 def _whole(options: dict[str, str], key: str, form: str) -> int:
-    value = _number(options, key, form)
-    if value != int(value):
-        raise InputError(f"{key}= must be a whole number: {short(options[key])}")
-    return int(value)
+    if key not in options:
+        raise InputError(f"'{form}' needs {key}=")
+    return checks.whole_number(options[key], f"{key}=", key)
 
 
 def _check_keys(options: dict[str, str], allowed: set[str], form: str) -> None:
