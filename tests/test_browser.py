@@ -870,8 +870,14 @@ def test_palette_toggle_rethemes_every_chart(sites, contexts, path):
 
 
 def test_instant_navigation_renders_charts(sites, contexts):
-    page = contexts.page(sites.real_url)
-    page.wait_for_load_state("load")
+    page = contexts.page()
+    # Material intercepts link clicks only once it has read sitemap.xml; a click before that is an
+    # ordinary page load, so the test waits for the sitemap as a reader's second click would.
+    with page.expect_response(lambda response: response.url.endswith("/sitemap.xml")) as sitemap:
+        page.goto(sites.real_url)
+    assert sitemap.value.ok, f"sitemap.xml: HTTP {sitemap.value.status}"
+    sitemap.value.finished()
+    page.wait_for_load_state("networkidle")  # and has had half a second of quiet to parse it
     page.evaluate("window.__ainotesNoReload = 'kept'")
     nav = page.locator("nav.md-nav--primary")
     for name, path in (("Roofline", "roofline/"), ("Collectives", "collectives/")):
