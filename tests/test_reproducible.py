@@ -3,7 +3,9 @@
 Each build runs in its own temporary copy of the project (so an absolute path that leaks into
 the output shows up as a difference), with its own empty render cache (so every chart is
 rendered twice, independently) and a different ``PYTHONHASHSEED`` (so output that follows the
-iteration order of a set of strings shows up too).
+iteration order of a set of strings shows up too). A third build of the first copy, with the first
+build's cache, copies every chart from the drawings the first build kept (:mod:`ainotes.drawings`):
+it must give the same bytes as drawing them.
 
 The only bytes allowed to differ are the ones MkDocs dates by itself, listed in
 :data:`MKDOCS_DATED` with the reason for each. Today they agree anyway, because MkDocs dates
@@ -45,7 +47,7 @@ pytestmark = pytest.mark.build
 
 
 @pytest.fixture(scope="module")
-def two_builds(tmp_path_factory) -> tuple[Path, Path]:
+def three_builds(tmp_path_factory) -> tuple[Path, Path, Path]:
     sites = []
     for name, seed in (("first", "1"), ("second", "2")):
         root = tmp_path_factory.mktemp(f"reproducible-{name}")
@@ -53,7 +55,16 @@ def two_builds(tmp_path_factory) -> tuple[Path, Path]:
         build = run_build(project, env={"AINOTES_CACHE_DIR": str(root / "render-cache"), "PYTHONHASHSEED": seed})
         assert build.returncode == 0, build.output
         sites.append(build.site)
-    return sites[0], sites[1]
+        if name == "first":
+            cache = root / "render-cache"
+            kept = run_build(project, project / "site-kept", env={"AINOTES_CACHE_DIR": str(cache), "PYTHONHASHSEED": "3"})
+            assert kept.returncode == 0, kept.output
+    return sites[0], sites[1], kept.site
+
+
+@pytest.fixture(scope="module")
+def two_builds(three_builds) -> tuple[Path, Path]:
+    return three_builds[0], three_builds[1]
 
 
 def _files(site: Path) -> dict[str, Path]:
@@ -92,3 +103,16 @@ def test_every_file_is_byte_identical_apart_from_mkdocs_dates(two_builds):
             continue
         differences.append(f"{name}: {_first_difference(a, b)}")
     assert not differences, "builds differ:\n" + "\n".join(differences)
+
+
+def test_a_build_from_kept_drawings_is_byte_identical_to_drawing_them(three_builds):
+    first, _, kept = (_files(site) for site in three_builds)
+    assert sorted(first) == sorted(kept)
+    differences = [
+        f"{name}: {_first_difference(first[name].read_bytes(), kept[name].read_bytes())}"
+        for name in sorted(first)
+        if first[name].read_bytes() != kept[name].read_bytes()
+        and not (name in MKDOCS_DATED and MKDOCS_DATED[name](first[name].read_bytes())
+                 == MKDOCS_DATED[name](kept[name].read_bytes()))
+    ]
+    assert not differences, "a build from kept drawings differs:\n" + "\n".join(differences)

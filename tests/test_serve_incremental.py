@@ -1,4 +1,6 @@
-"""``mkdocs serve`` stays instant: a rebuild renders only the charts whose spec changed.
+"""``mkdocs serve`` stays instant: a rebuild renders only the charts whose spec changed, and
+draws only the charts whose fence, presets, page or code changed (the others are copied from
+the drawings the last build kept, :mod:`ainotes.drawings`).
 
 Each rebuild here is what ``mkdocs serve`` does after a change: the config loaded afresh
 (hooks included) and a full build in the same process. Renders are counted
@@ -16,7 +18,7 @@ import pytest
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-from ainotes import render
+from ainotes import drawings, render
 from sitebuild import make_fixture
 
 pytestmark = pytest.mark.build  # whole-site builds: not in make test-fast
@@ -49,11 +51,22 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
 
 def rebuild(project: Path) -> Counter[str]:
     """One serve-style rebuild; what vl-convert rendered during it."""
-    before = render.render_counts.copy()
+    return rebuild_counting(project)[0]
+
+
+def rebuild_counting(project: Path) -> tuple[Counter[str], Counter[str]]:
+    """One serve-style rebuild; what vl-convert rendered, and how many charts were drawn or kept."""
+    before, drawn_before = render.render_counts.copy(), drawings.counts.copy()
     config = load_config(config_file=str(project / "mkdocs.yml"), site_dir=str(project / "site"))
     config.plugins.on_startup(command="serve", dirty=False)
     build(config)
-    return render.render_counts - before
+    return render.render_counts - before, drawings.counts - drawn_before
+
+
+def site_files(project: Path) -> dict[str, bytes]:
+    site = project / "site"
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
+            if p.is_file() and not p.name.startswith("sitemap")}
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -124,3 +137,44 @@ def test_site_assets_reports_render_progress_on_stderr(project, monkeypatch, cap
     done, total = (int(n) for n in re.findall(r"\d+", err_lines[-1]))
     assert done == total >= 12
     assert (project / "site" / "embed" / "a-roofline.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_an_unchanged_chart_is_copied_from_its_kept_drawing(project):
+    renders, charts = rebuild_counting(project)
+    assert charts == Counter({"drawn": 4})  # three rooflines and a collective
+    before = site_files(project)
+    renders, charts = rebuild_counting(project)
+    assert (renders, charts) == (Counter(), Counter({"kept": 4}))
+    assert site_files(project) == before  # the same bytes as drawing them
+
+
+def test_a_preset_edit_draws_again_only_the_charts_that_show_it(project):
+    rebuild(project)
+    edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
+    assert rebuild_counting(project)[1] == Counter({"drawn": 2, "kept": 2})  # b and c; a and the collective kept
+    edit(project / "docs" / "c.md", "op: all-gather", "op: all-gather\nranks: 8")
+    assert rebuild_counting(project)[1] == Counter({"drawn": 1, "kept": 3})
+    assert "8 ranks" in (project / "site" / "c" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_moved_chart_is_drawn_for_its_new_page(project):
+    rebuild(project)
+    (project / "docs" / "a.md").rename(project / "docs" / "moved.md")
+    renders, charts = rebuild_counting(project)
+    assert charts == Counter({"drawn": 1, "kept": 3}) and renders == Counter()  # same spec, new page and id
+    assert (project / "site" / "embed" / "moved-roofline.svg").is_file()
+
+
+def test_damaged_kept_drawings_are_drawn_again_with_the_same_bytes(project):
+    rebuild(project)
+    before = site_files(project)
+    entries = sorted((project.parent / "render-cache").glob("*.entry"))
+    assert entries
+    for entry in entries:  # flip the last byte of every entry: renders and drawings alike
+        data = bytearray(entry.read_bytes())
+        data[-1] ^= 0xFF
+        entry.write_bytes(bytes(data))
+    render._memo.clear()
+    renders, charts = rebuild_counting(project)
+    assert charts == Counter({"drawn": 4})
+    assert site_files(project) == before

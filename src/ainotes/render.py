@@ -360,6 +360,27 @@ def _inline_runtime(code: str) -> str:
     return _inline_script(code)
 
 
+def inline_runtime() -> str:
+    """The runtime as a standalone page inlines it in a ``<script>``."""
+    return _inline_runtime(runtime_js())
+
+
+def inline_runtime_if_made() -> str | None:
+    """:func:`inline_runtime` if this process has assembled the runtime, else ``None`` (nothing
+    it wrote can then contain it, and assembling it would cost a second)."""
+    return inline_runtime() if _runtime_text else None
+
+
+def read_kept(key: str) -> bytes | None:
+    """A sound render-cache entry under ``key`` that a caller wrote with :func:`keep`, or ``None``."""
+    return _read_entry(_entry_path(key))
+
+
+def keep(key: str, payload: bytes) -> None:
+    """Write ``payload`` to the render cache under ``key`` (checksummed, atomic)."""
+    _write_entry(_entry_path(key), payload)
+
+
 # -- many renders at once --------------------------------------------------------------------------
 
 

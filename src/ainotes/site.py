@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ainotes import collectives, cost_notes, directives, figures, tables
 from ainotes.errors import InputError
@@ -45,6 +45,7 @@ _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 _VEGA_KINDS = ("roofline", "collective-cost")  # charts drawn by the Vega runtime
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -58,6 +59,8 @@ class Chart:
     page_src: str
     files: dict[str, Callable[[], str | bytes]] = field(default_factory=dict)
     about: dict[str, object] = field(default_factory=dict)  # extra manifest fields, e.g. presets shown
+    kept_key: str | None = None  # where write_outputs keeps this drawing for the next build (ainotes.drawings)
+    figure: str | None = None  # the figure's HTML, once drawn
 
     def file_name(self, kind: str) -> str:
         return f"{self.chart_id}{'-dark.svg' if kind == 'svg-dark' else '.' + kind}"
@@ -218,6 +221,33 @@ class NotesSite:
         self._deferred[token] = make
         return token
 
+    def chart_figure(self, chart: Chart, page: Page, inputs: object, draw: Callable[[], Callable[[], str]],
+                     scripts: tuple[str, ...] = ()) -> Drawn:
+        """The figure of ``chart``: kept from an earlier build when nothing it depends on changed
+        (:mod:`ainotes.drawings`), else drawn.
+
+        ``inputs`` holds everything the drawing depends on beyond the chart's id, title, kind
+        and page (the request; the presets or links shown). ``draw()`` sets ``chart.files``
+        and returns what makes the figure's HTML; it runs only when no drawing was kept."""
+        from ainotes import drawings
+
+        key = drawings.drawing_key(chart.kind, {"id": chart.chart_id, "title": chart.title, "url": page.url,
+                                                "src": page.src, "links_from": page.links_from}, inputs)
+        kept = drawings.load(key)
+        make: Callable[[], str]
+        drawings.counts["kept" if kept is not None else "drawn"] += 1
+        if kept is not None:
+            chart.files = {kind: functools.partial(_same, content) for kind, content in kept.files.items()}
+            make = functools.partial(_same, kept.html)
+        else:
+            made = draw()
+            chart.kept_key = key
+
+            def make() -> str:
+                chart.figure = made()
+                return chart.figure
+        return Drawn(_figure_section(self.figure_html(make)), chart, scripts=scripts)
+
     def new_chart(self, page: Page, kind: str, stem: str, chart_id: str | None, title: str) -> Chart:
         """A chart with ``chart_id`` or a page-derived default id not taken yet."""
         if chart_id is None:
@@ -236,8 +266,9 @@ class NotesSite:
     # -- after the last page ----------------------------------------------------
 
     def write_outputs(self, site_dir: str | Path) -> None:
-        """Write assets, every chart's embed files and the manifest into ``site_dir``."""
-        from ainotes import render
+        """Write assets, every chart's embed files and the manifest into ``site_dir``, and keep
+        the drawings made this build for the next (:mod:`ainotes.drawings`)."""
+        from ainotes import drawings, render
 
         site = Path(site_dir)
         assets = site / ASSET_URL
@@ -253,11 +284,15 @@ class NotesSite:
         embed_dir.mkdir(parents=True, exist_ok=True)
         manifest = []
         for chart in sorted(self.charts.values(), key=lambda c: c.chart_id):
-            files = {}
+            files: dict[str, str] = {}
+            contents: dict[str, str | bytes] = {}
             for kind, make in chart.files.items():
                 name = chart.file_name(kind)
-                write_atomic(embed_dir / name, make())
+                contents[kind] = make()
+                write_atomic(embed_dir / name, contents[kind])
                 files[kind] = name
+            if chart.kept_key is not None and chart.figure is not None:  # drawn in full this build
+                drawings.store(chart.kept_key, chart.figure, contents)
             manifest.append(
                 {"id": chart.chart_id, "kind": chart.kind, "title": chart.title, "page": chart.page_url,
                  "source": chart.page_src, **chart.about, "files": files}
@@ -292,99 +327,106 @@ def _prefetch_renders(
 
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
-    from ainotes import render
-    from ainotes.charts import embed
-    from ainotes.charts import roofline as roofline_chart
-
     presets = [site.presets_by_id[i] for i in request.preset_ids]
-
-    def spec(theme: Literal["light", "dark"]) -> dict:
-        return roofline_chart.roofline_spec(
-            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme,
-            precision=request.precision,
-        )
-
-    light, dark = spec("light"), spec("dark")
-    _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
-
-    @functools.cache
-    def svg_dark() -> str:
-        return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
-
     title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
-    chart.files = {
-        "svg": lambda: render.svg(light),
-        "svg-dark": svg_dark,
-        "png": lambda: render.png(light),
-        "json": lambda: _json_text(light),
-        "html": lambda: render.standalone_html(light, title=title),
-    }
-    downloads = site.downloads(chart, page)
-    caption = roofline_chart.caption_html(presets, request.sparsity)
-    return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
-        chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
-    ))), chart, scripts=(_RUNTIME_FILE, "vega-charts.js"))
+
+    def draw() -> Callable[[], str]:
+        from ainotes import render
+        from ainotes.charts import embed
+        from ainotes.charts import roofline as roofline_chart
+
+        def spec(theme: Literal["light", "dark"]) -> dict:
+            return roofline_chart.roofline_spec(
+                presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme,
+                precision=request.precision,
+            )
+
+        light, dark = spec("light"), spec("dark")
+        _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
+
+        @functools.cache
+        def svg_dark() -> str:
+            return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
+
+        chart.files = {
+            "svg": lambda: render.svg(light),
+            "svg-dark": svg_dark,
+            "png": lambda: render.png(light),
+            "json": lambda: _json_text(light),
+            "html": lambda: render.standalone_html(light, title=title),
+        }
+        downloads = site.downloads(chart, page)
+        caption = roofline_chart.caption_html(presets, request.sparsity)
+        return lambda: embed.interactive_figure_html(
+            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
+        )
+
+    return site.chart_figure(chart, page, (request, presets), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
-    from ainotes.charts import collective as collective_chart
-    from ainotes.charts import embed
-
     run = collectives.simulate(request.op, request.ranks, request.root, schedule=request.schedule)
     title = request.title or run.title
     chart = site.new_chart(page, "collective", request.op, request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root, "schedule": run.schedule}
-    chart.files = {
-        "svg": lambda: collective_chart.animated_svg(run, title=title),
-        "json": lambda: _json_text(collectives.run_to_json(run)),
-        "html": lambda: collective_chart.standalone_html(run, title=request.title),
-    }
-    return Drawn(
-        _figure_section(
+
+    def draw() -> Callable[[], str]:
+        from ainotes.charts import collective as collective_chart
+        from ainotes.charts import embed
+
+        chart.files = {
+            "svg": lambda: collective_chart.animated_svg(run, title=title),
+            "json": lambda: _json_text(collectives.run_to_json(run)),
+            "html": lambda: collective_chart.standalone_html(run, title=request.title),
+        }
+        downloads = site.downloads(chart, page)
+        return lambda: (
             '<div class="ainotes-collective">'
             # The author's title only: without one, each rank count the reader picks names itself.
             f"{collective_chart.stepper_html(run, chart.chart_id, title=request.title)}"
             f"{collective_chart.table_html(run, title=title)}"
-            f"{embed.downloads_html(chart.chart_id, site.downloads(chart, page), title=title)}"
+            f"{embed.downloads_html(chart.chart_id, downloads, title=title)}"
             "</div>"
-        ),
-        chart,
-        scripts=("collectives.js",),
-    )
+        )
+
+    return site.chart_figure(chart, page, request, draw, scripts=("collectives.js",))
 
 
 def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostRequest, page: Page) -> Drawn:
-    from ainotes import render
     from ainotes.charts import cost as cost_chart
-    from ainotes.charts import embed
 
     links = tuple(site.links().values())
     link = cost_notes.link_for(site.links(), request.link_id)
-
-    def spec(theme: Literal["light", "dark"]) -> dict:
-        return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,
-                                    title=request.title, theme=theme)
-
-    light, dark = spec("light"), spec("dark")
-    _prefetch_renders(site, light, dark, dark_svg=True)
     title = request.title or cost_chart.default_title(request.op)
     chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
-    chart.files = {
-        "svg": lambda: render.svg(light),
-        "svg-dark": lambda: render.svg(dark),
-        "png": lambda: render.png(light),
-        "json": lambda: _json_text(light),
-        "html": lambda: render.standalone_html(light, title=title),
-    }
-    page.need_script(_RUNTIME_FILE, "vega-charts.js")
-    caption = cost_chart.caption_html(request.op, request.ranks, link)
-    downloads = site.downloads(chart, page)
-    return Drawn(_figure_section(site.figure_html(lambda: embed.interactive_figure_html(
-        chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
-    ))), chart)
+
+    def draw() -> Callable[[], str]:
+        from ainotes import render
+        from ainotes.charts import embed
+
+        def spec(theme: Literal["light", "dark"]) -> dict:
+            return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,
+                                        title=request.title, theme=theme)
+
+        light, dark = spec("light"), spec("dark")
+        _prefetch_renders(site, light, dark, dark_svg=True)
+        chart.files = {
+            "svg": lambda: render.svg(light),
+            "svg-dark": lambda: render.svg(dark),
+            "png": lambda: render.png(light),
+            "json": lambda: _json_text(light),
+            "html": lambda: render.standalone_html(light, title=title),
+        }
+        caption = cost_chart.caption_html(request.op, request.ranks, link)
+        downloads = site.downloads(chart, page)
+        return lambda: embed.interactive_figure_html(
+            chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
+        )
+
+    return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
@@ -421,6 +463,10 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)
+
+
+def _same(value: _T) -> _T:
+    return value
 
 
 def relative_prefix(page_url: str) -> str:

@@ -1,0 +1,119 @@
+"""Finished chart drawings kept between builds: a cached build copies a chart instead of drawing it.
+
+A chart's figure HTML and embed files are a pure function of its fence (the parsed request),
+the presets or links it shows, its id, title and page, and the code that draws it. A build
+that finds all of that unchanged reads the finished figure and files back in one cache entry
+(a few hundred microseconds) instead of filling its specs, looking up each render and
+formatting JSON and HTML again (10-20 ms a chart).
+
+* key: :func:`ainotes.render.cache_key` (tool versions included) over the inputs the drawer
+  names, the chart's identity and :func:`code_fingerprint`, a digest of every file of the
+  ``ainotes`` package, so an upgrade or an edit of the code draws every chart afresh;
+* place and format: the render cache (:func:`ainotes.render.cache_dir`), with its checksum
+  header and atomic writes; a damaged entry is deleted and the chart drawn again;
+* size: the Vega runtime that each standalone HTML page inlines (about 600 kB) is kept as a
+  marker and put back when read, so an entry costs what the chart's own bytes cost.
+
+The output is byte-identical to drawing the chart: the tests build a site cold, then again
+from kept drawings, and compare every file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DRAWING_FORMAT = 1
+# How many charts were drawn and how many copied from a kept drawing: tests count with it.
+counts: Counter[str] = Counter()
+_RUNTIME_MARKER = b"\x00ainotes-runtime\x00"  # NUL never occurs in the HTML the drawers write
+
+
+@dataclass(frozen=True)
+class KeptDrawing:
+    """A chart as a build drew it: its figure HTML and its embed files by kind."""
+
+    html: str
+    files: dict[str, bytes]  # as written to disk (text in UTF-8)
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 over every file of the ``ainotes`` package (its path inside the package, then its
+    bytes), in path order; compiled bytecode left out."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def drawing_key(kind: str, identity: dict[str, str], inputs: Any) -> str:
+    """The cache key of one chart's drawing.
+
+    ``identity``: the chart's id, title and the page facts its HTML uses (URL, source path,
+    what its links are relative to). ``inputs``: everything else the drawing depends on,
+    as ``repr`` gives it (frozen dataclasses of the request, the presets or links shown).
+    """
+    from ainotes import render
+
+    return render.cache_key("drawing", {"kind": kind, "identity": identity, "inputs": repr(inputs),
+                                        "code": code_fingerprint(), "format": DRAWING_FORMAT})
+
+
+def _runtime_bytes() -> bytes:
+    from ainotes import render
+
+    return render.inline_runtime().encode("utf-8")  # assembled once per process; encoding is quick
+
+
+def load(key: str) -> KeptDrawing | None:
+    """The drawing kept under ``key``, or ``None`` (never kept, or damaged and now deleted)."""
+    from ainotes import render
+
+    payload = render.read_kept(key)
+    if payload is None:
+        return None
+    try:
+        head_end = payload.index(b"\n")
+        head = json.loads(payload[:head_end])
+        offset = head_end + 1
+        html_bytes = payload[offset:offset + head["html"]]
+        offset += head["html"]
+        files: dict[str, bytes] = {}
+        for kind, has_runtime, length in head["files"]:
+            blob = payload[offset:offset + length]
+            offset += length
+            files[kind] = blob.replace(_RUNTIME_MARKER, _runtime_bytes()) if has_runtime else blob
+        if offset != len(payload):
+            raise ValueError("trailing bytes")
+        return KeptDrawing(html_bytes.decode("utf-8"), files)
+    except (ValueError, KeyError, TypeError):  # a sound entry of another layout: draw again
+        return None
+
+
+def store(key: str, html: str, files: dict[str, str | bytes]) -> None:
+    """Keep a chart's figure ``html`` and embed ``files`` under ``key`` (a disk that refuses
+    costs the next build time, not correctness)."""
+    from ainotes import render
+
+    made = render.inline_runtime_if_made()  # None: no file of this build can hold it
+    runtime = made.encode("utf-8") if made is not None else None
+    blobs: list[bytes] = []
+    heads: list[list[Any]] = []
+    for kind, content in files.items():
+        blob = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        has_runtime = runtime is not None and runtime in blob
+        if runtime is not None and has_runtime:
+            blob = blob.replace(runtime, _RUNTIME_MARKER)
+        heads.append([kind, has_runtime, len(blob)])
+        blobs.append(blob)
+    html_bytes = html.encode("utf-8")
+    head = json.dumps({"html": len(html_bytes), "files": heads}, separators=(",", ":")).encode("utf-8")
+    render.keep(key, b"".join([head, b"\n", html_bytes, *blobs]))
