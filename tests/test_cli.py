@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -72,7 +73,27 @@ def test_presets_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_validate_shipped_presets(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "validate")
     assert (status, err) == (0, "")
-    assert sum(line.startswith("OK ") for line in out.splitlines()) == 4
+    oks = [line for line in out.splitlines() if line.startswith("OK ")]
+    assert sum(": link " not in line for line in oks) == 4  # the GPUs
+    assert sum(": link " in line for line in oks) == 8  # and the interconnects in presets/links/
+    assert out.splitlines()[-1] == "12 OK, 0 with errors"
+
+
+def test_validate_a_link_file_checks_it_as_a_link(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from ainotes.links import default_links_dir
+
+    shipped = sorted(default_links_dir().glob("*.yaml"))[0]
+    status, out, err = run(capsys, "validate", str(shipped))
+    assert (status, err) == (0, "")
+    assert out.splitlines()[0].startswith(f"OK {shipped}: link {shipped.stem} (")
+    folder = tmp_path / "links"
+    folder.mkdir()
+    bad = folder / "slow-link.yaml"
+    bad.write_text(re.sub(r"(?m)^latency_us:.*$", "latency_us: -1", shipped.read_text(encoding="utf-8")))
+    status, out, err = run(capsys, "validate", str(bad))
+    assert status == 2
+    assert len(err.splitlines()) == 1 and err.startswith(f"ainotes validate: {bad}: ")
+    assert "latency_us" in err and "-1" in err and "dense_fp16_tflops" not in err  # a link's field, not a GPU's
 
 
 def test_validate_reports_each_bad_file_and_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -56,8 +56,8 @@ def three_builds(tmp_path_factory) -> tuple[Path, Path, Path]:
         assert build.returncode == 0, build.output
         sites.append(build.site)
         if name == "first":
-            cache = root / "render-cache"
-            kept = run_build(project, project / "site-kept", env={"AINOTES_CACHE_DIR": str(cache), "PYTHONHASHSEED": "3"})
+            env = {"AINOTES_CACHE_DIR": str(root / "render-cache"), "PYTHONHASHSEED": "3"}
+            kept = run_build(project, project / "site-kept", env=env)
             assert kept.returncode == 0, kept.output
     return sites[0], sites[1], kept.site
 

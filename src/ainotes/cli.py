@@ -151,9 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     kernel.set_defaults(handler=_cmd_kernel)
 
     validate = commands.add_parser("validate", parents=[common], help="check preset files",
-                                   description="Check preset files and folders (default: the presets folder). "
-                                   "Prints one OK line per valid preset and one line per error; exit status 2 "
-                                   "if any file has an error.")
+                                   description="Check preset files and folders (default: the presets folder), "
+                                   "interconnect presets included (a folder's links/ subfolder, or a file in "
+                                   "a links/ folder). Prints one OK line per valid preset and one line per "
+                                   "error; exit status 2 if any file has an error.")
     validate.add_argument("paths", nargs="*", metavar="PATH", help="preset files or folders")
     validate.set_defaults(handler=_cmd_validate)
 
@@ -375,15 +376,35 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    paths = args.paths or [_presets_dir(args)]
-    checks = validate_paths(paths)
-    for check in checks:
-        if check.preset is not None:
-            print(f"OK {check.path}: {check.preset.id} ({check.preset.name})")
+    """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
+    GPU files, or a file inside one. Each file gets an OK line or one error line."""
+    from ainotes import links
+
+    outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
+    for given in args.paths or [_presets_dir(args)]:
+        path = Path(given)
+        link_files: list[Path] = []
+        if path.is_file() and links.is_link_path(path):
+            link_files = [path]
         else:
-            print(f"ainotes validate: {check.error}", file=sys.stderr)
-    failed = sum(1 for c in checks if not c.ok)
-    print(f"{len(checks) - failed} OK, {failed} with errors")
+            for check in validate_paths([path]):
+                outcomes.append((f"{check.path}: {check.preset.id} ({check.preset.name})", None)
+                                if check.preset is not None else ("", check.error))
+            if path.is_dir() and (path / links.LINKS_SUBDIR).is_dir():
+                try:
+                    link_files = list(links.link_files(path / links.LINKS_SUBDIR))
+                except InputError as exc:
+                    outcomes.append(("", str(exc)))
+        for link_check in links.validate_link_files(link_files):
+            outcomes.append((f"{link_check.path}: link {link_check.link.id} ({link_check.link.name})", None)
+                            if link_check.link is not None else ("", link_check.error))
+    for ok, error in outcomes:
+        if error is None:
+            print(f"OK {ok}")
+        else:
+            print(f"ainotes validate: {error}", file=sys.stderr)
+    failed = sum(1 for _, error in outcomes if error is not None)
+    print(f"{len(outcomes) - failed} OK, {failed} with errors")
     return EXIT_USER_ERROR if failed else 0
 
 

@@ -109,6 +109,39 @@ def load_links(directory: str | Path | None = None) -> tuple[Link, ...]:
     return tuple(sorted(links, key=lambda link: (-link.bandwidth_gbps, link.id)))
 
 
+@dataclass(frozen=True)
+class LinkCheck:
+    """The outcome of validating one link file: the link, or the one-line error."""
+
+    path: str
+    link: Link | None
+    error: str | None
+
+
+def is_link_path(path: str | Path) -> bool:
+    """Whether ``path`` is a link file by where it lives (``.../links/<id>.yaml``)."""
+    return Path(path).parent.name == LINKS_SUBDIR
+
+
+def validate_link_files(files: Iterable[str | Path]) -> tuple[LinkCheck, ...]:
+    """Check link files without stopping at the first error; a later file repeating an id is an error."""
+    checks: list[LinkCheck] = []
+    seen: dict[str, str] = {}
+    for file in files:
+        try:
+            link = load_link(file)
+        except InputError as exc:
+            checks.append(LinkCheck(str(file), None, str(exc)))
+            continue
+        earlier = seen.setdefault(link.id, link.path)
+        if earlier != link.path:
+            checks.append(LinkCheck(link.path, None, f"{link.path}: duplicate link id {short(link.id)}: "
+                                                      f"{earlier} has the same id"))
+        else:
+            checks.append(LinkCheck(link.path, link, None))
+    return tuple(checks)
+
+
 def link_by_id(links: Iterable[Link], link_id: str) -> Link:
     """The link called ``link_id``; an :class:`InputError` lists the known ids otherwise."""
     return item_by_id(links, link_id, "link")
