@@ -117,6 +117,28 @@ def test_rank_control_offers_two_to_eight_and_keeps_the_schedule(open_stepper) -
     assert page.get_attribute(".ainotes-stepper", "data-variant") == "logical-2"
 
 
+@pytest.mark.parametrize("op", ["all-reduce", "scatter"])
+def test_the_before_and_after_table_follows_the_rank_count(open_stepper, op) -> None:
+    page = open_stepper(op)
+    rows = page.locator(".ainotes-coll-table tbody tr")
+    assert rows.count() == 4
+    page.select_option('[data-control="ranks"]', "7")
+    assert rows.count() == 7
+    run = simulate(op, 7)
+    first_after = page.locator(".ainotes-coll-table tbody tr").last.locator("td").last.inner_text()
+    last_rank = run.frames[-1].buffers[6]
+    assert first_after.split() == " ".join(
+        "—" if chunk is None else f"{chunk.label} = {chunk.value:g}" for chunk in last_rank).split()
+    assert "at n = 7" in page.inner_text(".ainotes-coll-cost") or op == "scatter"
+    assert page.locator(".ainotes-coll-table caption").inner_text().startswith(run.title)
+    if op == "all-reduce":  # the schedule changes the picture, not what each rank ends with
+        page.select_option('[data-control="schedule"]', "ring")
+        assert rows.count() == 7
+    page.select_option('[data-control="ranks"]', "4")
+    assert rows.count() == 4
+    assert page.locator(".ainotes-coll-table-wrap").count() == 1
+
+
 def test_ops_without_a_ring_picture_offer_ranks_only(open_stepper) -> None:
     page = open_stepper("broadcast")
     assert page.locator('[data-control="schedule"]').count() == 0

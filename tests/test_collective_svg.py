@@ -127,9 +127,13 @@ def test_labels_and_titles_are_escaped_everywhere():
 
 def test_stepper_data_in_its_template_escapes_markup():
     html_text = stepper_html(simulate("reduce", 2), "s", title="</template><b>&")
-    data = html_text.split('<template class="ainotes-stepper-data">', 1)[1].rsplit("</template>", 1)[0]
+    data = html_text.split('<template class="ainotes-stepper-data">', 1)[1].split("</template>", 1)[0]
     assert "<" not in data and ">" not in data and "&" not in data
     assert {v["title"] for v in json.loads(data)["variants"].values()} == {"</template><b>&"}
+    # The tables at every rank count, in the template after it, carry the title escaped.
+    tables = html_text.split('<template class="ainotes-stepper-tables">', 1)[1]
+    assert tables.count("</template>") == 1 and "<b>" not in tables
+    assert tables.count("<caption>&lt;/template&gt;&lt;b&gt;&amp;: what each rank holds</caption>") == 7
 
 
 def test_stepper_data_holds_every_rank_count_and_the_ring_where_drawn():

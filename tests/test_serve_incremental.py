@@ -178,3 +178,19 @@ def test_damaged_kept_drawings_are_drawn_again_with_the_same_bytes(project):
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"drawn": 4}) and renders["svg"] == 6  # nothing damaged was served
     assert site_files(project) == before
+
+
+def test_a_lost_files_entry_draws_the_chart_again_for_its_files(project):
+    rebuild(project)
+    before = site_files(project)
+    cache = project.parent / "render-cache"
+    # A files entry's payload opens with its JSON list of files: [["svg", ...
+    files_entries = [p for p in cache.glob("*.entry") if p.read_bytes().split(b"\n", 1)[1].startswith(b'[["')]
+    assert len(files_entries) == 4
+    for path in files_entries:
+        path.unlink()
+    render._memo.clear()
+    renders, charts = rebuild_counting(project)
+    assert charts == Counter({"kept": 4, "redrawn": 4}) and renders == Counter()  # the renders are still cached
+    assert site_files(project) == before
+    assert rebuild_counting(project)[1] == Counter({"kept": 4})  # both entries kept again

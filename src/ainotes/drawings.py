@@ -11,6 +11,9 @@ formatting JSON and HTML again (10-20 ms a chart).
   ``ainotes`` package, so an upgrade or an edit of the code draws every chart afresh;
 * place and format: the render cache (:func:`ainotes.render.cache_dir`), with its checksum
   header and atomic writes; a damaged entry is deleted and the chart drawn again;
+* two entries a chart: the figure HTML, read when the page is converted, and the embed files,
+  read when they are written (one chart's files in memory at a time). Should the files entry
+  be missing or damaged, the chart is drawn again for its files;
 * size: the Vega runtime that each standalone HTML page inlines (about 600 kB) is kept as a
   marker and put back when read, so an entry costs what the chart's own bytes cost.
 
@@ -24,7 +27,7 @@ import functools
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +35,6 @@ DRAWING_FORMAT = 1
 # How many charts were drawn and how many copied from a kept drawing: tests count with it.
 counts: Counter[str] = Counter()
 _RUNTIME_MARKER = b"\x00ainotes-runtime\x00"  # NUL never occurs in the HTML the drawers write
-
-
-@dataclass(frozen=True)
-class KeptDrawing:
-    """A chart as a build drew it: its figure HTML and its embed files by kind."""
-
-    html: str
-    files: dict[str, bytes]  # as written to disk (text in UTF-8)
 
 
 @functools.cache
@@ -73,32 +68,47 @@ def _runtime_bytes() -> bytes:
     return render.inline_runtime().encode("utf-8")  # assembled once per process; encoding is quick
 
 
-def load(key: str) -> KeptDrawing | None:
-    """The drawing kept under ``key``, or ``None`` (never kept, or damaged and now deleted)."""
+def _files_key(key: str) -> str:
+    return hashlib.sha256(f"{key}:files".encode("ascii")).hexdigest()
+
+
+def load_figure(key: str) -> str | None:
+    """The figure HTML kept under ``key``, or ``None`` (never kept, or damaged and now deleted).
+
+    The embed files are a second entry (:func:`load_files`), read when they are written, so a
+    build holds one chart's files in memory at a time, not every chart's."""
     from ainotes import render
 
     payload = render.read_kept(key)
+    try:
+        return payload.decode("utf-8") if payload is not None else None
+    except UnicodeDecodeError:  # not a figure (the key is a digest, so only if someone wrote it there)
+        return None
+
+
+def load_files(key: str) -> dict[str, bytes] | None:
+    """The embed files kept under ``key`` by kind, as written to disk (text in UTF-8), or ``None``."""
+    from ainotes import render
+
+    payload = render.read_kept(_files_key(key))
     if payload is None:
         return None
     try:
         head_end = payload.index(b"\n")
-        head = json.loads(payload[:head_end])
         offset = head_end + 1
-        html_bytes = payload[offset:offset + head["html"]]
-        offset += head["html"]
         files: dict[str, bytes] = {}
-        for kind, has_runtime, length in head["files"]:
+        for kind, has_runtime, length in json.loads(payload[:head_end]):
             blob = payload[offset:offset + length]
             offset += length
             files[kind] = blob.replace(_RUNTIME_MARKER, _runtime_bytes()) if has_runtime else blob
         if offset != len(payload):
             raise ValueError("trailing bytes")
-        return KeptDrawing(html_bytes.decode("utf-8"), files)
-    except (ValueError, KeyError, TypeError):  # a sound entry of another layout: draw again
+    except (ValueError, TypeError):  # a sound entry of another layout: draw again
         return None
+    return files
 
 
-def store(key: str, html: str, files: dict[str, str | bytes]) -> None:
+def store(key: str, html: str, files: Mapping[str, str | bytes]) -> None:
     """Keep a chart's figure ``html`` and embed ``files`` under ``key`` (a disk that refuses
     costs the next build time, not correctness)."""
     from ainotes import render
@@ -114,6 +124,6 @@ def store(key: str, html: str, files: dict[str, str | bytes]) -> None:
             blob = blob.replace(runtime, _RUNTIME_MARKER)
         heads.append([kind, has_runtime, len(blob)])
         blobs.append(blob)
-    html_bytes = html.encode("utf-8")
-    head = json.dumps({"html": len(html_bytes), "files": heads}, separators=(",", ":")).encode("utf-8")
-    render.keep(key, b"".join([head, b"\n", html_bytes, *blobs]))
+    head = json.dumps(heads, separators=(",", ":")).encode("utf-8")
+    render.keep(_files_key(key), b"".join([head, b"\n", *blobs]))
+    render.keep(key, html.encode("utf-8"))  # last: a figure is kept only with its files

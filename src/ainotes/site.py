@@ -61,6 +61,8 @@ class Chart:
     about: dict[str, object] = field(default_factory=dict)  # extra manifest fields, e.g. presets shown
     kept_key: str | None = None  # where write_outputs keeps this drawing for the next build (ainotes.drawings)
     figure: str | None = None  # the figure's HTML, once drawn
+    kept_from: str | None = None  # the kept drawing this chart's figure came from: its files come from there too
+    redraw: Callable[[], object] | None = None  # draws the chart (sets files) when its kept files are lost
 
     def file_name(self, kind: str) -> str:
         return f"{self.chart_id}{'-dark.svg' if kind == 'svg-dark' else '.' + kind}"
@@ -233,12 +235,12 @@ class NotesSite:
 
         key = drawings.drawing_key(chart.kind, {"id": chart.chart_id, "title": chart.title, "url": page.url,
                                                 "src": page.src, "links_from": page.links_from}, inputs)
-        kept = drawings.load(key)
+        kept = drawings.load_figure(key)
         make: Callable[[], str]
         drawings.counts["kept" if kept is not None else "drawn"] += 1
         if kept is not None:
-            chart.files = {kind: functools.partial(_same, content) for kind, content in kept.files.items()}
-            make = functools.partial(_same, kept.html)
+            chart.kept_from, chart.redraw, chart.figure = key, draw, kept
+            make = functools.partial(_same, kept)
         else:
             made = draw()
             chart.kept_key = key
@@ -265,6 +267,21 @@ class NotesSite:
 
     # -- after the last page ----------------------------------------------------
 
+    @staticmethod
+    def _embed_files(chart: Chart) -> Mapping[str, str | bytes]:
+        """A chart's embed files by kind: from its kept drawing, else made now."""
+        from ainotes import drawings
+
+        if chart.kept_from is not None:
+            kept = drawings.load_files(chart.kept_from)
+            if kept is not None:
+                return kept
+            if chart.redraw is not None:
+                drawings.counts["redrawn"] += 1
+                chart.redraw()  # the files entry went missing: draw the chart for its files, keep both again
+                chart.kept_key = chart.kept_from
+        return {kind: make() for kind, make in chart.files.items()}
+
     def write_outputs(self, site_dir: str | Path) -> None:
         """Write assets, every chart's embed files and the manifest into ``site_dir``, and keep
         the drawings made this build for the next (:mod:`ainotes.drawings`)."""
@@ -285,12 +302,10 @@ class NotesSite:
         manifest = []
         for chart in sorted(self.charts.values(), key=lambda c: c.chart_id):
             files: dict[str, str] = {}
-            contents: dict[str, str | bytes] = {}
-            for kind, make in chart.files.items():
-                name = chart.file_name(kind)
-                contents[kind] = make()
-                write_atomic(embed_dir / name, contents[kind])
-                files[kind] = name
+            contents = self._embed_files(chart)
+            for kind, content in contents.items():
+                files[kind] = chart.file_name(kind)
+                write_atomic(embed_dir / files[kind], content)
             if chart.kept_key is not None and chart.figure is not None:  # drawn in full this build
                 drawings.store(chart.kept_key, chart.figure, contents)
             manifest.append(

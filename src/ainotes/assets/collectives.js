@@ -244,6 +244,15 @@
     return wrap;
   }
 
+  // The before/after table beside a stepper follows the rank count the reader picked.
+  function showTable(root, ranks) {
+    var tables = root.querySelector("template.ainotes-stepper-tables");
+    var shown = root.parentNode && root.parentNode.querySelector(":scope > .ainotes-coll-table-wrap");
+    if (!tables || !shown || shown.getAttribute("data-ranks") === ranks) return;
+    var wanted = (tables.content || tables).querySelector('.ainotes-coll-table-wrap[data-ranks="' + ranks + '"]');
+    if (wanted) shown.parentNode.replaceChild(wanted.cloneNode(true), shown);
+  }
+
   function enhance(root) {
     if (root.hasAttribute("data-ainotes-ready")) return;
     var frames = Array.prototype.slice.call(root.querySelectorAll(".ainotes-stepper-frame"));
@@ -363,6 +372,7 @@
         readCaptions();
         current = 0;
         render();
+        showTable(root, ranks);
       });
       controls.parentNode.insertBefore(options, controls.nextSibling);
     }

@@ -479,7 +479,9 @@ def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None,
     and, for all-reduce, reduce-scatter and all-gather, the ring schedule's, as
     compact data (:func:`stepper_data`) in an inert ``<template>``; the script then
     offers a rank-count select and a schedule select and draws the chosen frames
-    with the same geometry and classes as :func:`frame_svg`.
+    with the same geometry and classes as :func:`frame_svg`. A second template holds
+    :func:`table_html` at every rank count, which the script puts in place of the
+    table beside the stepper, so the table always describes the picture.
     """
     cid = _check_id(chart_id, "chart_id")
     name = _title(run, title)
@@ -495,11 +497,23 @@ def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None,
     data = ""
     # Other rank counts get default names, so a run with its own names keeps its one picture.
     if controls and run.rank_names == tuple(f"rank {r}" for r in range(run.ranks)):
-        data = f'<template class="ainotes-stepper-data">{_script_json(stepper_data(run, title=title))}</template>'
+        data = (f'<template class="ainotes-stepper-data">{_script_json(stepper_data(run, title=title))}</template>'
+                f"{_rank_tables_html(run, title)}")
     return (
         f'<div class="ainotes-coll ainotes-stepper" id="{cid}" role="region" aria-label="{_esc(name)}"'
         f' data-frames="{count}"><ol class="ainotes-stepper-frames">{"".join(items)}</ol>{data}</div>'
     )
+
+
+def _rank_tables_html(run: CollectiveRun, title: str | None) -> str:
+    """:func:`table_html` at every rank count, in an inert ``<template>`` for the stepper's script
+    (the schedule changes how the data moves, not what each rank holds before and after)."""
+    root = run.root if run.root is not None else 0
+    tables = "".join(
+        table_html(simulate(run.op, ranks, min(root, ranks - 1)), title=title)
+        for ranks in range(MIN_RANKS, MAX_RANKS + 1)
+    )
+    return f'<template class="ainotes-stepper-tables">{tables}</template>'
 
 
 def _chunk_code(chunk: Chunk | None) -> int | None:
@@ -583,7 +597,7 @@ def table_html(run: CollectiveRun, *, title: str | None = None) -> str:
     }.get(run.op, f"Ring algorithm: each rank sends {exact} × the tensor's bytes")
     cost = f'<p class="ainotes-coll-cost">{sender}; bus factor {formula_text}.</p>'
     return (
-        f'<div class="ainotes-coll ainotes-coll-table-wrap"><table class="ainotes-coll-table">'
+        f'<div class="ainotes-coll ainotes-coll-table-wrap" data-ranks="{run.ranks}"><table class="ainotes-coll-table">'
         f"<caption>{_esc(name)}: what each rank holds</caption>"
         f'<thead><tr><th scope="col">rank</th><th scope="col">before</th><th scope="col">after</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>{cost}</div>"
