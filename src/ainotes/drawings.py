@@ -11,9 +11,10 @@ formatting JSON and HTML again (10-20 ms a chart).
   ``ainotes`` package, so an upgrade or an edit of the code draws every chart afresh;
 * place and format: the render cache (:func:`ainotes.render.cache_dir`), with its checksum
   header and atomic writes; a damaged entry is deleted and the chart drawn again;
-* two entries a chart: the figure HTML, read when the page is converted, and the embed files,
-  read when they are written (one chart's files in memory at a time). Should the files entry
-  be missing or damaged, the chart is drawn again for its files;
+* two entries a chart: the figure HTML, kept as soon as it is drawn and read when the page is
+  converted, and the embed files, kept and read when they are written (one chart's files in
+  memory at a time). Should the files entry be missing or damaged, the chart is drawn again
+  for its files;
 * size: the Vega runtime that each standalone HTML page inlines (about 600 kB) is kept as a
   marker and put back when read, so an entry costs what the chart's own bytes cost.
 
@@ -108,9 +109,18 @@ def load_files(key: str) -> dict[str, bytes] | None:
     return files
 
 
-def store(key: str, html: str, files: Mapping[str, str | bytes]) -> None:
-    """Keep a chart's figure ``html`` and embed ``files`` under ``key`` (a disk that refuses
-    costs the next build time, not correctness)."""
+def store_figure(key: str, html: str) -> None:
+    """Keep a chart's figure HTML under ``key`` as soon as it is drawn (nothing holds it for the end
+    of the build). Its files follow in :func:`store_files`; a figure kept without them (a build that
+    stopped between) is drawn again for its files, never served without them."""
+    from ainotes import render
+
+    render.keep(key, html.encode("utf-8"))
+
+
+def store_files(key: str, files: Mapping[str, str | bytes]) -> None:
+    """Keep a chart's embed ``files`` beside its figure (a disk that refuses costs the next build
+    time, not correctness)."""
     from ainotes import render
 
     made = render.inline_runtime_if_made()  # None: no file of this build can hold it
@@ -126,4 +136,3 @@ def store(key: str, html: str, files: Mapping[str, str | bytes]) -> None:
         blobs.append(blob)
     head = json.dumps(heads, separators=(",", ":")).encode("utf-8")
     render.keep(_files_key(key), b"".join([head, b"\n", *blobs]))
-    render.keep(key, html.encode("utf-8"))  # last: a figure is kept only with its files

@@ -59,10 +59,12 @@ class Chart:
     page_src: str
     files: dict[str, Callable[[], str | bytes]] = field(default_factory=dict)
     about: dict[str, object] = field(default_factory=dict)  # extra manifest fields, e.g. presets shown
-    kept_key: str | None = None  # where write_outputs keeps this drawing for the next build (ainotes.drawings)
-    figure: str | None = None  # the figure's HTML, once drawn
-    kept_from: str | None = None  # the kept drawing this chart's figure came from: its files come from there too
-    redraw: Callable[[], object] | None = None  # draws the chart (sets files) when its kept files are lost
+    # Kept drawings (ainotes.drawings): the key this chart's drawing is kept under once its figure is
+    # drawn (write_outputs then keeps its files), or the key its figure came from (its files come from
+    # there too), and what draws the chart should the kept files be lost.
+    kept_key: str | None = None
+    kept_from: str | None = None
+    redraw: Callable[[], object] | None = None
 
     def file_name(self, kind: str) -> str:
         return f"{self.chart_id}{'-dark.svg' if kind == 'svg-dark' else '.' + kind}"
@@ -239,15 +241,16 @@ class NotesSite:
         make: Callable[[], str]
         drawings.counts["kept" if kept is not None else "drawn"] += 1
         if kept is not None:
-            chart.kept_from, chart.redraw, chart.figure = key, draw, kept
+            chart.kept_from, chart.redraw = key, draw
             make = functools.partial(_same, kept)
         else:
             made = draw()
-            chart.kept_key = key
 
             def make() -> str:
-                chart.figure = made()
-                return chart.figure
+                figure = made()
+                drawings.store_figure(key, figure)
+                chart.kept_key = key
+                return figure
         return Drawn(_figure_section(self.figure_html(make)), chart, scripts=scripts)
 
     def new_chart(self, page: Page, kind: str, stem: str, chart_id: str | None, title: str) -> Chart:
@@ -278,7 +281,7 @@ class NotesSite:
                 return kept
             if chart.redraw is not None:
                 drawings.counts["redrawn"] += 1
-                chart.redraw()  # the files entry went missing: draw the chart for its files, keep both again
+                chart.redraw()  # the files entry went missing: draw the chart for its files, keep them again
                 chart.kept_key = chart.kept_from
         return {kind: make() for kind, make in chart.files.items()}
 
@@ -306,8 +309,8 @@ class NotesSite:
             for kind, content in contents.items():
                 files[kind] = chart.file_name(kind)
                 write_atomic(embed_dir / files[kind], content)
-            if chart.kept_key is not None and chart.figure is not None:  # drawn in full this build
-                drawings.store(chart.kept_key, chart.figure, contents)
+            if chart.kept_key is not None:  # its figure was drawn and kept this build
+                drawings.store_files(chart.kept_key, contents)
             manifest.append(
                 {"id": chart.chart_id, "kind": chart.kind, "title": chart.title, "page": chart.page_url,
                  "source": chart.page_src, **chart.about, "files": files}
