@@ -388,8 +388,15 @@ _RIDGE = "(sparsity ? datum.sridge : datum.ridge)"
 _AT = "clamp(toNumber(intensity), x_domain[0], x_domain[1])"
 _LEGEND_LABEL_LIMIT = (f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
                        f": width / 2 - 2 * {LEGEND_SYMBOL_PX}")
+# On a narrow plot the legend gives each ridge a line of its own, so the subtitle need not point there
+# (and, shorter, it is never cut).
 SUBTITLE_EXPR = ("roof_names[precision] + (sparsity ? ', 2:4 sparse where supported' : ', dense')"
-                 " + ' · ridge points in the legend'")
+                 f" + (width < {NARROW_PLOT_PX} ? '' : ' · ridge points in the legend')")
+# A GPU's legend entry: "ridge 295 FLOP/B · NVIDIA H100 SXM5 80 GB" on one line, or on a narrow plot
+# the name above its ridge, so that a phone reads whole names instead of "ridge 295 FLOP/B · NVIDIA H10…".
+_GPU_RIDGE = f"legend_ridge[{_MODE_KEY}][datum.value]"
+GPU_LEGEND_LABEL_EXPR = (f"width < {NARROW_PLOT_PX} ? [names[datum.value], {_GPU_RIDGE}] "
+                         f": {_GPU_RIDGE} + ' · ' + names[datum.value]")
 
 
 def _build_structure(variant: Any = ()) -> dict[str, Any]:
@@ -431,7 +438,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
             columns=alt.ExprRef(f"width < {WIDE_LEGEND_PLOT_PX} ? 1 : 2"),
             labelLimit=alt.ExprRef(f"width < {WIDE_LEGEND_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
                                    f": width / 2 - 2 * {LEGEND_SYMBOL_PX}"),
-            labelExpr=f"legend_ridge[{_MODE_KEY}][datum.value] + ' · ' + names[datum.value]",
+            labelExpr=GPU_LEGEND_LABEL_EXPR,
         ),
     )
     name_tip = alt.Tooltip("name:N", title="GPU")
