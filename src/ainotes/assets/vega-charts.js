@@ -405,6 +405,7 @@
     if (oldControls) {
       controls = document.createElement("div");
       controls.className = "ainotes-chart__controls";
+      controls.setAttribute("style", oldControls.getAttribute("style") || "");  // its reserved height
       controls.hidden = true;
       oldControls.parentNode.insertBefore(controls, oldControls.nextSibling);
     }

@@ -145,7 +145,9 @@ def interactive_figure_html(
         controls = explorer.controls_html(chart_id, spec_light)
         tables = explorer.tables_html(chart_id, spec_light)
     else:
-        controls = '<div class="ainotes-chart__controls"></div>'
+        # Vega draws one row per bound param; the room is reserved (charts.css) so nothing below moves.
+        rows = sum(1 for param in spec_light.get("params", []) if "bind" in param)
+        controls = f'<div class="ainotes-chart__controls" style="--ainotes-bind-rows: {rows}"></div>'
     return (
         f'<figure class="ainotes-chart" id="{cid}">{summary}'
         f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
