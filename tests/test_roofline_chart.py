@@ -351,3 +351,31 @@ def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and
     assert ODD_NAME not in fragment.split("<template")[0]  # escaped wherever it is shown
     assert '<form class="ainotes-explorer" hidden' in fragment and 'class="ainotes-kernel-bounds"' in fragment
     assert 'id="r1-data"' in fragment
+
+
+# -- stills: laid out once, at the size the page expects ----------------------------------------
+
+def _svg_size(svg_text: str) -> tuple[float, float]:
+    root = ET.fromstring(svg_text)
+    return float(root.get("width")), float(root.get("height"))
+
+
+@pytest.mark.parametrize(("gpus", "kernels"), [(1, 0), (2, 1), (3, 3), (4, 6), (4, 7)])
+def test_stills_come_to_their_size_whatever_the_legends_hold(gpus, kernels):
+    chosen = [parse_kernel_spec(k) for k in (KERNELS * 2)[:kernels]]
+    spec = chart.roofline_spec(FOUR[:gpus], kernels=chosen, sparsity=kernels % 2 == 1)
+    assert _svg_size(render.svg(spec)) == (chart.STATIC_WIDTH_PX, chart.STATIC_HEIGHT_PX)
+    narrow = chart.narrow_static(spec)
+    assert _svg_size(render.svg(narrow)) == (chart.NARROW_STATIC_WIDTH_PX, chart.NARROW_STATIC_HEIGHT_PX)
+    assert narrow["usermeta"]["ainotes"]["still"]["height"] < spec["usermeta"]["ainotes"]["still"]["height"]
+
+
+def test_a_still_laid_out_once_is_the_picture_fit_would_draw():
+    import vl_convert as vlc
+
+    spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(k) for k in KERNELS], title="Fit or pad")
+    still = render.still_spec(spec)
+    assert still["autosize"]["type"] == "pad" and spec["autosize"]["type"] == "fit"  # the page's spec still fits
+    fitted = vlc.vegalite_to_svg(spec, vl_version=render._vega_lite_version(spec))
+    assert render.svg(spec) == fitted
+    assert render.still_spec({"mark": "point"}) == {"mark": "point"}  # a spec without a still size is drawn as it is

@@ -239,9 +239,21 @@ def _cached(key: str, make: Callable[[], bytes], folder: Path | None = None) -> 
 # The producers: the only places that call vl-convert for a chart, in this process or in a worker.
 
 
+def still_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec a static picture is drawn from. A chart that names its still's plot size
+    (``usermeta.ainotes.still``: ``{"width", "height"}``, see
+    :func:`ainotes.charts.roofline.still_plot_size`) is laid out once, with autosize "pad" at
+    that size, instead of twice by "fit"; any other spec as it is."""
+    still = spec.get("usermeta", {}).get("ainotes", {}).get("still")
+    if not isinstance(still, dict):
+        return spec
+    return {**spec, "autosize": {"type": "pad", "contains": "padding"},
+            "width": still["width"], "height": still["height"]}
+
+
 def _make_svg(spec: dict[str, Any], version: str) -> bytes:
     render_counts["svg"] += 1
-    return vlc.vegalite_to_svg(spec, vl_version=version).encode("utf-8")
+    return vlc.vegalite_to_svg(still_spec(spec), vl_version=version).encode("utf-8")
 
 
 def _make_png(svg_bytes: bytes, scale: float) -> bytes:

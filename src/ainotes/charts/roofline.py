@@ -54,6 +54,19 @@ STATIC_HEIGHT_PX = 540
 NARROW_STATIC_WIDTH_PX = 336
 NARROW_STATIC_HEIGHT_PX = 504
 DEFAULT_TITLE = "Roofline"
+# A still (the static SVG, and the PNG drawn from it) is laid out with Vega's autosize "pad" at a
+# plot size that brings the whole picture to about the size above. "fit" would find the plot size
+# itself, but by laying the chart out twice, every text measured again: with vl-convert's text
+# measurement that is 40 % of a still's render time. What the title, subtitle, axes and legends
+# take around the plot, as Vega draws them with this module's config (tests/test_roofline_chart.py
+# draws charts of every shape and checks that the stills land on their size):
+STILL_FRAME_WIDTH_PX = 117
+STILL_FRAME_HEIGHT_PX = 131  # with one GPU in the legend and no kernels
+STILL_GPU_ROW_PX = 15  # each further row of the GPUs' legend
+STILL_GPU_LINE_PX = 14  # on a narrow plot each entry has a second line (the name above its ridge)
+STILL_KEY_FIRST_ROW_PX = 19  # the kernels' key, its first row and each further one
+STILL_KEY_ROW_PX = 16
+STILL_MIN_PLOT_HEIGHT_PX = 140  # a chart with a very long legend grows taller instead
 TERA = 1e12
 
 # (unit, precision) of every roof the explorer can draw, in the select's order: BF16/FP16
@@ -681,6 +694,7 @@ def roofline_spec(
                             f"{', '.join(names.values())}."),
             # What the page around the chart needs (charts/explorer.py), passed through to Vega untouched.
             "usermeta": {"ainotes": {
+                "still": still_plot_size(STATIC_WIDTH_PX, STATIC_HEIGHT_PX, gpus=len(presets), kernels=len(kernels)),
                 "kind": "roofline", "roofs": roofs, "missing": missing, "kernels": kernel_table_rows(kernels, presets),
                 "dtypes": {d: {"bytes": DTYPE_BYTES[d], "roof": r} for d, r in dtype_roofs().items()},
             }},
@@ -725,10 +739,32 @@ def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
     return " ".join(parts)
 
 
+def still_plot_size(width_px: int, height_px: int, *, gpus: int, kernels: int) -> dict[str, int]:
+    """The plot size (``{"width", "height"}``) at which a still of a chart with ``gpus`` presets
+    and ``kernels`` kernels comes to ``width_px`` × ``height_px`` in all, its frame
+    (:data:`STILL_FRAME_WIDTH_PX` and the rest) around it; the legends' columns follow the
+    plot width as the grammar's expressions do."""
+    plot_width = width_px - STILL_FRAME_WIDTH_PX
+    gpu_columns = 1 if plot_width < WIDE_LEGEND_PLOT_PX else 2
+    key_columns = 1 if plot_width < NARROW_PLOT_PX else 2
+    gpu_lines = 2 if plot_width < NARROW_PLOT_PX else 1
+    gpu_rows = math.ceil(gpus / gpu_columns)
+    frame = (STILL_FRAME_HEIGHT_PX + STILL_GPU_LINE_PX * (gpu_lines - 1) * gpu_rows
+             + STILL_GPU_ROW_PX * (gpu_rows - 1))
+    if kernels:
+        frame += STILL_KEY_FIRST_ROW_PX + STILL_KEY_ROW_PX * (math.ceil(kernels / key_columns) - 1)
+    return {"width": plot_width, "height": max(STILL_MIN_PLOT_HEIGHT_PX, height_px - frame)}
+
+
 def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec drawn at a phone's size (:data:`NARROW_STATIC_WIDTH_PX` × :data:`NARROW_STATIC_HEIGHT_PX`),
     for the static picture a phone shows before (or without) the script."""
-    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}
+    params = {param["name"]: param.get("value") for param in spec.get("params", [])}
+    meta = spec["usermeta"]["ainotes"]
+    still = still_plot_size(NARROW_STATIC_WIDTH_PX, NARROW_STATIC_HEIGHT_PX,
+                            gpus=len(params["ids"]), kernels=len(params["kernel_keys"]))
+    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX,
+            "usermeta": {**spec["usermeta"], "ainotes": {**meta, "still": still}}}
 
 
 def spec_meta(spec: dict[str, Any]) -> dict[str, Any] | None:
