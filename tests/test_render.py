@@ -279,7 +279,9 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
                       "ainotes-chart__still ainotes-chart__still--light ainotes-chart__still--narrow",
                       "ainotes-chart__still ainotes-chart__still--dark ainotes-chart__still--narrow"]
     box = next(a for t, a in page.tags if t == "div" and "ainotes-chart__box" in (a.get("class") or "").split())
-    assert box["style"] == f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}"
+    narrow_size = render.svg_size(render.svg(chart.narrow_static(spec)))
+    assert box["style"] == (f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}; "
+                            f"--ainotes-aspect-narrow: {narrow_size[0]:g} / {narrow_size[1]:g}")
     # In <template>s: Material's instant navigation would run a <script> of JSON as JavaScript.
     assert page.scripts == []
     specs = [json.loads(s) for s in page.templates]

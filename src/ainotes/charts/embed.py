@@ -119,6 +119,7 @@ def interactive_figure_html(
     already (rendered from ``spec_dark`` otherwise).
     """
     light, width, height = _still(render.svg(spec_light), "light", chart_id)
+    box_style = f"--ainotes-aspect: {width:g} / {height:g}"
     dark, _, _ = _still(svg_dark if svg_dark is not None else render.svg(spec_dark), "dark", chart_id)
     title = _spec_title(spec_light)
     # <template>, not <script type="application/json">: Material's instant navigation re-runs
@@ -139,6 +140,9 @@ def interactive_figure_html(
             _still(text, scheme, chart_id, narrow=True)[0]
             for scheme, text in (("light", narrow_light), ("dark", roofline.dark_svg(narrow_light)))
         )
+        # A phone's box takes the phone picture's proportions (its legends make it taller).
+        narrow_width, narrow_height = render.svg_size(narrow_light)
+        box_style += f"; --ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}"
         # A text alternative for the picture, the explorer's controls, and its data as tables.
         summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(explorer.summary_text(spec_light))}</p>'
         box_role = f' role="img" aria-labelledby="{cid}-summary"'
@@ -151,7 +155,7 @@ def interactive_figure_html(
     return (
         f'<figure class="ainotes-chart" id="{cid}">{summary}'
         f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
-        f'style="--ainotes-aspect: {width:g} / {height:g}">'
+        f'style="{box_style}">'
         f'{light}{dark}{narrow}<div class="ainotes-chart__view"></div></div>'
         f"{controls}{tables}"
         f"{specs}"

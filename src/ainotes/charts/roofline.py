@@ -38,6 +38,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -50,9 +51,8 @@ from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 540
-# The phone-sized static picture: the page's box on a phone is 2:3 (assets/charts.css).
+# The phone-sized static picture's width (its height follows its legends: narrow_static).
 NARROW_STATIC_WIDTH_PX = 336
-NARROW_STATIC_HEIGHT_PX = 504
 DEFAULT_TITLE = "Roofline"
 # A still (the static SVG, and the PNG drawn from it) is laid out with Vega's autosize "pad" at a
 # plot size that brings the whole picture to about the size above. "fit" would find the plot size
@@ -63,10 +63,14 @@ DEFAULT_TITLE = "Roofline"
 STILL_FRAME_WIDTH_PX = 117
 STILL_FRAME_HEIGHT_PX = 131  # with one GPU in the legend and no kernels
 STILL_GPU_ROW_PX = 15  # each further row of the GPUs' legend
-STILL_GPU_LINE_PX = 14  # on a narrow plot each entry has a second line (the name above its ridge)
+STILL_GPU_LINE_PX = 14  # each further line of an entry (a narrow plot wraps names and keys) ...
+STILL_KEY_LINE_PX = 13  # ... in the GPUs' legend and in the kernels' key
 STILL_KEY_FIRST_ROW_PX = 19  # the kernels' key, its first row and each further one
 STILL_KEY_ROW_PX = 16
 STILL_MIN_PLOT_HEIGHT_PX = 140  # a chart with a very long legend grows taller instead
+# A phone's still keeps this plot height and grows with its legend (wrapped names, one entry a
+# row); the page's box on a phone takes the still's proportions (assets/charts.css).
+NARROW_STILL_PLOT_HEIGHT_PX = 210
 TERA = 1e12
 
 # (unit, precision) of every roof the explorer can draw, in the select's order: BF16/FP16
@@ -403,13 +407,18 @@ _LEGEND_LABEL_LIMIT = (f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
                        f": width / 2 - 2 * {LEGEND_SYMBOL_PX}")
 # On a narrow plot the legend gives each ridge a line of its own, so the subtitle need not point there
 # (and, shorter, it is never cut).
-SUBTITLE_EXPR = ("roof_names[precision] + (sparsity ? ', 2:4 sparse where supported' : ', dense')"
-                 f" + (width < {NARROW_PLOT_PX} ? '' : ' · ridge points in the legend')")
+SUBTITLE_EXPR = (f"width < {NARROW_PLOT_PX} ? roof_names[precision] + (sparsity ? ', 2:4 sparse' : ', dense') "
+                 ": roof_names[precision] + (sparsity ? ', 2:4 sparse where supported' : ', dense')"
+                 " + ' · ridge points in the legend'")
 # A GPU's legend entry: "ridge 295 FLOP/B · NVIDIA H100 SXM5 80 GB" on one line, or on a narrow plot
-# the name above its ridge, so that a phone reads whole names instead of "ridge 295 FLOP/B · NVIDIA H10…".
+# the name, wrapped, above its ridge, so that a phone reads whole names instead of "… · NVIDIA H10…"
+# (and Vega need not search for where to cut them). Kernel keys wrap there too.
 _GPU_RIDGE = f"legend_ridge[{_MODE_KEY}][datum.value]"
-GPU_LEGEND_LABEL_EXPR = (f"width < {NARROW_PLOT_PX} ? [names[datum.value], {_GPU_RIDGE}] "
+GPU_LEGEND_LABEL_EXPR = (f"width < {NARROW_PLOT_PX} ? split(narrow_names[datum.value] + '\\n' + {_GPU_RIDGE}, '\\n') "
                          f": {_GPU_RIDGE} + ' · ' + names[datum.value]")
+KERNEL_KEY_LABEL_EXPR = f"width < {NARROW_PLOT_PX} ? split(narrow_keys[datum.value], '\\n') : datum.value"
+# A narrow legend's line, in characters: its labels' room on the narrowest plot at 12 px.
+NARROW_LINE_CHARS = 26
 
 
 def _build_structure(variant: Any = ()) -> dict[str, Any]:
@@ -430,6 +439,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         *(param(name, value) for name, value in (
             ("x_domain", [0.1, 1000.0]), ("y_domains", {}), ("x_ticks", [1.0]), ("y_ticks", [1e12]),
             ("ids", ["a"]), ("names", {}), ("kernel_keys", []), ("roof_names", {}), ("legend_ridge", {}),
+            ("narrow_names", {}), ("narrow_keys", {}),
             ("own_on", False), ("own_x", 1.0), ("own_roof", DEFAULT_ROOF), ("own_label", ""),
             ("batch_on", False), ("batch_x", 1.0), ("batch_roof", DEFAULT_ROOF), ("batch_label", ""),
         )),
@@ -515,7 +525,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         legend=alt.Legend(orient="bottom", direction="horizontal", title=None, symbolType="square",
                           symbolFillColor="transparent", symbolStrokeWidth=2,
                           columns=alt.ExprRef(f"width < {NARROW_PLOT_PX} ? 1 : 2"),
-                          labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT)),
+                          labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT), labelExpr=KERNEL_KEY_LABEL_EXPR),
     )
     clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
     kernel_marks = [
@@ -670,13 +680,15 @@ def roofline_spec(
     kernel_rows = _kernel_rows(kernels, presets, x_min, x_max) if kernels else []
     y_domains = _y_domains(rows, kernel_rows, roofs, x_min)
     names = dict(zip((p.id for p in presets), _display_names(presets), strict=True))
+    keys = [f"{index} {kernel.label}" for index, kernel in enumerate(kernels, start=1)]
     params = {
         "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity),
         "intensity": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
         "x_domain": [x_min, x_max], "y_domains": y_domains, "x_ticks": _decades(x_min, x_max),
         "y_ticks": _decades(min(low for low, _ in y_domains.values()), max(top for _, top in y_domains.values())),
-        "ids": [p.id for p in presets], "names": names,
-        "kernel_keys": [f"{index} {kernel.label}" for index, kernel in enumerate(kernels, start=1)],
+        "ids": [p.id for p in presets], "names": names, "kernel_keys": keys,
+        "narrow_names": {i: narrow_lines(name) for i, name in names.items()},
+        "narrow_keys": {key: narrow_lines(key) for key in keys},
         "roof_names": {roof: roof_name(roof) for roof in roofs}, "legend_ridge": _legend_ridges(rows, missing, roofs),
     }
     datasets: dict[str, list[dict[str, Any]]] = {"ceilings": rows, "one_row": [{}]}
@@ -694,7 +706,7 @@ def roofline_spec(
                             f"{', '.join(names.values())}."),
             # What the page around the chart needs (charts/explorer.py), passed through to Vega untouched.
             "usermeta": {"ainotes": {
-                "still": still_plot_size(STATIC_WIDTH_PX, STATIC_HEIGHT_PX, gpus=len(presets), kernels=len(kernels)),
+                "still": still_plot_size(STATIC_WIDTH_PX, STATIC_HEIGHT_PX, params),
                 "kind": "roofline", "roofs": roofs, "missing": missing, "kernels": kernel_table_rows(kernels, presets),
                 "dtypes": {d: {"bytes": DTYPE_BYTES[d], "roof": r} for d, r in dtype_roofs().items()},
             }},
@@ -739,31 +751,48 @@ def caption_html(presets: Iterable[Preset], sparsity: bool) -> str:
     return " ".join(parts)
 
 
-def still_plot_size(width_px: int, height_px: int, *, gpus: int, kernels: int) -> dict[str, int]:
-    """The plot size (``{"width", "height"}``) at which a still of a chart with ``gpus`` presets
-    and ``kernels`` kernels comes to ``width_px`` × ``height_px`` in all, its frame
-    (:data:`STILL_FRAME_WIDTH_PX` and the rest) around it; the legends' columns follow the
-    plot width as the grammar's expressions do."""
-    plot_width = width_px - STILL_FRAME_WIDTH_PX
+def narrow_lines(text: str) -> str:
+    """``text`` wrapped at spaces into lines of :data:`NARROW_LINE_CHARS` (a longer word stays
+    whole, for Vega to cut), joined by newlines: a label on a narrow plot."""
+    return "\n".join(textwrap.wrap(text, NARROW_LINE_CHARS, break_long_words=False, break_on_hyphens=False)
+                     or [text])
+
+
+def _still_frame_height(plot_width: int, params: dict[str, Any]) -> int:
+    """What the title, subtitle, x axis and legends take above and below a still's plot (px) at
+    ``plot_width``, for the chart whose param values are ``params``: the legends' columns and
+    lines follow the plot width as the grammar's expressions do."""
+    narrow = plot_width < NARROW_PLOT_PX
+    gpus, keys = params["ids"], params["kernel_keys"]
     gpu_columns = 1 if plot_width < WIDE_LEGEND_PLOT_PX else 2
-    key_columns = 1 if plot_width < NARROW_PLOT_PX else 2
-    gpu_lines = 2 if plot_width < NARROW_PLOT_PX else 1
-    gpu_rows = math.ceil(gpus / gpu_columns)
-    frame = (STILL_FRAME_HEIGHT_PX + STILL_GPU_LINE_PX * (gpu_lines - 1) * gpu_rows
-             + STILL_GPU_ROW_PX * (gpu_rows - 1))
-    if kernels:
-        frame += STILL_KEY_FIRST_ROW_PX + STILL_KEY_ROW_PX * (math.ceil(kernels / key_columns) - 1)
+    key_columns = 1 if narrow else 2
+    frame = STILL_FRAME_HEIGHT_PX + STILL_GPU_ROW_PX * (math.ceil(len(gpus) / gpu_columns) - 1)
+    if narrow:  # one entry a row: each adds its wrapped lines (a GPU's ridge is one more)
+        frame += STILL_GPU_LINE_PX * sum(params["narrow_names"][g].count("\n") + 1 for g in gpus)
+        frame += STILL_KEY_LINE_PX * sum(params["narrow_keys"][k].count("\n") for k in keys)
+    if keys:
+        frame += STILL_KEY_FIRST_ROW_PX + STILL_KEY_ROW_PX * (math.ceil(len(keys) / key_columns) - 1)
+    return frame
+
+
+def still_plot_size(width_px: int, height_px: int, params: dict[str, Any]) -> dict[str, int]:
+    """The plot size (``{"width", "height"}``) at which a still of the chart whose param values
+    are ``params`` comes to ``width_px`` × ``height_px`` in all, its frame
+    (:data:`STILL_FRAME_WIDTH_PX`, :func:`_still_frame_height`) around it."""
+    plot_width = width_px - STILL_FRAME_WIDTH_PX
+    frame = _still_frame_height(plot_width, params)
     return {"width": plot_width, "height": max(STILL_MIN_PLOT_HEIGHT_PX, height_px - frame)}
 
 
 def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec drawn at a phone's size (:data:`NARROW_STATIC_WIDTH_PX` × :data:`NARROW_STATIC_HEIGHT_PX`),
-    for the static picture a phone shows before (or without) the script."""
+    """The spec drawn at a phone's width (:data:`NARROW_STATIC_WIDTH_PX`), for the static picture
+    a phone shows before (or without) the script: a plot :data:`NARROW_STILL_PLOT_HEIGHT_PX`
+    tall and its legends below it, as tall as they need."""
     params = {param["name"]: param.get("value") for param in spec.get("params", [])}
     meta = spec["usermeta"]["ainotes"]
-    still = still_plot_size(NARROW_STATIC_WIDTH_PX, NARROW_STATIC_HEIGHT_PX,
-                            gpus=len(params["ids"]), kernels=len(params["kernel_keys"]))
-    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX,
+    still = {"width": NARROW_STATIC_WIDTH_PX - STILL_FRAME_WIDTH_PX, "height": NARROW_STILL_PLOT_HEIGHT_PX}
+    height = NARROW_STILL_PLOT_HEIGHT_PX + _still_frame_height(still["width"], params)
+    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": height,
             "usermeta": {**spec["usermeta"], "ainotes": {**meta, "still": still}}}
 
 
