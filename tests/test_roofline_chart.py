@@ -400,3 +400,14 @@ def test_a_still_laid_out_once_is_the_picture_fit_would_draw():
     assert _texts(padded) == _texts(fitted)
     assert all(abs(a - b) <= 4 for a, b in zip(_svg_size(padded), _svg_size(fitted), strict=True))
     assert render.still_spec({"mark": "point"}) == {"mark": "point"}  # a spec without a still size is drawn as it is
+
+
+@pytest.mark.parametrize("kernels", [0, 3])
+def test_retheme_is_the_spec_built_in_that_theme(kernels):
+    chosen = [parse_kernel_spec(k) for k in KERNELS[:kernels]]
+    light = chart.roofline_spec(FOUR, kernels=chosen, sparsity=True, title="Both themes")
+    dark = chart.roofline_spec(FOUR, kernels=chosen, sparsity=True, title="Both themes", theme="dark")
+    assert chart.retheme(light, "dark") == dark
+    assert chart.retheme(dark, "light") == light
+    with pytest.raises(InputError, match="'theme' must be 'light' or 'dark'"):
+        chart.retheme(light, "sepia")

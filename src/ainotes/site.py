@@ -355,13 +355,11 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         from ainotes.charts import embed
         from ainotes.charts import roofline as roofline_chart
 
-        def spec(theme: Literal["light", "dark"]) -> dict:
-            return roofline_chart.roofline_spec(
-                presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme=theme,
-                precision=request.precision,
-            )
-
-        light, dark = spec("light"), spec("dark")
+        light = roofline_chart.roofline_spec(
+            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme="light",
+            precision=request.precision,
+        )
+        dark = roofline_chart.retheme(light, "dark")
         _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
 
         @functools.cache

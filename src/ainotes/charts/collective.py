@@ -19,11 +19,12 @@ Every user-visible string (rank names, titles, captions) is escaped with
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from ainotes.collectives import (
@@ -497,23 +498,26 @@ def stepper_html(run: CollectiveRun, chart_id: str, *, title: str | None = None,
     data = ""
     # Other rank counts get default names, so a run with its own names keeps its one picture.
     if controls and run.rank_names == tuple(f"rank {r}" for r in range(run.ranks)):
-        data = (f'<template class="ainotes-stepper-data">{_script_json(stepper_data(run, title=title))}</template>'
-                f"{_rank_tables_html(run, title)}")
+        root = run.root if run.root is not None else 0
+        data = _stepper_templates(run.op, root, title, f"{run.schedule}-{run.ranks}")
     return (
         f'<div class="ainotes-coll ainotes-stepper" id="{cid}" role="region" aria-label="{_esc(name)}"'
         f' data-frames="{count}"><ol class="ainotes-stepper-frames">{"".join(items)}</ol>{data}</div>'
     )
 
 
-def _rank_tables_html(run: CollectiveRun, title: str | None) -> str:
-    """:func:`table_html` at every rank count, in an inert ``<template>`` for the stepper's script
-    (the schedule changes how the data moves, not what each rank holds before and after)."""
-    root = run.root if run.root is not None else 0
+@lru_cache(maxsize=256)
+def _stepper_templates(op: str, root: int, title: str | None, initial: str) -> str:
+    """The stepper's inert templates: its data (:func:`stepper_data`) and :func:`table_html` at
+    every rank count (the schedule changes how the data moves, not what each rank holds before
+    and after). The same for every chart of one op, root, title and opening picture, so they
+    are drawn once a process."""
+    data = _with_initial(_stepper_data(op, root, title), initial)
     tables = "".join(
-        table_html(simulate(run.op, ranks, min(root, ranks - 1)), title=title)
-        for ranks in range(MIN_RANKS, MAX_RANKS + 1)
+        table_html(simulate(op, ranks, min(root, ranks - 1)), title=title) for ranks in range(MIN_RANKS, MAX_RANKS + 1)
     )
-    return f'<template class="ainotes-stepper-tables">{tables}</template>'
+    return (f'<template class="ainotes-stepper-data">{_script_json(data)}</template>'
+            f'<template class="ainotes-stepper-tables">{tables}</template>')
 
 
 def _chunk_code(chunk: Chunk | None) -> int | None:
@@ -551,16 +555,25 @@ def stepper_data(run: CollectiveRun, *, title: str | None = None) -> dict:
     Each frame: ``kind``, ``caption``, ``chunks`` (rank × position: :func:`_chunk_code` or
     null), ``transfers`` ([src, dst, src position, dst position]) and ``sent`` (ring only).
     """
-    root = run.root if run.root is not None else 0
-    schedules = ("logical", "ring") if run.op in RING_OPS else ("logical",)
+    data = _stepper_data(run.op, run.root if run.root is not None else 0, title)
+    return copy.deepcopy(_with_initial(data, f"{run.schedule}-{run.ranks}"))
+
+
+def _with_initial(data: dict, initial: str) -> dict:
+    return {"op": data["op"], "initial": initial, "variants": data["variants"], "geometry": data["geometry"]}
+
+
+@lru_cache(maxsize=256)
+def _stepper_data(op: str, root: int, title: str | None) -> dict:
+    # Shared: callers copy it or only read it.
+    schedules = ("logical", "ring") if op in RING_OPS else ("logical",)
     variants = {
-        f"{schedule}-{ranks}": _variant(simulate(run.op, ranks, min(root, ranks - 1), schedule=schedule), title)
+        f"{schedule}-{ranks}": _variant(simulate(op, ranks, min(root, ranks - 1), schedule=schedule), title)
         for schedule in schedules
         for ranks in range(MIN_RANKS, MAX_RANKS + 1)
     }
     return {
-        "op": run.op,
-        "initial": f"{run.schedule}-{run.ranks}",
+        "op": op,
         "variants": variants,
         "geometry": {"pad": PAD, "label_w": LABEL_W, "box_w": BOX_W, "box_h": BOX_H, "row_pitch": ROW_PITCH,
                      "header_h": HEADER_H, "ring_w": RING_W, "full_sum_parts": FULL_SUM_PARTS,

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from ainotes import roofline, units
-from ainotes.charts.grammar import Grammar, deep_merge
+from ainotes.charts.grammar import Grammar, deep_merge, whole_numbers_as_ints
 from ainotes.errors import InputError
 from ainotes.hardware import Preset, default_unit
 from ainotes.kernels import DTYPE_BYTES, Kernel, gemm
@@ -372,6 +372,15 @@ def theme_config(theme: Theme) -> dict[str, Any]:
 def config(theme: Theme) -> dict[str, Any]:
     """The whole config of a themed spec: the neutral one (fonts, sizes) with the theme's colours over it."""
     return deep_merge(_NEUTRAL_CONFIG, theme_config(theme))
+
+
+def retheme(spec: dict[str, Any], theme: Theme) -> dict[str, Any]:
+    """``spec`` (from :func:`roofline_spec`) in ``theme``: the same chart with the theme's config,
+    as :func:`roofline_spec` with that theme builds it, without building it again. Shares
+    everything but the config with ``spec``: neither may be changed in place."""
+    if theme not in _THEMES:
+        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    return {**spec, "config": whole_numbers_as_ints(config(theme))}
 
 
 _SVG_COLOUR = re.compile(r'\b(fill|stroke)="(#[0-9a-fA-F]{6})"')
