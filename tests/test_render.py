@@ -79,7 +79,7 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
 
 
 def test_second_call_is_a_hit_on_disk_and_output_is_byte_identical(spec, cache, monkeypatch):
-    calls = _Calls(monkeypatch, "vegalite_to_svg")
+    calls = _Calls(monkeypatch, "vega_to_svg")
     first = render.svg(spec)
     assert calls.count == 1 and len(_entries(cache)) == 1
     render._memo.clear()
@@ -95,7 +95,7 @@ def test_second_call_is_a_hit_on_disk_and_output_is_byte_identical(spec, cache, 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "header", "empty"])
 def test_damaged_entry_is_deleted_and_rendered_again(spec, cache, monkeypatch, damage):
-    calls = _Calls(monkeypatch, "vegalite_to_svg")
+    calls = _Calls(monkeypatch, "vega_to_svg")
     good = render.svg(spec)
     (entry,) = _entries(cache)
     data = entry.read_bytes()
@@ -390,3 +390,53 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, bro
     finally:
         context.close()
     assert errors == []
+
+
+# -- one compile for a chart's still, phone still and live view ---------------------------------
+
+def _layouts(spec: dict) -> list[dict]:
+    variants = [spec, render.still_spec(spec), render.responsive(spec)]
+    if chart.spec_meta(spec) is not None:
+        variants.append(render.still_spec(chart.narrow_static(spec)))
+    return variants
+
+
+def test_a_shared_compile_is_the_compilers_own_output_at_every_layout():
+    from ainotes.charts import cost
+    from ainotes.links import load_links
+
+    links = tuple(load_links())
+    from ainotes.kernels import parse_kernel_spec
+
+    kernels = [parse_kernel_spec("gemm:8192x8192x8192:fp8"), parse_kernel_spec("softmax:4096x4096")]
+    specs = [chart.roofline_spec(PRESETS, title=TITLE, sparsity=True, kernels=kernels),
+             chart.roofline_spec(PRESETS[:1], theme="dark"),
+             cost.cost_spec(links, op="all-to-all", ranks=16, link_id=links[0].id, title=None, theme="dark")]
+    for spec in specs:
+        version = render._vega_lite_version(spec)
+        for variant in _layouts(spec):
+            own = render.vlc.vegalite_to_vega(variant, vl_version=version)
+            # Equal as JSON values: usermeta is passed on as given, where the compiler writes a
+            # whole number over 2**32 as 1099511627776.0.
+            assert render._compile(variant, version) == own
+    odd = {**specs[0], "width": "container", "height": 300}  # a layout the relayout does not know: compiled as is
+    assert render._relayout({}, odd) is None
+    assert render._compile(odd, render._vega_lite_version(odd)) == render.vlc.vegalite_to_vega(
+        odd, vl_version=render._vega_lite_version(odd))
+
+
+def test_a_chart_group_compiles_each_theme_once(spec, monkeypatch):
+    monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")
+    render._compiled_bases.clear()
+    compiles = _Calls(monkeypatch, "vegalite_to_vega")
+    renders = _Calls(monkeypatch, "vega_to_svg")
+    dark = chart.retheme(spec, "dark")
+    group = render.group_request([
+        render.svg_request(spec, png_scales=(2.0,)), render.vega_request(render.responsive(spec)),
+        render.svg_request(chart.narrow_static(spec)), render.vega_request(render.responsive(dark)),
+    ])
+    summary = render.render_many([group])
+    assert (compiles.count, renders.count) == (2, 2)  # light and dark; the desk and phone stills
+    assert summary is not None
+    version = render._vega_lite_version(spec)
+    assert render.svg(spec) == render.vlc.vegalite_to_svg(render.still_spec(spec), vl_version=version)

@@ -251,9 +251,65 @@ def still_spec(spec: dict[str, Any]) -> dict[str, Any]:
             "width": still["width"], "height": still["height"]}
 
 
+_LAYOUT_KEYS = ("width", "height", "autosize")
+_CONTAINER_SIZE = "isFinite(containerSize()[{axis}]) ? containerSize()[{axis}] : 300"
+_compiled_bases: OrderedDict[str, dict[str, Any]] = OrderedDict()  # this process's last few compiles
+COMPILED_BASES_KEPT = 32
+
+
+def _relayout(compiled: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The Vega that Vega-Lite compiles ``spec`` to, from ``compiled``, the same spec compiled at
+    another size and with other ``usermeta``: what the compiler writes for a fixed size
+    (``width``, ``height``, ``autosize`` at the top) or for ``"container"`` (the two size
+    signals it declares first), and ``usermeta`` as given (the compiler would write a whole
+    number over 2**32 in it as a float, ``1e12`` as ``1000000000000.0``: the same JSON value).
+    ``None`` for any other layout. The tests compare it with the compiler's own output."""
+    width, height, autosize = spec.get("width"), spec.get("height"), spec.get("autosize")
+    out = {key: value for key, value in compiled.items() if key not in (*_LAYOUT_KEYS, "usermeta")}
+    if "usermeta" in spec:  # passed through untouched (a phone still's differs in its size alone)
+        out["usermeta"] = spec["usermeta"]
+    if isinstance(autosize, str):
+        autosize = {"type": autosize}
+    if not isinstance(autosize, dict):
+        return None
+    out["autosize"] = autosize
+    if isinstance(width, (int, float)) and isinstance(height, (int, float)):
+        out["width"], out["height"] = width, height
+        return out
+    if width == "container" and height == "container":
+        signals = [{"name": name, "init": _CONTAINER_SIZE.format(axis=axis),
+                    "on": [{"update": _CONTAINER_SIZE.format(axis=axis), "events": "window:resize"}]}
+                   for axis, name in enumerate(("width", "height"))]
+        out["signals"] = [*signals, *compiled.get("signals", [])]
+        return out
+    return None
+
+
+def _compile(spec: dict[str, Any], version: str) -> dict[str, Any]:
+    """``spec`` compiled to Vega. A chart's still, phone still and live view differ only in their
+    layout (:data:`_LAYOUT_KEYS`), so the compiler runs once for all three in a process and each
+    gets its layout put back (:func:`_relayout`); the result is the compiler's own output."""
+    if _relayout({}, spec) is None:
+        return vlc.vegalite_to_vega(spec, vl_version=version)
+    base = {key: value for key, value in spec.items() if key not in (*_LAYOUT_KEYS, "usermeta")}
+    key = cache_key("vega-base", base, vega_lite=version)
+    compiled = _compiled_bases.get(key)
+    if compiled is None:
+        compiled = vlc.vegalite_to_vega({**base, "width": 1, "height": 1, "autosize": {"type": "pad"}},
+                                        vl_version=version)
+        _compiled_bases[key] = compiled
+        while len(_compiled_bases) > COMPILED_BASES_KEPT:
+            _compiled_bases.popitem(last=False)
+    else:
+        _compiled_bases.move_to_end(key)
+    relaid = _relayout(compiled, spec)
+    assert relaid is not None  # checked above
+    return relaid
+
+
 def _make_svg(spec: dict[str, Any], version: str) -> bytes:
     render_counts["svg"] += 1
-    return vlc.vegalite_to_svg(still_spec(spec), vl_version=version).encode("utf-8")
+    return vlc.vega_to_svg(_compile(still_spec(spec), version)).encode("utf-8")
 
 
 def _make_png(svg_bytes: bytes, scale: float) -> bytes:
@@ -264,7 +320,7 @@ def _make_png(svg_bytes: bytes, scale: float) -> bytes:
 
 def _make_vega(spec: dict[str, Any], version: str) -> bytes:
     render_counts["vega"] += 1
-    return json.dumps(vlc.vegalite_to_vega(spec, vl_version=version), sort_keys=True,
+    return json.dumps(_compile(spec, version), sort_keys=True,
                       separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -399,11 +455,13 @@ def keep(key: str, payload: bytes) -> None:
 class Request(NamedTuple):
     """One render a build will need: ``"svg"`` (and a PNG at each of ``png_scales``,
     rasterised from that SVG in the same worker), ``"vega"`` (compiled spec) or
-    ``"runtime"`` (the Vega runtime bundle; no spec)."""
+    ``"runtime"`` (the Vega runtime bundle; no spec); or ``"group"``: ``parts``, renders of
+    one chart, done by one worker in turn so that they share its compiles (:func:`_compile`)."""
 
     kind: str
     spec: dict[str, Any] | None = None
     png_scales: tuple[float, ...] = ()
+    parts: tuple[Request, ...] = ()
 
 
 def svg_request(spec: dict[str, Any], *, png_scales: Iterable[float] = ()) -> Request:
@@ -416,24 +474,36 @@ def vega_request(spec: dict[str, Any]) -> Request:
     return Request("vega", spec)
 
 
+def group_request(requests: Iterable[Request]) -> Request:
+    """``requests`` (svg and vega requests of one chart) as one job for one worker."""
+    parts = tuple(requests)
+    if any(part.kind not in ("svg", "vega") for part in parts):
+        raise ValueError("render: a group holds svg and vega requests only")
+    return Request("group", parts=parts)
+
+
 RUNTIME_REQUEST = Request("runtime")
 Progress = Callable[[int, int], None]  # (renders finished, renders known) of the current batch
 
 
-@dataclass(eq=False)
-class _Job:
+class _Part(NamedTuple):
+    """One render of a job: its kind, spec, Vega-Lite version and PNG scales (svg only)."""
+
     kind: str
-    keys: tuple[str, ...]  # one per output, in the order _run_job returns them
-    folder: Path
     spec: dict[str, Any] | None
     version: str
     scales: tuple[float, ...]
+
+
+@dataclass(eq=False)
+class _Job:
+    parts: tuple[_Part, ...]
+    keys: tuple[str, ...]  # one per output, in the order _run_job returns them
+    folder: Path
     state: str = "queued"  # queued → running → done
 
 
-def _run_job(kind: str, spec: dict[str, Any] | None, version: str, scales: tuple[float, ...]) -> list[bytes]:
-    """One job's outputs, through the producers the one-at-a-time functions call (so a worker's
-    bytes are this process's bytes). Runs in a worker process, or here without one."""
+def _run_part(kind: str, spec: dict[str, Any] | None, version: str, scales: tuple[float, ...]) -> list[bytes]:
     if kind == "svg" and spec is not None:
         svg_bytes = _make_svg(spec, version)
         return [svg_bytes, *(_make_png(svg_bytes, scale) for scale in scales)]
@@ -442,6 +512,13 @@ def _run_job(kind: str, spec: dict[str, Any] | None, version: str, scales: tuple
     if kind == "runtime":
         return [_make_runtime_bundle()]
     raise ValueError(f"render: unknown request kind {kind!r}")
+
+
+def _run_job(parts: tuple[_Part, ...]) -> list[bytes]:
+    """One job's outputs, part after part, through the producers the one-at-a-time functions
+    call (so a worker's bytes are this process's bytes). Runs in a worker process, or here
+    without one."""
+    return [payload for part in parts for payload in _run_part(*part)]
 
 
 def usable_cores() -> int:
@@ -518,7 +595,7 @@ class _Scheduler:
                 for key in job.keys:
                     self._jobs[key] = job
                 self._queue.append(job)
-                self._total += 1
+                self._total += len(job.parts)
                 new += 1
             if self._pool is None and len(self._queue) >= POOL_MIN_JOBS:
                 self._start_pool()
@@ -527,23 +604,30 @@ class _Scheduler:
 
     def _job_for(self, request: Request) -> _Job | None:
         """The job for a request, or ``None`` when every output it names is cached or queued."""
+        parts: list[_Part] = []
+        keys: list[str] = []
+        folder = shared_dir() if request.kind == "runtime" else cache_dir()
+        for one in request.parts if request.kind == "group" else (request,):
+            part, part_keys = self._part_for(one)
+            if not all(key in _memo or key in self._jobs or key in self._kept or _entry_path(key, folder).exists()
+                       for key in part_keys):
+                parts.append(part)
+                keys.extend(part_keys)
+        return _Job(tuple(parts), tuple(keys), folder) if parts else None
+
+    @staticmethod
+    def _part_for(request: Request) -> tuple[_Part, tuple[str, ...]]:
         spec = request.spec
-        keys: tuple[str, ...]
         if request.kind == "runtime":
-            folder, version, keys = shared_dir(), "", (_runtime_key(),)
-        elif request.kind in ("svg", "vega") and isinstance(spec, dict):
-            folder, version = cache_dir(), _vega_lite_version(spec)
+            return _Part("runtime", None, "", ()), (_runtime_key(),)
+        if request.kind in ("svg", "vega") and isinstance(spec, dict):
+            version = _vega_lite_version(spec)
             if request.kind == "svg":
                 keys = (_svg_key(spec, version), *(_png_key(spec, version, s) for s in request.png_scales))
-            else:
-                keys = (_vega_key(spec, version),)
-        else:
-            raise ValueError(f"render: a {request.kind!r} request needs a spec dict" if request.kind in ("svg", "vega")
-                             else f"render: unknown request kind {request.kind!r}")
-        if all(key in _memo or key in self._jobs or key in self._kept or _entry_path(key, folder).exists()
-               for key in keys):
-            return None
-        return _Job(request.kind, keys, folder, spec, version, request.png_scales if request.kind == "svg" else ())
+                return _Part("svg", spec, version, request.png_scales), keys
+            return _Part("vega", spec, version, ()), (_vega_key(spec, version),)
+        raise ValueError(f"render: a {request.kind!r} request needs a spec dict" if request.kind in ("svg", "vega")
+                         else f"render: unknown request kind {request.kind!r}")
 
     def _new_batch(self) -> None:
         self._total = self._finished = self.batch_workers = 0
@@ -584,7 +668,7 @@ class _Scheduler:
             job = self._queue.popleft()
             job.state = "running"
             try:
-                future = pool.submit(_run_job, job.kind, job.spec, job.version, job.scales)
+                future = pool.submit(_run_job, job.parts)
             except Exception as exc:  # a broken or shut-down pool: the rest is rendered here
                 log.debug("render: worker pool unusable (%s); rendering in this process", exc)
                 job.state = "queued"
@@ -629,9 +713,9 @@ class _Scheduler:
     def _store(self, job: _Job, payloads: list[bytes], *, counted: bool) -> None:
         """Write a finished job's entries (outside the lock: disk work)."""
         if not counted:  # rendered in a worker: count it here, where the counters are read
-            render_counts[job.kind] += 1
-            if job.kind == "svg":
-                render_counts["png"] += len(job.scales)
+            for part in job.parts:
+                render_counts[part.kind] += 1
+                render_counts["png"] += len(part.scales)
         for key, payload in zip(job.keys, payloads, strict=True):
             if not _write_entry(_entry_path(key, job.folder), payload):
                 with self._lock:
@@ -643,7 +727,7 @@ class _Scheduler:
         for key in job.keys:
             if self._jobs.get(key) is job:
                 del self._jobs[key]
-        self._finished += 1
+        self._finished += len(job.parts)
         self._report(final=not self._jobs)
         self._lock.notify_all()
 
@@ -662,7 +746,7 @@ class _Scheduler:
     def _run_here(self, job: _Job) -> None:
         """Render a queued job in this process (lock not held)."""
         try:
-            payloads = _run_job(job.kind, job.spec, job.version, job.scales)
+            payloads = _run_job(job.parts)
         except Exception:
             with self._lock:
                 self._finish(job)  # its caller renders it again and meets the error itself

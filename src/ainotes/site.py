@@ -331,17 +331,17 @@ def _prefetch_renders(
 ) -> None:
     """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
     parallel with other charts) while the build goes on, and each use waits for its own.
-    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens."""
+    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens. The chart's
+    renders are one job, so one worker compiles each theme's spec once for all of them."""
     from ainotes import render
 
-    requests = [render.svg_request(light, png_scales=(render.PNG_SCALE,)),
-                render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark)),
-                render.RUNTIME_REQUEST]
-    if dark_svg:  # a chart whose dark still is rendered, not recoloured
-        requests.append(render.svg_request(dark))
+    chart = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.vega_request(render.responsive(light))]
     if narrow is not None:
-        requests.append(render.svg_request(narrow))
-    render.prefetch(requests, progress=site.render_progress)
+        chart.append(render.svg_request(narrow))
+    chart.append(render.vega_request(render.responsive(dark)))
+    if dark_svg:  # a chart whose dark still is rendered, not recoloured
+        chart.append(render.svg_request(dark))
+    render.prefetch([render.group_request(chart), render.RUNTIME_REQUEST], progress=site.render_progress)
 
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
