@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ainotes.site import embed_json_bytes
 from bench.weight import Weight
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +66,7 @@ def roofline_numbers(repeats: int) -> RooflineNumbers:
     svg_text = render.svg(spec)
     cached = _median_time(lambda: render.svg(spec), repeats)
     compact = json.dumps(spec, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
-    embed = (json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    embed = embed_json_bytes(spec)  # as the build writes it
     return RooflineNumbers(
         render_svg_uncached_s=statistics.median(times),
         render_svg_cached_s=cached,

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import orjson
 import vl_convert as vlc
 
 from ainotes import notices
@@ -177,8 +178,7 @@ def cache_key(kind: str, payload: Any, **options: Any) -> str:
         "options": options,
         **_engine_versions(),
     }
-    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(orjson.dumps(material, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _entry_path(key: str, folder: Path | None = None) -> Path:
