@@ -411,3 +411,15 @@ def test_retheme_is_the_spec_built_in_that_theme(kernels):
     assert chart.retheme(dark, "light") == light
     with pytest.raises(InputError, match="'theme' must be 'light' or 'dark'"):
         chart.retheme(light, "sepia")
+
+
+@pytest.mark.parametrize(("gpus", "kernels", "title"), [(1, 0, None), (4, 3, "A #ffffff title"), (2, 6, "x")])
+def test_dark_vega_is_the_compilers_dark_output(gpus, kernels, title):
+    import vl_convert as vlc
+
+    chosen = [parse_kernel_spec(k) for k in KERNELS[:kernels]]
+    light = chart.roofline_spec(FOUR[:gpus], kernels=chosen, title=title, sparsity=kernels % 2 == 1)
+    version = render._vega_lite_version(light)
+    compiled_light = vlc.vegalite_to_vega(render.responsive(light), vl_version=version)
+    compiled_dark = vlc.vegalite_to_vega(render.responsive(chart.retheme(light, "dark")), vl_version=version)
+    assert chart.dark_vega(compiled_light) == compiled_dark  # a title's "#ffffff" is text, left alone

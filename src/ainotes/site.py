@@ -328,7 +328,7 @@ def _figure_section(html_text: str) -> str:
 
 
 def _prefetch_renders(
-    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None
+    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None, dark_vega: bool = True
 ) -> None:
     """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
     parallel with other charts) while the build goes on, and each use waits for its own.
@@ -339,7 +339,8 @@ def _prefetch_renders(
     chart = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.vega_request(render.responsive(light))]
     if narrow is not None:
         chart.append(render.svg_request(narrow))
-    chart.append(render.vega_request(render.responsive(dark)))
+    if dark_vega:  # a chart whose dark live view is compiled, not recoloured
+        chart.append(render.vega_request(render.responsive(dark)))
     if dark_svg:  # a chart whose dark still is rendered, not recoloured
         chart.append(render.svg_request(dark))
     render.prefetch([render.group_request(chart), render.RUNTIME_REQUEST], progress=site.render_progress)
@@ -361,7 +362,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
             precision=request.precision,
         )
         dark = roofline_chart.retheme(light, "dark")
-        _prefetch_renders(site, light, dark, dark_svg=False, narrow=roofline_chart.narrow_static(light))
+        _prefetch_renders(site, light, dark, dark_svg=False, dark_vega=False,
+                          narrow=roofline_chart.narrow_static(light))
 
         @functools.cache
         def svg_dark() -> str:
@@ -378,6 +380,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         caption = roofline_chart.caption_html(presets, request.sparsity)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
+            vega_dark=roofline_chart.dark_vega(render.vega(render.responsive(light))),  # no second compile
         )
 
     return site.chart_figure(chart, page, (request, presets), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))

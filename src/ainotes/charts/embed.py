@@ -110,13 +110,15 @@ def interactive_figure_html(
     caption_html: str,
     downloads: Mapping[str, str],
     svg_dark: str | None = None,
+    vega_dark: dict[str, Any] | None = None,
 ) -> str:
     """The in-page figure for one chart (see the module docstring).
 
     ``caption_html`` is trusted HTML (the chart modules escape what they put in it);
     ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
-    relative to the page. ``svg_dark`` is the dark static SVG when the caller has it
-    already (rendered from ``spec_dark`` otherwise).
+    relative to the page. ``svg_dark`` and ``vega_dark`` are the dark static SVG and the dark
+    live view's compiled Vega when the caller has them already (made from ``spec_dark``
+    otherwise).
     """
     light, width, height = _still(render.svg(spec_light), "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
@@ -125,10 +127,11 @@ def interactive_figure_html(
     # <template>, not <script type="application/json">: Material's instant navigation re-runs
     # every <script> in the new page as JavaScript, dropping its type. A template's content
     # is inert, and script_json leaves no "<" or "&" in it for the HTML parser to read.
+    dark_json = (render.script_json(vega_dark) if vega_dark is not None
+                 else render.vega_script_json(render.responsive(spec_dark)))
     specs = "".join(
-        f'<template class="ainotes-chart__spec" data-scheme="{scheme}">'
-        f"{render.vega_script_json(render.responsive(spec))}</template>"
-        for scheme, spec in (("light", spec_light), ("dark", spec_dark))
+        f'<template class="ainotes-chart__spec" data-scheme="{scheme}">{text}</template>'
+        for scheme, text in (("light", render.vega_script_json(render.responsive(spec_light))), ("dark", dark_json))
     )
     cid = html.escape(chart_id)
     summary = controls = tables = narrow = ""

@@ -383,6 +383,40 @@ def retheme(spec: dict[str, Any], theme: Theme) -> dict[str, Any]:
     return {**spec, "config": whole_numbers_as_ints(config(theme))}
 
 
+def _colour_swap() -> dict[str, str]:
+    """Each light theme colour (lower case) → its dark counterpart."""
+    light, dark = _THEMES["light"], _THEMES["dark"]
+    swap = {light[key].lower(): dark[key] for key in light if key != "palette"}
+    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"], strict=True))
+    return swap
+
+
+def dark_vega(light_vega: dict[str, Any]) -> dict[str, Any]:
+    """The compiled Vega of the dark spec from the light one's, without compiling it again.
+
+    Compiled, the themes differ only where the config's colours land: the top-level
+    ``background``, the ``config`` (axis, legend, style and palette colours) and the ``value``
+    of a mark's ``fill`` or ``stroke``. Only strings in those places are swapped, never data,
+    signals or text. The tests check it against the compiler's dark output."""
+    swap = _colour_swap()
+
+    def recolour(value: Any, colour_place: bool) -> Any:
+        if isinstance(value, dict):
+            return {key: recolour(item, colour_place or key in ("fill", "stroke")) for key, item in value.items()}
+        if isinstance(value, list):
+            return [recolour(item, colour_place) for item in value]
+        if colour_place and isinstance(value, str):
+            return swap.get(value.lower(), value)
+        return value
+
+    out = dict(light_vega)
+    for key in ("background", "config"):
+        if key in out:
+            out[key] = recolour(out[key], True)
+    out["marks"] = [recolour(mark, False) for mark in light_vega.get("marks", [])]
+    return out
+
+
 _SVG_COLOUR = re.compile(r'\b(fill|stroke)="(#[0-9a-fA-F]{6})"')
 
 
@@ -393,9 +427,7 @@ def dark_svg(light_svg: str) -> str:
     both out alike and the dark picture is the light one with each theme colour swapped, in
     ``fill`` and ``stroke`` attributes only (never in text). The tests check it against a real render.
     """
-    light, dark = _THEMES["light"], _THEMES["dark"]
-    swap = {light[key].lower(): dark[key] for key in light if key != "palette"}
-    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"], strict=True))
+    swap = _colour_swap()
 
     def recolour(match: re.Match[str]) -> str:
         colour = swap.get(match.group(2).lower(), match.group(2))
