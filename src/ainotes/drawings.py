@@ -66,7 +66,15 @@ def drawing_key(kind: str, identity: dict[str, str], inputs: Any) -> str:
 def _runtime_bytes() -> bytes:
     from ainotes import render
 
-    return render.inline_runtime().encode("utf-8")  # assembled once per process; encoding is quick
+    text = render.inline_runtime()  # assembled once a process
+    encoded = _encoded_runtime.get(text)  # a str caches its hash: this lookup is cheap
+    if encoded is None:
+        _encoded_runtime.clear()
+        encoded = _encoded_runtime[text] = text.encode("utf-8")
+    return encoded
+
+
+_encoded_runtime: dict[str, bytes] = {}
 
 
 def _files_key(key: str) -> str:
@@ -123,8 +131,8 @@ def store_files(key: str, files: Mapping[str, str | bytes]) -> None:
     time, not correctness)."""
     from ainotes import render
 
-    made = render.inline_runtime_if_made()  # None: no file of this build can hold it
-    runtime = made.encode("utf-8") if made is not None else None
+    # Only a process that assembled the runtime can have written a file that holds it.
+    runtime = _runtime_bytes() if render.inline_runtime_if_made() is not None else None
     blobs: list[bytes] = []
     heads: list[list[Any]] = []
     for kind, content in files.items():
