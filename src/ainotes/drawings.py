@@ -137,9 +137,9 @@ def store_files(key: str, files: Mapping[str, str | bytes]) -> None:
     heads: list[list[Any]] = []
     for kind, content in files.items():
         blob = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        has_runtime = runtime is not None and runtime in blob
-        if runtime is not None and has_runtime:
-            blob = blob.replace(runtime, _RUNTIME_MARKER)
+        has_runtime = False
+        if runtime is not None and runtime in blob:
+            blob, has_runtime = blob.replace(runtime, _RUNTIME_MARKER), True
         heads.append([kind, has_runtime, len(blob)])
         blobs.append(blob)
     head = json.dumps(heads, separators=(",", ":")).encode("utf-8")

@@ -709,8 +709,9 @@ def _check_unique_ids(presets: Iterable[Preset]) -> None:
             raise InputError(_duplicate_message(preset.file, preset.id, earlier))
 
 
-def _duplicate_message(path: str, preset_id: str, earlier: str) -> str:
-    return f"{path}: duplicate preset id {short(preset_id)}: {earlier} has the same id"
+def _duplicate_message(path: str, preset_id: str, earlier: str, what: str = "preset") -> str:
+    """The one line for a ``what`` file (a GPU preset, a link) whose id an ``earlier`` file took."""
+    return f"{path}: duplicate {what} id {short(preset_id)}: {earlier} has the same id"
 
 
 # --- building ----------------------------------------------------------------

@@ -34,6 +34,7 @@ from ainotes.hardware import (
     _check_positive_number,
     _check_sources,
     _check_text,
+    _duplicate_message,
     _kind,
     _parse_yaml,
     default_presets_dir,
@@ -105,7 +106,7 @@ def load_links(directory: str | Path | None = None) -> tuple[Link, ...]:
     for link in links:
         earlier = seen.setdefault(link.id, link.path)
         if earlier != link.path:
-            raise InputError(f"{link.path}: duplicate link id {short(link.id)}: {earlier} has the same id")
+            raise InputError(_duplicate_message(link.path, link.id, earlier, "link"))
     return tuple(sorted(links, key=lambda link: (-link.bandwidth_gbps, link.id)))
 
 
@@ -135,8 +136,7 @@ def validate_link_files(files: Iterable[str | Path]) -> tuple[LinkCheck, ...]:
             continue
         earlier = seen.setdefault(link.id, link.path)
         if earlier != link.path:
-            checks.append(LinkCheck(link.path, None, f"{link.path}: duplicate link id {short(link.id)}: "
-                                                      f"{earlier} has the same id"))
+            checks.append(LinkCheck(link.path, None, _duplicate_message(link.path, link.id, earlier, "link")))
         else:
             checks.append(LinkCheck(link.path, link, None))
     return tuple(checks)
