@@ -74,6 +74,11 @@ MAX_GPU_COUNT = 1_000_000
 
 PER_GPU_KEYS = ("dense_fp16_tflops", "memory_bandwidth_tbps")
 SYSTEM_KEYS = ("gpu_count", "system_dense_fp16_tflops", "system_memory_bandwidth_tbps")
+# Device-memory capacity (optional): per chip in GB (10^9 bytes, as NVIDIA and AMD print it) or GiB
+# (2^30 bytes, as Google prints TPU memory), or a system total in GB divided by gpu_count. One at most.
+CAPACITY_KEYS = ("memory_capacity_gb", "memory_capacity_gib", "system_memory_capacity_gb")
+GIGA = 1e9
+GIBI = 2.0**30
 SOURCE_SCHEMES = ("http", "https")
 
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8")
@@ -198,6 +203,8 @@ class Preset:
     system_dense_fp16_tflops: float | None = None
     system_memory_bandwidth_tbps: float | None = None
     peaks: tuple[PeakPath, ...] = ()
+    memory_capacity_bytes: float | None = None
+    memory_capacity_unit: str = "GB"  # how the file states it: "GB" (10^9) or "GiB" (2^30)
 
     def __init__(
         self, id: str, name: str, dense_fp16_tflops: float, memory_bandwidth_tbps: float,
@@ -205,7 +212,8 @@ class Preset:
         path: str | None = None, derivation: str | None = None, variant: str | None = None,
         notes: str | None = None, system: str | None = None, gpu_count: int | None = None,
         system_dense_fp16_tflops: float | None = None, system_memory_bandwidth_tbps: float | None = None,
-        peaks: tuple[PeakPath, ...] = (),
+        peaks: tuple[PeakPath, ...] = (), memory_capacity_bytes: float | None = None,
+        memory_capacity_unit: str = "GB",
     ) -> None:
         values = {
             "id": id, "name": name, "dense_fp16_tflops": dense_fp16_tflops,
@@ -214,12 +222,31 @@ class Preset:
             "derivation": derivation, "variant": variant, "notes": notes, "system": system, "gpu_count": gpu_count,
             "system_dense_fp16_tflops": system_dense_fp16_tflops,
             "system_memory_bandwidth_tbps": system_memory_bandwidth_tbps, "peaks": tuple(peaks),
+            "memory_capacity_bytes": memory_capacity_bytes, "memory_capacity_unit": memory_capacity_unit,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: assigned once, here
         where = self.file or f"preset {short(self.id)}"
         _check_positive_number(where, "dense_fp16_tflops", self.dense_fp16_tflops)
         _check_positive_number(where, "memory_bandwidth_tbps", self.memory_bandwidth_tbps)
+        if self.memory_capacity_bytes is not None:
+            _check_positive_number(where, "memory_capacity_gb", self.memory_capacity_bytes / GIGA)
+        if self.memory_capacity_unit not in ("GB", "GiB"):
+            raise InputError(f"{where}: memory_capacity_unit must be GB or GiB: {short(self.memory_capacity_unit)}")
+
+    @property
+    def memory_capacity_gb(self) -> float | None:
+        """Device memory per chip in 10^9 bytes, or ``None`` where the file gives no capacity."""
+        return None if self.memory_capacity_bytes is None else self.memory_capacity_bytes / GIGA
+
+    @property
+    def memory_capacity_label(self) -> str | None:
+        """The capacity as the vendor prints it, with its unit named: ``80 GB`` or ``32 GiB (34.4 GB)``."""
+        if self.memory_capacity_bytes is None:
+            return None
+        if self.memory_capacity_unit == "GiB":
+            return f"{self.memory_capacity_bytes / GIBI:g} GiB ({self.memory_capacity_bytes / GIGA:.3g} GB)"
+        return f"{self.memory_capacity_bytes / GIGA:g} GB"
 
     def peak_flops_per_s(self, sparsity: bool = False) -> float:
         """Tensor-core ceiling in FLOP/s: dense rate × 10^12, doubled only when
@@ -508,9 +535,14 @@ def _check_document(data: Any, where: str) -> None:
 
 def _check_form(where: str, data: dict[str, Any], always_required: list[str]) -> None:
     """Per-GPU figures or system totals, not both; then every key the chosen form requires."""
-    system_form = any(key in data for key in (*SYSTEM_KEYS, "system", "system_peaks"))
+    system_form = any(key in data for key in (*SYSTEM_KEYS, "system", "system_peaks", "system_memory_capacity_gb"))
+    capacities = [key for key in CAPACITY_KEYS if key in data]
+    if len(capacities) > 1:
+        raise InputError(f"{where}: {short(capacities[1])} cannot be combined with {short(capacities[0])}; "
+                         "give the memory capacity once")
     if system_form:
-        clashing = [key for key in (*PER_GPU_KEYS, "peaks") if key in data]
+        clashing = [key for key in (*PER_GPU_KEYS, "peaks", "memory_capacity_gb", "memory_capacity_gib")
+                    if key in data]
         if clashing:
             raise InputError(
                 f"{where}: {short(clashing[0])} cannot be combined with system totals "
@@ -779,6 +811,9 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
             f"{_format_tflops(data['system_dense_fp16_tflops'])} → {_format_tflops(dense_tflops)}; "
             f"{float(data['system_memory_bandwidth_tbps']):g} TB/s → {bandwidth_tbps:g} TB/s"
         )
+        if "system_memory_capacity_gb" in data:
+            total_gb = float(data["system_memory_capacity_gb"])
+            derivation += f"; {total_gb:g} GB → {total_gb / gpus:g} GB"
     else:
         dense_tflops = float(data["dense_fp16_tflops"])
         bandwidth_tbps = float(data["memory_bandwidth_tbps"])
@@ -798,4 +833,16 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
         system_dense_fp16_tflops=float(data["system_dense_fp16_tflops"]) if system_form else None,
         system_memory_bandwidth_tbps=float(data["system_memory_bandwidth_tbps"]) if system_form else None,
         peaks=_build_peaks(data, sources),
+        **_capacity(data, gpus),
     )
+
+
+def _capacity(data: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """Per-chip capacity in bytes, and the unit the file states it in (``{}`` where none is given)."""
+    if "memory_capacity_gib" in data:
+        return {"memory_capacity_bytes": float(data["memory_capacity_gib"]) * GIBI, "memory_capacity_unit": "GiB"}
+    if "memory_capacity_gb" in data:
+        return {"memory_capacity_bytes": float(data["memory_capacity_gb"]) * GIGA}
+    if "system_memory_capacity_gb" in data:
+        return {"memory_capacity_bytes": float(data["system_memory_capacity_gb"]) * GIGA / gpus}
+    return {}
