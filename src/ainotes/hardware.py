@@ -98,6 +98,8 @@ NO_PATH_WORDS = ("none",)
 SPARSE_RATIO_TOLERANCE = 1e-3
 PEAK_ENTRY_KEYS = ("dense_tflops", "sparse_tflops", "structured_sparsity", "source", "note")
 PathStatus = Literal["given", "no path", "not given"]
+# The notes' vendor-neutral words for the two units; a preset's `unit_names` gives its vendor's own.
+NEUTRAL_UNIT_TERMS = {"tensor": "matrix units", "vector": "vector units"}
 
 
 def check_precision(precision: str, unit: str = "tensor") -> tuple[str, str]:
@@ -205,6 +207,7 @@ class Preset:
     peaks: tuple[PeakPath, ...] = ()
     memory_capacity_bytes: float | None = None
     memory_capacity_unit: str = "GB"  # how the file states it: "GB" (10^9) or "GiB" (2^30)
+    unit_names: Mapping[str, str] | None = None  # vendor terms by unit ("tensor" → "tensor cores")
 
     def __init__(
         self, id: str, name: str, dense_fp16_tflops: float, memory_bandwidth_tbps: float,
@@ -213,7 +216,7 @@ class Preset:
         notes: str | None = None, system: str | None = None, gpu_count: int | None = None,
         system_dense_fp16_tflops: float | None = None, system_memory_bandwidth_tbps: float | None = None,
         peaks: tuple[PeakPath, ...] = (), memory_capacity_bytes: float | None = None,
-        memory_capacity_unit: str = "GB",
+        memory_capacity_unit: str = "GB", unit_names: Mapping[str, str] | None = None,
     ) -> None:
         values = {
             "id": id, "name": name, "dense_fp16_tflops": dense_fp16_tflops,
@@ -223,6 +226,7 @@ class Preset:
             "system_dense_fp16_tflops": system_dense_fp16_tflops,
             "system_memory_bandwidth_tbps": system_memory_bandwidth_tbps, "peaks": tuple(peaks),
             "memory_capacity_bytes": memory_capacity_bytes, "memory_capacity_unit": memory_capacity_unit,
+            "unit_names": dict(unit_names) if unit_names else None,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: assigned once, here
@@ -233,6 +237,13 @@ class Preset:
             _check_positive_number(where, "memory_capacity_gb", self.memory_capacity_bytes / GIGA)
         if self.memory_capacity_unit not in ("GB", "GiB"):
             raise InputError(f"{where}: memory_capacity_unit must be GB or GiB: {short(self.memory_capacity_unit)}")
+
+    def unit_term(self, unit: str) -> str:
+        """The vendor's word for ``unit`` ("tensor cores", "MXUs"), else the notes' neutral one
+        ("matrix units" for ``tensor``, "vector units" for ``vector``)."""
+        if unit not in UNITS:
+            raise InputError(f"unknown unit {short(unit)}; known units: {', '.join(UNITS)}")
+        return (self.unit_names or {}).get(unit) or NEUTRAL_UNIT_TERMS[unit]
 
     @property
     def memory_capacity_gb(self) -> float | None:
@@ -565,6 +576,18 @@ def _check_value(where: str, key: str, kind: str, value: Any) -> None:
         raise InputError(f"{where}: {short(key)} must be true or false: {short(value)}")
     elif key == "sources":
         _check_sources(where, value)
+    elif key == "unit_names":
+        _check_unit_names(where, value)
+
+
+def _check_unit_names(where: str, value: Any) -> None:
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: 'unit_names' must be a mapping such as "
+                         f"{{tensor: tensor cores, vector: CUDA cores}}, not {_kind(value)}")
+    for unit, name in value.items():
+        if unit not in UNITS:
+            raise InputError(f"{where}: unknown unit {short(unit)} in 'unit_names'; known units: {', '.join(UNITS)}")
+        _check_text(where, f"unit_names.{unit}", name)
 
 
 def _check_text(where: str, key: str, value: Any, *, one_line: bool = True) -> None:
@@ -834,6 +857,7 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
         system_memory_bandwidth_tbps=float(data["system_memory_bandwidth_tbps"]) if system_form else None,
         peaks=_build_peaks(data, sources),
         **_capacity(data, gpus),
+        unit_names={unit: name.strip() for unit, name in data.get("unit_names", {}).items()},
     )
 
 
