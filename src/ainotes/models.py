@@ -296,6 +296,10 @@ def _check_model_document(data: Any, where: str) -> None:
     for key in REQUIRED_KEYS:
         if key not in data:
             raise InputError(f"{where}: missing required key {short(key)}")
+    _check_model_values(data, where)
+
+
+def _check_model_values(data: dict[str, Any], where: str) -> None:
     _check_text(where, "name", data["name"])
     for key in INTEGER_KEYS:
         if key in data:
