@@ -54,6 +54,7 @@ from latex2mathml.converter import convert as latex_to_mathml
 
 from ainotes import checks, collectives, cost_notes, kernels, roofline, units
 from ainotes.errors import InputError
+from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.jobs import JOB_FIELDS, TrainingJob
 
@@ -66,7 +67,13 @@ def mathml(latex: str, *, block: bool) -> str:
         raise InputError(f"math {latex.strip()!r} could not be converted: {exc}") from None
 
 
-def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None) -> str:
+# Forms of the later chapters (models, memory, inference): name → form(args, options, context),
+# each module's FORMS merged here, one line per module.
+CHAPTER_FORMS: dict[str, Form] = {}
+
+
+def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,
+             models: ModelsLoader | None = None) -> str:
     """The text of one inline figure body such as ``ridge h100 sparse``.
 
     Strict: a missing or extra word, an unknown flag or ``key=`` option is an error that
@@ -79,9 +86,12 @@ def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLo
     if words[0] in cost_notes.FORMS:
         args, options = _split_options(words[0], words[1:])
         return cost_notes.FORMS[words[0]](args, options, presets, links)
+    if words[0] in CHAPTER_FORMS:
+        args, options = _split_options(words[0], words[1:])
+        return CHAPTER_FORMS[words[0]](args, options, FormContext(presets, links, models))
     form = _FORMS.get(words[0])
     if form is None:
-        known = sorted([*_FORMS, *cost_notes.FORMS])
+        known = sorted([*_FORMS, *cost_notes.FORMS, *CHAPTER_FORMS])
         raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})")
     return form.evaluate(words[0], words[1:], presets)
 

@@ -38,6 +38,7 @@ from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
 from ainotes.links import Link, default_links_dir, load_links
+from ainotes.models import ModelPreset, default_models_dir, load_models
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
@@ -122,6 +123,7 @@ class NotesSite:
         self.presets_by_id = {preset.id: preset for preset in self.presets}
         self.presets_dir = Path(presets_dir)
         self._links: dict[str, Link] | None = None
+        self._models: dict[str, ModelPreset] | None = None
         self.charts: dict[str, Chart] = {}
         # The exception a driver wants for a user's mistake (hooks/notes.py: MkDocs' PluginError).
         self.error_type: Callable[[str], Exception] = InputError
@@ -182,7 +184,7 @@ class NotesSite:
     def figure(self, body: str, page: Page, line: int | None) -> str:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
-            return figures.evaluate(body, self.presets_by_id, self.links)
+            return figures.evaluate(body, self.presets_by_id, self.links, self.models)
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -214,6 +216,12 @@ class NotesSite:
         if self._links is None:
             self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
         return self._links
+
+    def models(self) -> dict[str, ModelPreset]:
+        """The model presets in ``<presets>/models``, loaded when a page first needs them."""
+        if self._models is None:
+            self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+        return self._models
 
     # -- helpers for drawers ---------------------------------------------------
 
