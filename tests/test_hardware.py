@@ -23,8 +23,9 @@ from ainotes.hardware import (
     preset_schema,
     validate_paths,
 )
+from preset_support import FIXTURE_IDS, FIXTURE_PRESETS, SHIPPED_PRESETS, UNKNOWN_ID, shipped_ids
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
+PRESETS_DIR = FIXTURE_PRESETS  # fixed figures: the four NVIDIA files as published, whatever ships
 
 GOOD_SOURCES = "sources:\n  - title: Vendor table\n    url: https://example.com/spec\n"
 GOOD_PER_GPU = "name: Test GPU\ndense_fp16_tflops: 100\nmemory_bandwidth_tbps: 2\n" + GOOD_SOURCES
@@ -36,11 +37,14 @@ def write_preset(folder: Path, filename: str, text: str) -> Path:
     return path
 
 
-# --- the shipped presets ---------------------------------------------------------------
+# --- the published figures (fixture copies) and every shipped preset ---------------------
 
 
-def test_shipped_presets_are_ordered_by_dense_rate() -> None:
-    assert [p.id for p in load_presets(PRESETS_DIR)] == ["b200", "h100", "a100", "rtx-4090"]
+def test_presets_are_ordered_by_dense_rate() -> None:
+    assert [p.id for p in load_presets(PRESETS_DIR)] == list(FIXTURE_IDS)
+    shipped = load_presets(SHIPPED_PRESETS)
+    assert sorted(p.id for p in shipped) == list(shipped_ids())
+    assert [p.dense_fp16_tflops for p in shipped] == sorted((p.dense_fp16_tflops for p in shipped), reverse=True)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +73,8 @@ def test_b200_per_gpu_figures_are_derived_from_eight_gpu_totals() -> None:
     assert b200.system_memory_bandwidth_tbps == 64
     assert b200.peak_flops_per_s() == pytest.approx(2.25e15)
     assert b200.memory_bandwidth_bytes_per_s == pytest.approx(8e12)
-    assert b200.derivation == "NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s"
+    assert b200.derivation == ("NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s; "
+                               "1440 GB → 180 GB")
 
 
 def test_presets_stated_per_gpu_have_no_derivation() -> None:
@@ -94,7 +99,7 @@ def test_names_state_the_exact_variant() -> None:
 
 def test_each_shipped_file_satisfies_the_shipped_schema() -> None:
     schema = preset_schema()
-    for path in sorted(PRESETS_DIR.glob("*.yaml")):
+    for path in sorted([*SHIPPED_PRESETS.glob("*.yaml"), *PRESETS_DIR.glob("*.yaml")]):
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
 
 
@@ -119,8 +124,8 @@ def test_default_presets_dir_follows_the_environment(monkeypatch: pytest.MonkeyP
 
 
 def test_unknown_preset_id_lists_the_known_ones() -> None:
-    with pytest.raises(InputError, match=r"unknown preset 'h200'; known presets: a100, b200, h100, rtx-4090"):
-        preset_by_id(load_presets(PRESETS_DIR), "h200")
+    with pytest.raises(InputError, match=rf"unknown preset '{UNKNOWN_ID}'; known presets: a100, b200, h100, rtx-4090$"):
+        preset_by_id(load_presets(PRESETS_DIR), UNKNOWN_ID)
 
 
 def test_exponent_numbers_read_as_numbers(tmp_path: Path) -> None:
