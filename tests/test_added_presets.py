@@ -20,7 +20,7 @@ from ainotes.hardware import load_presets, preset_schema, validate_paths
 from ainotes.kernels import parse_kernel_spec
 from ainotes.markdown import convert_page
 from ainotes.site import NotesSite
-from preset_support import ADDED, presets_with_additions, shipped_ids
+from preset_support import ADDED, MI300X, presets_with_additions, shipped_ids
 from sitebuild import make_fixture, run_build
 
 KERNELS = ("gemm:8192x8192x8192:bf16", "gemm:8192x8192x8192:fp8", "gemm:8192x8192x8192:fp32",
@@ -45,6 +45,7 @@ def text_of(html_text: str) -> str:
 def test_the_folder_loads_ordered_by_dense_rate_with_the_data_sheet_figures(folder: Path) -> None:
     presets = load_presets(folder)
     assert sorted(p.id for p in presets) == sorted({*shipped_ids(), *ADDED})
+    assert [p.id for p in presets if p.warnings] == []  # no plausibility rule questions a real part
     dense = [p.dense_fp16_tflops for p in presets]
     assert dense == sorted(dense, reverse=True)
     by_id = {p.id: p for p in presets}
@@ -181,3 +182,21 @@ def test_a_site_built_with_the_folder_names_the_new_parts(tmp_path: Path, folder
     assert set(ADDED) <= set(gpus["presets"])
     spec = (build.site / "embed" / gpus["files"]["json"]).read_text(encoding="utf-8")
     assert "AMD Instinct MI300X (192 GB HBM3)" in spec and "NVIDIA H200 SXM 141 GB" in spec
+
+
+@pytest.mark.build
+def test_a_slip_stops_the_strict_build_and_a_confirmed_figure_does_not(tmp_path: Path) -> None:
+    page = {"index.md": "# Home\n\nFP8 ridge {{ ridge mi300x fp8 }}.\n"}
+    slip = MI300X.replace("memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 5300")
+    build = run_build(make_fixture(tmp_path / "slip", page, {"mi300x": slip}))
+    assert build.returncode != 0
+    errors = [line for line in build.output.splitlines() if line.startswith("ERROR")]
+    assert errors == [f"ERROR   -  {tmp_path / 'slip' / 'presets' / 'mi300x.yaml'}: 'memory_bandwidth_tbps' 5300 is "
+                      "outside 0.05-100 TB/s per chip, where every accelerator's memory lies: GB/s typed as TB/s? "
+                      "(5300 GB/s = 5.3 TB/s)"]
+    confirmed = MI300X.replace("    fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}\n",
+                               "    fp8: {dense_tflops: 5229.8, confirmed_dense: true}\n")
+    build = run_build(make_fixture(tmp_path / "confirmed", page, {"mi300x": confirmed}))
+    assert build.returncode == 0, build.output
+    assert "'peaks.tensor.fp8' 5229.8 is twice what its neighbours predict" in build.output  # said, not fatal
+    assert "FP8 ridge 987 FLOP/byte" in text_of(build.page(""))  # 5,229.8 / 5.3
