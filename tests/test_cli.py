@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ainotes.cli import main
+from preset_support import FIXTURE_IDS, FIXTURE_PRESETS, SHIPPED_PRESETS, UNKNOWN_ID, shipped_ids
 
-REPO = Path(__file__).resolve().parents[1]
-PRESETS_DIR = REPO / "presets"
+PRESETS_DIR = FIXTURE_PRESETS  # fixed figures, whatever ships in presets/
 AINOTES = Path(sys.executable).with_name("ainotes")
 
 PALM_FLAGS = [
@@ -52,11 +52,11 @@ def test_presets_table_shows_figures_and_ridges(capsys: pytest.CaptureFixture[st
     assert (status, err) == (0, "")
     first_table = out.split("\n\n")[0]
     rows = {line.split()[0]: line for line in first_table.splitlines() if line.split() and line.split()[0] in
-            {"b200", "h100", "a100", "rtx-4090"}}
-    assert list(rows) == ["b200", "h100", "a100", "rtx-4090"]
+            FIXTURE_IDS}
+    assert list(rows) == list(FIXTURE_IDS)
     assert rows["h100"].split()[-5:] == ["989.4", "1978.8", "3.35", "295.3", "590.7"]
     assert rows["b200"].split()[-5:] == ["2250", "4500", "8", "281.3", "562.5"]  # 281.25: ties half-up
-    assert "b200: NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s" in out
+    assert "b200: NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s;" in out
 
 
 def test_presets_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,12 +71,15 @@ def test_presets_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_validate_shipped_presets(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(capsys, "validate")
+    status = main(["--presets-dir", str(SHIPPED_PRESETS), "validate"])
+    out, err = capsys.readouterr()
     assert (status, err) == (0, "")
     oks = [line for line in out.splitlines() if line.startswith("OK ")]
-    assert sum(": link " not in line for line in oks) == 4  # the GPUs
-    assert sum(": link " in line for line in oks) == 8  # and the interconnects in presets/links/
-    assert out.splitlines()[-1] == "12 OK, 0 with errors"
+    gpus = [line.split(": ", 1)[1].split(" ", 1)[0] for line in oks if ": link " not in line]
+    assert sorted(gpus) == list(shipped_ids())  # every GPU file in presets/
+    links = sorted(p.stem for p in (SHIPPED_PRESETS / "links").glob("*.yaml"))
+    assert sorted(line.split(": link ", 1)[1].split(" ", 1)[0] for line in oks if ": link " in line) == links
+    assert out.splitlines()[-1] == f"{len(gpus) + len(links)} OK, 0 with errors"
 
 
 def test_validate_a_link_file_checks_it_as_a_link(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -199,8 +202,8 @@ def test_attention_flags_go_together(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_unknown_preset(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "mfu", "--params", "1e9", "--tokens-per-second", "1e4", "--gpus", "8",
-                           "--preset", "h200")
-    assert_one_line_error(status, out, err, "mfu", "--preset: unknown preset 'h200' (known: ", "a100", "b200")
+                           "--preset", UNKNOWN_ID)
+    assert_one_line_error(status, out, err, "mfu", f"--preset: unknown preset '{UNKNOWN_ID}' (known: ", "a100", "b200")
 
 
 def test_preset_and_peak_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
@@ -283,7 +286,7 @@ def test_roofline_json_is_vega_lite(capsys: pytest.CaptureFixture[str], tmp_path
     [
         (["-o", "{tmp}/chart.gif"], ["-o {tmp}/chart.gif", "must end in .svg, .png, .json or .html", "'.gif'"]),
         (["-o", "{tmp}/chart"], ["must end in", "'no suffix'"]),
-        (["--preset", "h200", "-o", "{tmp}/chart.json"], ["--preset: unknown preset 'h200'"]),
+        (["--preset", UNKNOWN_ID, "-o", "{tmp}/chart.json"], [f"--preset: unknown preset '{UNKNOWN_ID}'"]),
         (["--kernel", "gemm:0x1x1", "-o", "{tmp}/chart.json"],
          ["--kernel: kernel spec 'gemm:0x1x1'", "M must be >= 1: 0"]),
         (["--kernel", "conv:3x3", "-o", "{tmp}/chart.json"], ["unknown kernel kind 'conv'"]),

@@ -12,11 +12,11 @@ from ainotes.errors import InputError
 from ainotes.hardware import load_presets
 from ainotes.markdown import convert_page, locate_fences
 from ainotes.site import NotesSite
-from sitebuild import REPO
+from preset_support import FIXTURE_PRESETS
 
-PRESETS = {p.id: p for p in load_presets(REPO / "presets")}
+PRESETS = {p.id: p for p in load_presets(FIXTURE_PRESETS)}
 KNOWN = tuple(PRESETS)
-SITE = NotesSite(REPO / "presets")
+SITE = NotesSite(FIXTURE_PRESETS)
 
 
 def fences(text):
@@ -114,7 +114,7 @@ def test_display_math_stands_alone():
 
 
 def test_figure_text_is_escaped_not_markup():
-    site = NotesSite(REPO / "presets")
+    site = NotesSite(FIXTURE_PRESETS)
     site.presets_by_id["h100"] = dataclasses.replace(site.presets_by_id["h100"], name="<b>*x*</b> & [y](z)")
     html_text = convert_page(site, "{{ name h100 }}\n", "p.md", "p/")
     assert html_text == "<p>&lt;b&gt;*x*&lt;/b&gt; &amp; [y](z)</p>"
@@ -291,7 +291,7 @@ def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatc
         raise InputError("roofline chart: cannot draw this")
 
     monkeypatch.setattr(roofline_chart, "roofline_spec", refuse)
-    site = NotesSite(REPO / "presets")
+    site = NotesSite(FIXTURE_PRESETS)
     with pytest.raises(InputError, match=r"^notes/p\.md:3: roofline chart: cannot draw this$"):
         convert_page(site, "# P\n\n```roofline\n```\n", "notes/p.md", "notes/p/")
 
@@ -300,7 +300,7 @@ def test_without_a_driver_the_extension_loads_presets_and_reloads_them(tmp_path)
     """Zensical runs the extension with no hooks: it reads presets/ itself, again when a file changes."""
     from markdown import Markdown
 
-    preset = (REPO / "presets" / "a100.yaml").read_text(encoding="utf-8")
+    preset = (FIXTURE_PRESETS / "a100.yaml").read_text(encoding="utf-8")
     (tmp_path / "gpu.yaml").write_text(preset, encoding="utf-8")
 
     def convert() -> str:

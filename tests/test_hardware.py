@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import jsonschema
@@ -23,8 +24,9 @@ from ainotes.hardware import (
     preset_schema,
     validate_paths,
 )
+from preset_support import ADDED, FIXTURE_IDS, FIXTURE_PRESETS, H200, MI300X, SHIPPED_PRESETS, UNKNOWN_ID, shipped_ids
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
+PRESETS_DIR = FIXTURE_PRESETS  # fixed figures: the four NVIDIA files as published, whatever ships
 
 GOOD_SOURCES = "sources:\n  - title: Vendor table\n    url: https://example.com/spec\n"
 GOOD_PER_GPU = "name: Test GPU\ndense_fp16_tflops: 100\nmemory_bandwidth_tbps: 2\n" + GOOD_SOURCES
@@ -36,11 +38,14 @@ def write_preset(folder: Path, filename: str, text: str) -> Path:
     return path
 
 
-# --- the shipped presets ---------------------------------------------------------------
+# --- the published figures (fixture copies) and every shipped preset ---------------------
 
 
-def test_shipped_presets_are_ordered_by_dense_rate() -> None:
-    assert [p.id for p in load_presets(PRESETS_DIR)] == ["b200", "h100", "a100", "rtx-4090"]
+def test_presets_are_ordered_by_dense_rate() -> None:
+    assert [p.id for p in load_presets(PRESETS_DIR)] == list(FIXTURE_IDS)
+    shipped = load_presets(SHIPPED_PRESETS)
+    assert sorted(p.id for p in shipped) == list(shipped_ids())
+    assert [p.dense_fp16_tflops for p in shipped] == sorted((p.dense_fp16_tflops for p in shipped), reverse=True)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +74,8 @@ def test_b200_per_gpu_figures_are_derived_from_eight_gpu_totals() -> None:
     assert b200.system_memory_bandwidth_tbps == 64
     assert b200.peak_flops_per_s() == pytest.approx(2.25e15)
     assert b200.memory_bandwidth_bytes_per_s == pytest.approx(8e12)
-    assert b200.derivation == "NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s"
+    assert b200.derivation == ("NVIDIA HGX B200 totals ÷ 8 GPUs: 18 PFLOP/s → 2.25 PFLOP/s; 64 TB/s → 8 TB/s; "
+                               "1440 GB → 180 GB")
 
 
 def test_presets_stated_per_gpu_have_no_derivation() -> None:
@@ -94,7 +100,7 @@ def test_names_state_the_exact_variant() -> None:
 
 def test_each_shipped_file_satisfies_the_shipped_schema() -> None:
     schema = preset_schema()
-    for path in sorted(PRESETS_DIR.glob("*.yaml")):
+    for path in sorted([*SHIPPED_PRESETS.glob("*.yaml"), *PRESETS_DIR.glob("*.yaml")]):
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
 
 
@@ -119,8 +125,8 @@ def test_default_presets_dir_follows_the_environment(monkeypatch: pytest.MonkeyP
 
 
 def test_unknown_preset_id_lists_the_known_ones() -> None:
-    with pytest.raises(InputError, match=r"unknown preset 'h200'; known presets: a100, b200, h100, rtx-4090"):
-        preset_by_id(load_presets(PRESETS_DIR), "h200")
+    with pytest.raises(InputError, match=rf"unknown preset '{UNKNOWN_ID}'; known presets: a100, b200, h100, rtx-4090$"):
+        preset_by_id(load_presets(PRESETS_DIR), UNKNOWN_ID)
 
 
 def test_exponent_numbers_read_as_numbers(tmp_path: Path) -> None:
@@ -274,3 +280,105 @@ def test_preset_objects_refuse_impossible_figures(bad: float) -> None:
     with pytest.raises(InputError, match="'dense_fp16_tflops'"):
         Preset(id="p", name="P", dense_fp16_tflops=bad, memory_bandwidth_tbps=1.0, structured_sparsity=False,
                sources=(), path="p.yaml")
+
+
+# --- plausibility: figures no accelerator has stop loading, naming the likely slip -------------------
+
+FP8_LINE = "    fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}\n"
+TF32_LINE = "    tf32: {dense_tflops: 653.7, sparse_tflops: 1307.4, source: 1}\n"
+B200_FP4 = "    fp4: {dense_tflops: 72000, sparse_tflops: 144000, source: 1}\n"
+
+SLIPS = [
+    ("GB/s typed as TB/s", MI300X, "memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 5300",
+     "'memory_bandwidth_tbps' 5300 is outside 0.05-100 TB/s per chip, where every accelerator's memory lies: "
+     "GB/s typed as TB/s? (5300 GB/s = 5.3 TB/s)"),
+    ("PB/s typed as TB/s", MI300X, "memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 0.0053",
+     "PB/s typed as TB/s? (0.0053 PB/s = 5.3 TB/s)"),
+    ("a system total in GB/s", None, "system_memory_bandwidth_tbps: 64", "system_memory_bandwidth_tbps: 64000",
+     "'system_memory_bandwidth_tbps' 64000 is outside 0.05-100 TB/s per chip (8 GPUs share the total: is "
+     "'gpu_count' right?), where every accelerator's memory lies: GB/s typed as TB/s? (8000 GB/s = 8 TB/s)"),
+    ("GFLOP/s typed as TFLOP/s", "name: X\ndense_fp16_tflops: 989400\nmemory_bandwidth_tbps: 4.8\n" + GOOD_SOURCES,
+     None, None,
+     "'dense_fp16_tflops' 989400 is above 100,000 TFLOP/s per chip, more than any chip's dense rate: "
+     "GFLOP/s typed as TFLOP/s? (989400 GFLOP/s = 989.4 TFLOP/s)"),
+    ("a ridge below 1 FLOP/byte", "name: X\ndense_fp16_tflops: 1.3074\nmemory_bandwidth_tbps: 5.3\n" + GOOD_SOURCES,
+     None, None,
+     "'dense_fp16_tflops' 1.3074 over 'memory_bandwidth_tbps' 5.3 puts the FP16/BF16 ridge at 0.247 FLOP/byte, "
+     "below 1, where no accelerator's lies: is 'dense_fp16_tflops' in PFLOP/s (1.3074 PFLOP/s = 1307.4 TFLOP/s)?"),
+    ("FP8's sparse figure typed as dense", MI300X, FP8_LINE, "    fp8: {dense_tflops: 5229.8}\n",
+     "'peaks.tensor.fp8' 5229.8 is twice what its neighbours predict (2614.8, twice the FP16/BF16 rate), as a 2:4 "
+     "sparse figure is: the sparse figure typed as dense?"),
+    ("TF32's sparse figure typed as dense", MI300X, TF32_LINE, "    tf32: 1307.4\n",
+     "'peaks.tensor.tf32' 1307.4 is twice what its neighbours predict (653.7, half the FP16/BF16 rate)"),
+    ("INT8's sparse figure typed as dense", H200, "int8: {dense_tflops: 1978.9, sparse_tflops: 3957.8, ",
+     "int8: {dense_tflops: 3957.8, ",
+     "'peaks.tensor.int8' 3957.8 is twice what its neighbours predict (1978.9, the FP8 rate)"),
+    ("FP4's sparse total typed as dense", None, B200_FP4, "    fp4: 144000\n",
+     "'system_peaks.tensor.fp4' 144000 is twice what its neighbours predict (72000, twice the FP8 rate)"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "old", "new", "expected"), SLIPS, ids=[s[0] for s in SLIPS])
+def test_an_implausible_figure_stops_loading_with_the_likely_slip(
+    tmp_path: Path, case: str, text: str | None, old: str | None, new: str | None, expected: str
+) -> None:
+    text = text if text is not None else (FIXTURE_PRESETS / "b200.yaml").read_text(encoding="utf-8")
+    if old is not None:
+        assert old in text, case
+        text = text.replace(old, new)
+    path = write_preset(tmp_path, "gpu.yaml", text)
+    with pytest.raises(InputError) as caught:
+        load_preset(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert expected in message, message
+
+
+def test_the_cli_refuses_the_slip_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ainotes.cli import main
+
+    write_preset(tmp_path, "mi300x.yaml", MI300X.replace(FP8_LINE, "    fp8: {dense_tflops: 5229.8}\n"))
+    for argv in (["presets"], ["validate", str(tmp_path)], ["kernel", "gemm:64x64x64:fp8"]):
+        status = main(["--presets-dir", str(tmp_path), *argv])
+        err = capsys.readouterr().err
+        assert status == 2 and len(err.splitlines()) == 1, err
+        assert f"{tmp_path / 'mi300x.yaml'}: 'peaks.tensor.fp8' 5229.8 is twice" in err
+
+
+def test_confirmed_dense_keeps_the_figure_and_warns(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A card whose FP16 figure is its half-rate FP32-accumulate one prints INT8 at 4 × FP16 and 2 × FP8.
+    text = ("name: Card\ndense_fp16_tflops: 165.2\nmemory_bandwidth_tbps: 1.008\n" + GOOD_SOURCES
+            + "peaks:\n  tensor:\n    fp8: 330.3\n    int8: {dense_tflops: 660.6, confirmed_dense: true}\n")
+    path = write_preset(tmp_path, "card.yaml", text)
+    with caplog.at_level("WARNING", logger="ainotes.hardware"):
+        preset = load_preset(path)
+    assert preset.peak_tflops("int8") == 660.6
+    (warning,) = preset.warnings
+    assert warning == (f"{path}: 'peaks.tensor.int8' 660.6 is twice what its neighbours predict (330.3, the FP8 rate), "
+                       "as a 2:4 sparse figure is; kept, since the file says confirmed_dense: true")
+    assert caplog.messages == [warning]
+    with pytest.raises(InputError, match=r"'peaks.tensor.int8' 660.6 is twice"):
+        load_preset(write_preset(tmp_path, "card.yaml", text.replace(", confirmed_dense: true", "")))
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("  vector:\n    fp32: {dense_tflops: 50, confirmed_dense: true}\n",
+         "'peaks.vector.fp32.confirmed_dense' must be true or false, on a tensor rate"),
+        ("  tensor:\n    fp8: {dense_tflops: 200, confirmed_dense: yes please}\n",
+         "'peaks.tensor.fp8.confirmed_dense' must be true or false"),
+    ],
+)
+def test_confirmed_dense_is_a_tensor_entrys_boolean(tmp_path: Path, entry: str, expected: str) -> None:
+    with pytest.raises(InputError, match=re.escape(expected)):
+        load_preset(write_preset(tmp_path, "gpu.yaml", GOOD_PER_GPU + "peaks:\n" + entry))
+
+
+@pytest.mark.parametrize("folder", [SHIPPED_PRESETS, FIXTURE_PRESETS], ids=["shipped", "published"])
+def test_no_false_alarm_on_real_parts(folder: Path, tmp_path: Path) -> None:
+    presets = [*load_presets(folder)]
+    for preset_id, text in ADDED.items():
+        presets.append(load_preset(write_preset(tmp_path, f"{preset_id}.yaml", text)))
+    assert [(p.id, p.warnings) for p in presets if p.warnings] == []
+    assert {"h200", "mi300x"} <= {p.id for p in presets}

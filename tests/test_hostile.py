@@ -41,7 +41,8 @@ from ainotes.errors import InputError
 from ainotes.kernels import DTYPE_BYTES
 from ainotes.markdown import convert_page, locate_fences
 from ainotes.site import NotesSite
-from sitebuild import H100, REPO, make_fixture, run_build
+from preset_support import FIXTURE_PRESETS
+from sitebuild import H100, make_fixture, run_build
 
 PAGE = "page.md"
 PAGE_URL = "page/"
@@ -81,7 +82,7 @@ def _private_render_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def site() -> NotesSite:
-    return NotesSite(REPO / "presets")
+    return NotesSite(FIXTURE_PRESETS)  # the hostile pages name h100; the fixture always has it
 
 
 class HangError(Exception):
@@ -274,7 +275,7 @@ VALUE = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
-PRESET_IDS = tuple(sorted(p.stem for p in (REPO / "presets").glob("*.yaml")))
+PRESET_IDS = tuple(sorted(p.stem for p in FIXTURE_PRESETS.glob("*.yaml")))
 PRESET_LIST = st.one_of(
     st.just("all"),
     st.lists(st.sampled_from((*PRESET_IDS, "nope", "H100", "<b>x</b>", "")), max_size=4),
@@ -646,7 +647,7 @@ def test_text_that_svg_cannot_hold_is_refused_not_a_crash(tmp_path, place):
     chars = ["\x00", "\x01", "\x08", "\x1b", "\ufffe", "\ud800"]
     preset = dump(VALID_PRESET).replace("name: Test GPU", "name: NAME")
     proc = subprocess.run(
-        [sys.executable, "-c", _CRASH_PROBE, place, json.dumps(chars), str(REPO / "presets"), preset],
+        [sys.executable, "-c", _CRASH_PROBE, place, json.dumps(chars), str(FIXTURE_PRESETS), preset],
         capture_output=True, text=True, timeout=600, check=False,
         env={**os.environ, "AINOTES_CACHE_DIR": str(tmp_path / "cache")},
     )

@@ -10,9 +10,9 @@ from ainotes import checks
 from ainotes.checks import FieldError
 from ainotes.hardware import load_presets
 from ainotes.jobs import TrainingJob
-from sitebuild import REPO
+from preset_support import FIXTURE_PRESETS
 
-PRESETS = {p.id: p for p in load_presets(REPO / "presets")}
+PRESETS = {p.id: p for p in load_presets(FIXTURE_PRESETS)}
 PALM = {"params": "540e9", "tokens_per_second": "238.3e3", "gpus": "6144", "peak_tflops": "275",
         "layers": "118", "heads": "48", "head_dim": "256", "seq_len": "2048"}
 

@@ -32,8 +32,9 @@ from ainotes.roofline import (
     kernel_ceiling,
     kernel_roof,
 )
+from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
+PRESETS_DIR = FIXTURE_PRESETS  # FACTS.md's figures, in copies of the four NVIDIA files
 SOURCES = "sources:\n  - title: Vendor table\n    url: https://example.com/spec\n"
 ORIGINAL = "name: Test GPU\ndense_fp16_tflops: 100\nmemory_bandwidth_tbps: 2\nstructured_sparsity: true\n" + SOURCES
 
@@ -80,7 +81,7 @@ def test_every_facts_figure_is_in_the_presets(preset_id: str, unit: str, precisi
     assert preset.peak_tflops(precision, unit=unit) == path.dense_tflops
 
 
-def test_every_shipped_preset_states_every_ceiling() -> None:
+def test_the_nvidia_files_state_every_ceiling() -> None:
     for preset in presets().values():
         assert all(path is not None for _, _, path in preset.all_paths()), preset.id
 
@@ -94,6 +95,18 @@ def test_two_to_four_sparsity_doubles_tensor_rates_but_never_fp64_or_vector() ->
             doubles = unit == "tensor" and precision != "fp64"
             assert path.sparse_supported is doubles, (preset.id, unit, precision)
             assert path.peak_tflops(sparsity=True) == pytest.approx(path.dense_tflops * (2 if doubles else 1))
+
+
+def test_every_shipped_preset_doubles_only_where_it_has_a_sparse_path() -> None:
+    for preset in load_presets(SHIPPED_PRESETS):
+        for unit, precision, path in preset.all_paths():
+            if path is None or path.dense_tflops is None:
+                continue
+            assert not path.sparse_supported or unit == "tensor", (preset.id, unit, precision)
+            factor = 2 if path.sparse_supported else 1
+            assert path.peak_tflops(sparsity=True) == pytest.approx(path.dense_tflops * factor)
+            if path.printed_sparse_tflops is not None:
+                assert path.printed_sparse_tflops == pytest.approx(2 * path.dense_tflops, rel=1e-3)
 
 
 def test_printed_sparse_figures_are_recorded() -> None:
@@ -112,6 +125,10 @@ def test_each_figure_names_its_source() -> None:
             assert path is not None
             if path.dense_tflops is not None:
                 assert path.source in preset.sources
+    for preset in load_presets(SHIPPED_PRESETS):  # every per-precision figure a shipped file states
+        for path in preset.peaks:
+            if path.dense_tflops is not None:
+                assert path.source in preset.sources, (preset.id, path.label)
 
 
 def test_b200_figures_are_eight_gpu_totals_divided() -> None:
@@ -338,11 +355,18 @@ def test_sparsity_changes_only_tensor_ceilings(
         assert factor == (2.0 if sparse.sparse else 1.0)
 
 
-@given(rate=rates, bandwidth=rates, supported=st.booleans(), intensity=rates)
+# What a preset file may state (hardware.PLAUSIBLE_*): bandwidth 0.05-100 TB/s, a ridge of 1-10,000 FLOP/byte.
+plausible_bandwidths = st.floats(min_value=0.05, max_value=100, allow_nan=False)
+plausible_ridges = st.floats(min_value=1, max_value=1000, allow_nan=False)
+
+
+@given(bandwidth=plausible_bandwidths, ridge=plausible_ridges, supported=st.booleans(), intensity=rates)
 def test_a_file_with_only_the_original_keys_behaves_as_before(
-    rate: float, bandwidth: float, supported: bool, intensity: float
+    bandwidth: float, ridge: float, supported: bool, intensity: float
 ) -> None:
     import tempfile
+
+    rate = ridge * bandwidth
 
     text = (f"name: Old GPU\ndense_fp16_tflops: {rate!r}\nmemory_bandwidth_tbps: {bandwidth!r}\n"
             f"structured_sparsity: {str(supported).lower()}\n" + SOURCES)
@@ -385,7 +409,7 @@ def test_not_given_is_not_no_path(tmp_path: Path) -> None:
 def test_peak_forms_load(tmp_path: Path) -> None:
     text = ORIGINAL + (
         "peaks:\n  tensor:\n    fp8: {dense_tflops: 200, sparse_tflops: 400, source: 1, note: from the table}\n"
-        "    fp4: ~\n    fp64: {dense_tflops: 10, structured_sparsity: false}\n    int8: 400\n"
+        "    fp4: ~\n    fp64: {dense_tflops: 10, structured_sparsity: false}\n    int8: 200\n"
         "    bf16: 100\n  vector:\n    fp32: 5\n    fp64: none\n"
     )
     preset = load_preset(write(tmp_path, text))
@@ -394,7 +418,7 @@ def test_peak_forms_load(tmp_path: Path) -> None:
                            "from the table")
     assert preset.status("fp4") == "no path" and preset.status("fp64", "vector") == "no path"
     assert preset.path("fp64") == PeakPath("tensor", "fp64", 10.0, False)
-    assert preset.peak_tflops("int8", sparsity=True) == 800  # follows the file's structured_sparsity
+    assert preset.peak_tflops("int8", sparsity=True) == 400  # follows the file's structured_sparsity
     assert preset.peak_tflops("fp32", unit="vector", sparsity=True) == 5
 
 
@@ -467,7 +491,7 @@ def test_peaks_beside_system_totals_are_refused(tmp_path: Path) -> None:
 
 def test_the_schema_describes_the_new_keys(tmp_path: Path) -> None:
     schema = preset_schema()
-    for path in sorted(PRESETS_DIR.glob("*.yaml")):
+    for path in sorted([*SHIPPED_PRESETS.glob("*.yaml"), *PRESETS_DIR.glob("*.yaml")]):
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(yaml.safe_load(ORIGINAL + "peaks:\n  tensor:\n    fp32: 10\n"), schema)

@@ -12,10 +12,10 @@ import pytest
 
 from ainotes.charts.roofline import roofline_spec
 from ainotes.cli import main
+from preset_support import FIXTURE_IDS, FIXTURE_PRESETS, UNKNOWN_ID
 from test_precision import FACT_CASES
 
-REPO = Path(__file__).resolve().parents[1]
-PRESETS_DIR = REPO / "presets"
+PRESETS_DIR = FIXTURE_PRESETS  # FACTS.md's figures, whatever ships in presets/
 AINOTES = Path(sys.executable).with_name("ainotes")
 SOURCES = "sources:\n  - title: Vendor table\n    url: https://example.com/spec\n"
 ORIGINAL = "name: Old GPU\ndense_fp16_tflops: 100\nmemory_bandwidth_tbps: 2\nstructured_sparsity: true\n" + SOURCES
@@ -165,7 +165,7 @@ def test_kernel_meets_the_roof_of_its_dtype(
 def test_kernel_without_preset_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "kernel", "gemm:4096x4096x4096", "--json")
     assert status == 0
-    assert [p["id"] for p in json.loads(out)["presets"]] == ["b200", "h100", "a100", "rtx-4090"]
+    assert [p["id"] for p in json.loads(out)["presets"]] == list(FIXTURE_IDS)
 
 
 def test_sparsity_flag_shows_the_sparse_roof_without_moving_a_dense_kernel(capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,7 +194,7 @@ def test_kernel_table(capsys: pytest.CaptureFixture[str]) -> None:
         (["kernel", "gemm:8x8"], "ainotes kernel: SPEC: kernel spec 'gemm:8x8': gemm takes 3 dimensions"),
         (["kernel", "gemm:8x8x8:fp6"], "unknown dtype 'fp6'"),
         (["kernel", "add:8:sparse"], "only gemm kernels can be 2:4 sparse"),
-        (["kernel", "gemm:8x8x8", "--preset", "h200"], "ainotes kernel: --preset: unknown preset 'h200'"),
+        (["kernel", "gemm:8x8x8", "--preset", UNKNOWN_ID], f"ainotes kernel: --preset: unknown preset '{UNKNOWN_ID}'"),
         (["roofline", "--precision", "fp6", "-o", "x.svg"], "argument --precision: invalid choice: 'fp6'"),
     ],
 )

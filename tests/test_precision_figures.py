@@ -9,8 +9,9 @@ import pytest
 from ainotes import figures
 from ainotes.errors import InputError
 from ainotes.hardware import load_preset, load_presets
+from preset_support import FIXTURE_PRESETS
 
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "presets"
+PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/
 PRESETS = {p.id: p for p in load_presets(PRESETS_DIR)}
 
 

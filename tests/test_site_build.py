@@ -12,6 +12,7 @@ import pytest
 
 from ainotes.markdown import locate_fences
 from ainotes.site import CHART_KINDS, FENCE_KINDS
+from preset_support import ADDED, presets_with_additions
 from sitebuild import (
     CSS_IMPORT,
     CSS_URL,
@@ -231,34 +232,27 @@ def test_chart_ids_are_unique_across_pages(tmp_path):
     assert "chart id 'same' is already used on a.md" in build.output
 
 
-H200 = """\
-name: NVIDIA H200 SXM 141 GB
-dense_fp16_tflops: 989
-memory_bandwidth_tbps: 4.8
-sources:
-  - title: NVIDIA H200 Tensor Core GPU datasheet
-    url: https://www.nvidia.com/en-us/data-center/h200/
-"""
-
-
 def test_adding_a_preset_is_one_file(tmp_path):
     project = copy_real_project(tmp_path / "project")
-    (project / "presets" / "h200.yaml").write_text(H200, encoding="utf-8")
+    presets_with_additions(project / "presets")  # an H200 and an MI300X beside whatever ships
     build = run_build(project)
     assert build.returncode == 0, build.output
-    roofline_page = build.page("roofline")
-    assert "NVIDIA H200 SXM 141 GB" in roofline_page  # presets table and explorer
-    assert "206 FLOP/byte" in roofline_page  # 989 / 4.8, from the core
-    assert "NVIDIA H200 SXM 141 GB" in build.page("")  # the prose that lists presets
+    roofline_page = unescape(build.page("roofline"))
+    for name in ("NVIDIA H200 SXM 141 GB", "AMD Instinct MI300X (192 GB HBM3)"):
+        assert name in roofline_page  # presets table and explorer
+        assert name in unescape(build.page(""))  # the prose that lists presets
+    assert "206 FLOP/byte" in roofline_page  # 989.4 / 4.8, from the core
+    assert "247 FLOP/byte" in roofline_page  # 1,307.4 / 5.3
     spec = json.loads((build.site / "embed" / "roofline-roofline.json").read_text(encoding="utf-8"))
-    assert "NVIDIA H200 SXM 141 GB" in json.dumps(spec)
+    assert "AMD Instinct MI300X (192 GB HBM3)" in json.dumps(spec)
     manifest = (build.site / "embed" / "manifest.json").read_text(encoding="utf-8")
-    assert any("h200" in chart.get("presets", []) for chart in json.loads(manifest)["charts"])
+    for preset_id in ADDED:
+        assert any(preset_id in chart.get("presets", []) for chart in json.loads(manifest)["charts"])
     cli = subprocess.run(
         [sys.executable, "-m", "ainotes", "--presets-dir", str(project / "presets"), "presets"],
         capture_output=True, text=True, check=True,
     )
-    assert "h200" in cli.stdout
+    assert "h200" in cli.stdout and "mi300x" in cli.stdout
 
 
 def test_search_index_holds_the_prose_not_the_chart_internals(real_site):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ainotes import units
 from ainotes.hardware import load_presets
-from sitebuild import REPO
+from preset_support import FIXTURE_PRESETS
 
 
 @pytest.mark.parametrize(
@@ -37,14 +37,14 @@ def test_fixed_groups_thousands_on_request():
 
 
 def test_b200_sparse_ridge_reads_563_not_562():
-    b200 = {p.id: p for p in load_presets(REPO / "presets")}["b200"]
+    b200 = {p.id: p for p in load_presets(FIXTURE_PRESETS)}["b200"]
     assert b200.ridge_flop_per_byte(True) == 562.5
     assert units.intensity(b200.ridge_flop_per_byte(True)) == "563 FLOP/byte"
     assert units.intensity(b200.ridge_flop_per_byte(False)) == "281 FLOP/byte"  # 281.25: no tie
 
 
 def test_published_figures_read_as_published():
-    presets = {p.id: p for p in load_presets(REPO / "presets")}
+    presets = {p.id: p for p in load_presets(FIXTURE_PRESETS)}
     assert units.intensity(presets["h100"].ridge_flop_per_byte()) == "295 FLOP/byte"
     assert units.intensity(presets["b200"].ridge_flop_per_byte()) == "281 FLOP/byte"
     assert units.percent(0.4620) == "46.2 %"

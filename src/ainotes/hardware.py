@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import math
 import os
 import re
@@ -96,8 +97,21 @@ NO_PATH_WORDS = ("none",)
 # Vendor tables round printed sparse figures (H100 FP16: "1,979" for 2 × 989.4), so
 # "sparse = 2 × dense" is checked to 0.1 %; a sparse figure typed as dense is off by 2×.
 SPARSE_RATIO_TOLERANCE = 1e-3
-PEAK_ENTRY_KEYS = ("dense_tflops", "sparse_tflops", "structured_sparsity", "source", "note")
+PEAK_ENTRY_KEYS = ("dense_tflops", "sparse_tflops", "structured_sparsity", "source", "note", "confirmed_dense")
 PathStatus = Literal["given", "no path", "not given"]
+# Plausibility: figures no accelerator has. A preset outside these holds a slip (GB/s typed as TB/s, a
+# sparse figure typed as dense) far more often than a new kind of chip, so loading stops with one line
+# naming the likely slip. Per chip: LPDDR edge parts move about 0.05-0.2 TB/s, HBM3e about 8; the densest
+# printed per-chip rate is a few PFLOP/s (B200 FP4: 9 PFLOP/s dense); FP16/BF16 ridges lie between
+# tens and a few hundred FLOP/byte.
+PLAUSIBLE_BANDWIDTH_TBPS = (0.05, 100.0)
+MAX_PLAUSIBLE_DENSE_TFLOPS = 100_000.0  # 100 PFLOP/s
+PLAUSIBLE_RIDGE_FLOP_PER_BYTE = (1.0, 10_000.0)  # the dense FP16/BF16 tensor ridge
+# A dense rate twice what its neighbouring precisions predict, with no sparse figure beside it, is most
+# likely the vendor's 2:4 sparse figure; within 3 % of twice (vendors round their tables).
+SPARSE_LOOK_TOLERANCE = 0.03
+CONFIRMED_DENSE_KEY = "confirmed_dense"  # a tensor entry's "this dense rate really is that high"
+_log = logging.getLogger(__name__)
 # The notes' vendor-neutral words for the two units; a preset's `unit_names` gives its vendor's own.
 NEUTRAL_UNIT_TERMS = {"tensor": "matrix units", "vector": "vector units"}
 
@@ -208,6 +222,7 @@ class Preset:
     memory_capacity_bytes: float | None = None
     memory_capacity_unit: str = "GB"  # how the file states it: "GB" (10^9) or "GiB" (2^30)
     unit_names: Mapping[str, str] | None = None  # vendor terms by unit ("tensor" → "tensor cores")
+    warnings: tuple[str, ...] = ()  # figures the plausibility rules question but the file confirms
 
     def __init__(
         self, id: str, name: str, dense_fp16_tflops: float, memory_bandwidth_tbps: float,
@@ -217,6 +232,7 @@ class Preset:
         system_dense_fp16_tflops: float | None = None, system_memory_bandwidth_tbps: float | None = None,
         peaks: tuple[PeakPath, ...] = (), memory_capacity_bytes: float | None = None,
         memory_capacity_unit: str = "GB", unit_names: Mapping[str, str] | None = None,
+        warnings: tuple[str, ...] = (),
     ) -> None:
         values = {
             "id": id, "name": name, "dense_fp16_tflops": dense_fp16_tflops,
@@ -226,7 +242,7 @@ class Preset:
             "system_dense_fp16_tflops": system_dense_fp16_tflops,
             "system_memory_bandwidth_tbps": system_memory_bandwidth_tbps, "peaks": tuple(peaks),
             "memory_capacity_bytes": memory_capacity_bytes, "memory_capacity_unit": memory_capacity_unit,
-            "unit_names": dict(unit_names) if unit_names else None,
+            "unit_names": dict(unit_names) if unit_names else None, "warnings": tuple(warnings),
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: assigned once, here
@@ -409,7 +425,10 @@ def load_preset(path: str | Path) -> Preset:
         )
     data = _parse_yaml(path, where)
     _check_document(data, where)
-    return _build_preset(data, preset_id, where)
+    warnings = _check_plausible(data, where)
+    for warning in warnings:
+        _log.warning(warning)
+    return _build_preset(data, preset_id, where, warnings)
 
 
 def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
@@ -723,6 +742,10 @@ def _check_peak_entry(where: str, at: str, unit: str, precision: str, entry: Any
 def _check_sparse_fields(where: str, at: str, unit: str, fields: dict[str, Any]) -> None:
     """Sparsity only on tensor rates; a printed sparse figure must be 2 × dense (to rounding)."""
     supported = fields.get("structured_sparsity")
+    confirmed = fields.get(CONFIRMED_DENSE_KEY)
+    if confirmed is not None and (unit != "tensor" or not isinstance(confirmed, bool)):
+        raise InputError(f"{where}: {short(f'{at}.{CONFIRMED_DENSE_KEY}')} must be true or false, on a tensor "
+                         f"rate (vector rates are not compared with their neighbours): {short(confirmed)}")
     if unit == "vector" and ("sparse_tflops" in fields or "structured_sparsity" in fields):
         raise InputError(f"{where}: {short(at)}: vector (CUDA-core) rates have no 2:4 sparse path; "
                          "remove 'sparse_tflops' and 'structured_sparsity'")
@@ -754,6 +777,113 @@ def _check_fp16_entry(where: str, at: str, fp16_key: str, fields: dict[str, Any]
         raise InputError(f"{where}: {short(at)} says 2:4 sparsity is {'' if implied else 'not '}supported "
                          f"but 'structured_sparsity' is {str(top).lower()}; the FP16/BF16 rate follows "
                          "'structured_sparsity'")
+
+
+# --- plausibility ------------------------------------------------------------
+
+_SCALES = {"TB/s": ("GB/s", "PB/s"), "TFLOP/s": ("GFLOP/s", "PFLOP/s"), "TOPS": ("GOPS", "POPS")}
+
+
+def _scale_slip(value: float, low: float, high: float, unit: str) -> str:
+    """The likely slip behind a figure outside ``[low, high]``: a factor of 1,000 in its unit."""
+    smaller, larger = _SCALES[unit]
+    if value > high and low <= value / 1000 <= high:
+        return f"{smaller} typed as {unit}? ({value:g} {smaller} = {value / 1000:g} {unit})"
+    if value < low <= value * 1000 <= high:
+        return f"{larger} typed as {unit}? ({value:g} {larger} = {value * 1000:g} {unit})"
+    return f"check the figure and its unit ({unit})"
+
+
+def _check_plausible(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    """Stop on figures no accelerator has; return the warnings for ones the file confirms.
+
+    Per chip (system totals ÷ ``gpu_count``): memory bandwidth within :data:`PLAUSIBLE_BANDWIDTH_TBPS`,
+    every dense peak at most :data:`MAX_PLAUSIBLE_DENSE_TFLOPS`, the dense FP16/BF16 ridge within
+    :data:`PLAUSIBLE_RIDGE_FLOP_PER_BYTE`; and no tensor rate that looks like its precision's sparse
+    figure (:func:`_sparse_look`). Each stop is one line naming the key, the value and the likely slip.
+    """
+    system_form = "gpu_count" in data
+    gpus: int = data.get("gpu_count", 1)
+    per_chip = " per chip" + (f" ({data['gpu_count']} GPUs share the total: is 'gpu_count' right?)"
+                              if system_form else "")
+    prefix = "system_" if system_form else ""
+    bandwidth_key, fp16_key = f"{prefix}memory_bandwidth_tbps", f"{prefix}dense_fp16_tflops"
+    bandwidth, fp16 = float(data[bandwidth_key]) / gpus, float(data[fp16_key]) / gpus
+    low, high = PLAUSIBLE_BANDWIDTH_TBPS
+    if not low <= bandwidth <= high:
+        raise InputError(f"{where}: {short(bandwidth_key)} {float(data[bandwidth_key]):g} is outside {low:g}-{high:g} "
+                         f"TB/s{per_chip}, where every accelerator's memory lies: "
+                         f"{_scale_slip(bandwidth, low, high, 'TB/s')}")
+    peaks_key = f"{prefix}peaks"
+    rates: list[tuple[str, float, str]] = [(fp16_key, fp16, "TFLOP/s")]
+    for unit, entries in data.get(peaks_key, {}).items():
+        for precision, entry in entries.items():
+            if not _is_no_path(entry):
+                at = f"{peaks_key}.{unit}.{precision}" + (".dense_tflops" if isinstance(entry, dict) else "")
+                dense = float(entry["dense_tflops"] if isinstance(entry, dict) else entry)
+                rates.append((at, dense / gpus, "TOPS" if precision == "int8" else "TFLOP/s"))
+    for at, rate, unit_name in rates:
+        if rate > MAX_PLAUSIBLE_DENSE_TFLOPS:
+            raise InputError(f"{where}: {short(at)} {rate * gpus:g} is above {MAX_PLAUSIBLE_DENSE_TFLOPS:,.0f} "
+                             f"{unit_name}{per_chip}, more than any chip's dense rate: "
+                             f"{_scale_slip(rate, 0.0, MAX_PLAUSIBLE_DENSE_TFLOPS, unit_name)}")
+    ridge = fp16 / bandwidth  # TFLOP/s ÷ TB/s = FLOP/byte
+    low, high = PLAUSIBLE_RIDGE_FLOP_PER_BYTE
+    if not low <= ridge <= high:
+        slip = (f"is {short(fp16_key)} in PFLOP/s ({float(data[fp16_key]):g} PFLOP/s = "
+                f"{float(data[fp16_key]) * 1000:g} TFLOP/s)?" if ridge < low else
+                f"is {short(fp16_key)} in GFLOP/s ({float(data[fp16_key]):g} GFLOP/s = "
+                f"{float(data[fp16_key]) / 1000:g} TFLOP/s)?")
+        raise InputError(f"{where}: {short(fp16_key)} {float(data[fp16_key]):g} over {short(bandwidth_key)} "
+                         f"{float(data[bandwidth_key]):g} puts the FP16/BF16 ridge at {ridge:.3g} FLOP/byte, "
+                         f"{'below' if ridge < low else 'above'} {low if ridge < low else high:,g}, "
+                         f"where no accelerator's lies: {slip}")
+    return _sparse_look(data, where, peaks_key, fp16_key)
+
+
+def _predicted_dense(precision: str, fp16: float, tensor: Mapping[str, float]) -> tuple[float, str] | None:
+    """What the neighbouring precisions predict for a dense tensor rate, and the reasoning: each halving
+    of operand width doubles the matrix rate (TF32 half of FP16, FP8 twice FP16, FP4 twice FP8, INT8
+    as FP8), as every vendor table so far prints. ``None`` for precisions without a neighbour rule."""
+    if precision == "tf32":
+        return fp16 / 2, "half the FP16/BF16 rate"
+    if precision == "fp8":
+        return fp16 * 2, "twice the FP16/BF16 rate"
+    if precision == "fp4":
+        return (tensor["fp8"] * 2, "twice the FP8 rate") if "fp8" in tensor else (fp16 * 4, "4 × the FP16/BF16 rate")
+    if precision == "int8":
+        return (tensor["fp8"], "the FP8 rate") if "fp8" in tensor else (fp16 * 2, "twice the FP16/BF16 rate")
+    return None
+
+
+def _sparse_look(data: dict[str, Any], where: str, peaks_key: str, fp16_key: str) -> tuple[str, ...]:
+    """A tensor rate twice what its neighbours predict, with no ``sparse_tflops`` beside it, is most
+    likely the vendor's 2:4 figure typed as dense: stop, unless the entry says ``confirmed_dense: true``,
+    in which case the rate stands and the returned warning says it is unusual."""
+    fp16 = float(data[fp16_key])
+    entries = data.get(peaks_key, {}).get("tensor", {})
+    tensor = {precision: float(entry["dense_tflops"] if isinstance(entry, dict) else entry)
+              for precision, entry in entries.items() if not _is_no_path(entry)}
+    warnings = []
+    for precision, dense in tensor.items():
+        entry = entries[precision]
+        fields = entry if isinstance(entry, dict) else {}
+        predicted = _predicted_dense(precision, fp16, tensor)
+        if predicted is None or "sparse_tflops" in fields:
+            continue
+        expected, reason = predicted
+        if abs(dense / expected - 2.0) > 2.0 * SPARSE_LOOK_TOLERANCE:
+            continue
+        at = f"{peaks_key}.tensor.{precision}"
+        said = (f"{short(at)} {dense:g} is twice what its neighbours predict ({expected:g}, {reason}), "
+                "as a 2:4 sparse figure is")
+        if fields.get(CONFIRMED_DENSE_KEY) is True:
+            warnings.append(f"{where}: {said}; kept, since the file says {CONFIRMED_DENSE_KEY}: true")
+            continue
+        raise InputError(f"{where}: {said}: the sparse figure typed as dense? Give the dense rate (with "
+                         f"sparse_tflops beside it), or write {CONFIRMED_DENSE_KEY}: true where the part "
+                         "really runs this fast dense")
+    return tuple(warnings)
 
 
 def _check_unique_ids(presets: Iterable[Preset]) -> None:
@@ -819,7 +949,7 @@ def _totals_label(system: str | None, gpus: int) -> str:
     return f"{system + ' totals' if system else 'System totals'} ÷ {gpus} GPU{'' if gpus == 1 else 's'}"
 
 
-def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
+def _build_preset(data: dict[str, Any], preset_id: str, where: str, warnings: tuple[str, ...] = ()) -> Preset:
     sources = tuple(Source(title=item["title"].strip(), url=item["url"].strip()) for item in data["sources"])
     system_form = "gpu_count" in data
     gpus: int = data.get("gpu_count", 1)
@@ -858,6 +988,7 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str) -> Preset:
         peaks=_build_peaks(data, sources),
         **_capacity(data, gpus),
         unit_names={unit: name.strip() for unit, name in data.get("unit_names", {}).items()},
+        warnings=warnings,
     )
 
 

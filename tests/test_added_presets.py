@@ -1,0 +1,202 @@
+"""An author adds two presets (an NVIDIA H200 SXM, an AMD Instinct MI300X, from the vendors' data
+sheets) beside the shipped ones: every check that depends on presets holds for the new folder, and
+the new parts show up wherever a preset should, with the figures their data sheets print."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from ainotes import figures, roofline, tables
+from ainotes.charts import roofline as chart
+from ainotes.cli import main
+from ainotes.hardware import load_presets, preset_schema, validate_paths
+from ainotes.kernels import parse_kernel_spec
+from ainotes.markdown import convert_page
+from ainotes.site import NotesSite
+from preset_support import ADDED, MI300X, presets_with_additions, shipped_ids
+from sitebuild import make_fixture, run_build
+
+KERNELS = ("gemm:8192x8192x8192:bf16", "gemm:8192x8192x8192:fp8", "gemm:8192x8192x8192:fp32",
+           "add:16777216:bf16", "gemm:4096x4096x4096:int8", "gemm:8192x8192x8192:fp8:sparse")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return presets_with_additions(tmp_path_factory.mktemp("added") / "presets")
+
+
+def run(capsys: pytest.CaptureFixture[str], folder: Path, *argv: str) -> tuple[int, str, str]:
+    status = main(["--presets-dir", str(folder), *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def text_of(html_text: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html_text)).split())
+
+
+def test_the_folder_loads_ordered_by_dense_rate_with_the_data_sheet_figures(folder: Path) -> None:
+    presets = load_presets(folder)
+    assert sorted(p.id for p in presets) == sorted({*shipped_ids(), *ADDED})
+    assert [p.id for p in presets if p.warnings] == []  # no plausibility rule questions a real part
+    dense = [p.dense_fp16_tflops for p in presets]
+    assert dense == sorted(dense, reverse=True)
+    by_id = {p.id: p for p in presets}
+    h200, mi300x = by_id["h200"], by_id["mi300x"]
+    # H200 SXM: 989.4 TFLOP/s dense BF16 (1,979 with sparsity), 4.8 TB/s, 141 GB.
+    assert (h200.dense_fp16_tflops, h200.memory_bandwidth_tbps, h200.memory_capacity_gb) == (989.4, 4.8, 141)
+    assert h200.ridge_flop_per_byte() == pytest.approx(206.125)
+    # MI300X: 1,307.4 TFLOP/s dense FP16/BF16, 5.3 TB/s, 192 GB; FP8 2,614.9 dense, 5,229.8 sparse.
+    assert (mi300x.dense_fp16_tflops, mi300x.memory_bandwidth_tbps, mi300x.memory_capacity_gb) == (1307.4, 5.3, 192)
+    assert mi300x.peak_tflops("fp8") == 2614.9 and mi300x.peak_tflops("fp8", sparsity=True) == 5229.8
+    assert mi300x.ridge_flop_per_byte() == pytest.approx(1307.4 / 5.3)
+    assert mi300x.unit_term("tensor") == "Matrix Cores" and mi300x.unit_term("vector") == "stream processors"
+
+
+def test_every_file_validates_and_satisfies_the_schema(folder: Path) -> None:
+    checks = validate_paths([folder])
+    assert [c.error for c in checks if not c.ok] == []
+    assert sorted(c.preset.id for c in checks if c.preset) == sorted({*shipped_ids(), *ADDED})
+    schema = preset_schema()
+    for path in sorted(folder.glob("*.yaml")):
+        jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
+
+
+def test_every_stated_figure_is_consistent(folder: Path) -> None:
+    for preset in load_presets(folder):
+        for path in preset.peaks:
+            if path.dense_tflops is None:
+                continue
+            assert path.source in preset.sources, (preset.id, path.label)
+            if path.printed_sparse_tflops is not None:
+                assert path.printed_sparse_tflops == pytest.approx(2 * path.dense_tflops, rel=1e-3)
+            assert path.peak_tflops(sparsity=True) == pytest.approx(path.dense_tflops * (2 if path.sparse_supported
+                                                                                         else 1))
+
+
+def test_cli_validate_and_presets_list_the_new_parts(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    status, out, err = run(capsys, folder, "validate")
+    assert (status, err) == (0, "")
+    assert f"OK {folder / 'mi300x.yaml'}: mi300x (AMD Instinct MI300X (192 GB HBM3))" in out
+    status, out, err = run(capsys, folder, "presets")
+    assert (status, err) == (0, "")
+    rows = {line.split()[0]: line.split() for line in out.split("\n\n")[0].splitlines()[2:]}
+    assert set(rows) == {*shipped_ids(), *ADDED}
+    assert rows["h200"][-5:] == ["989.4", "1978.8", "4.8", "206.1", "412.3"]
+    assert rows["mi300x"][-5:] == ["1307.4", "2614.8", "5.3", "246.7", "493.4"]
+    status, out, _ = run(capsys, folder, "presets", "--json")
+    records = {p["id"]: p for p in json.loads(out)["presets"]}
+    assert records["mi300x"]["peaks"]["tensor"]["fp8"] == 2614.9
+    assert records["mi300x"]["peaks"]["tensor"]["fp4"] == "not given"
+    assert records["h200"]["peaks"]["tensor"]["fp4"] is None  # no FP4 path on Hopper
+    assert records["mi300x"]["peaks"]["vector"] == {"fp64": 81.7, "fp32": 163.4}
+
+
+def test_cli_kernel_places_each_kernel_on_every_preset(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    presets = {p.id: p for p in load_presets(folder)}
+    for spec in KERNELS:
+        status, out, err = run(capsys, folder, "kernel", spec, "--json")
+        assert (status, err) == (0, ""), spec
+        records = {r["id"]: r for r in json.loads(out)["presets"]}
+        assert set(records) == set(presets)
+        for preset_id, record in records.items():
+            core = roofline.kernel_roof(presets[preset_id], parse_kernel_spec(spec))
+            assert record["bound"] == core.bound, (spec, preset_id)
+            if core.attainable_flops_per_s is not None:
+                assert record["attainable_tflops"] == pytest.approx(core.attainable_flops_per_s / 1e12)
+    status, out, _ = run(capsys, folder, "kernel", "gemm:8192x8192x8192:fp8", "--preset", "mi300x", "--json")
+    (record,) = json.loads(out)["presets"]
+    assert (record["peak_tflops"], record["bound"]) == (2614.9, "compute")
+
+
+def test_tables_and_inline_forms_show_the_new_parts(folder: Path) -> None:
+    presets = load_presets(folder)
+    by_id = {p.id: p for p in presets}
+    table = text_of(tables.presets_table_html(presets))
+    for preset in presets:
+        assert preset.name in table
+    assert "5.3 TB/s" in table and "4.8 TB/s" in table
+    precision = text_of(tables.precision_table_html(presets))
+    assert "2.615 PFLOP/s" in precision  # MI300X FP8, dense
+    kernels = text_of(tables.kernels_table_html([parse_kernel_spec(s) for s in KERNELS], presets))
+    assert "compute roof 2.615 PFLOP/s" in kernels
+    ridges = figures.evaluate("ridges", by_id)
+    assert "AMD Instinct MI300X (192 GB HBM3) at 247 FLOP/byte" in ridges
+    assert "NVIDIA H200 SXM 141 GB at 206 FLOP/byte" in ridges
+    assert figures.evaluate("peak mi300x fp8 sparse", by_id) == "5.23 PFLOP/s"
+
+
+def test_the_roofline_chart_draws_every_roof_of_every_preset(folder: Path) -> None:
+    presets = load_presets(folder)
+    kernels = [parse_kernel_spec(s) for s in KERNELS]
+    spec = chart.roofline_spec(presets, kernels=kernels)
+    ceilings = {(row["r"], row["p"]): row for row in spec["datasets"]["ceilings"]}
+    marks = {(row["k"], row["p"]): row for row in spec["datasets"]["kernels"]}
+    for preset in presets:
+        for unit, precision, path in preset.all_paths():
+            row = ceilings.get((f"{unit}:{precision}", preset.id))
+            if path is None or path.dense_tflops is None:
+                assert row is None
+            else:
+                assert row is not None and row["peak"] == pytest.approx(path.dense_tflops * 1e12)
+        for number, kernel in enumerate(kernels, start=1):
+            core = roofline.kernel_roof(preset, kernel)
+            if core.attainable_flops_per_s is None:
+                assert (number, preset.id) not in marks
+            else:
+                assert marks[(number, preset.id)]["y"] == core.attainable_flops_per_s
+
+
+def test_pages_built_from_the_folder_show_the_new_parts(folder: Path) -> None:
+    site = NotesSite(folder)
+    page = ("# GPUs\n\n{{ ridge mi300x }} and {{ ridges fp8 }}.\n\n```presets-table\n```\n\n"
+            "```kernels-table\nkernels: [gemm:8192x8192x8192:fp8]\n```\n\n```roofline\nid: all\n```\n")
+    out = convert_page(site, page, "gpus.md", "gpus/")
+    text = text_of(out)
+    assert text.startswith("GPUs 247 FLOP/byte and ")
+    assert "AMD Instinct MI300X (192 GB HBM3) at 493 FLOP/byte" in text  # 2,614.9 / 5.3
+    assert "NVIDIA H200 SXM 141 GB" in text
+    assert site.charts["all"].about["presets"] == [p.id for p in load_presets(folder)]  # every preset, in order
+
+
+@pytest.mark.build
+def test_a_site_built_with_the_folder_names_the_new_parts(tmp_path: Path, folder: Path) -> None:
+    page = ("# Home\n\nRidges: {{ ridges }}.\n\n```presets-table\n```\n\n```roofline\nid: gpus\n"
+            "kernels: [gemm:8192x8192x8192:fp8]\n```\n")
+    project = make_fixture(tmp_path / "project", {"index.md": page},
+                           {p.stem: p.read_text(encoding="utf-8") for p in folder.glob("*.yaml")})
+    build = run_build(project)
+    assert build.returncode == 0, build.output
+    home = text_of(build.page(""))
+    assert "AMD Instinct MI300X (192 GB HBM3) at 247 FLOP/byte" in home
+    assert "NVIDIA H200 SXM 141 GB at 206 FLOP/byte" in home
+    manifest = json.loads((build.site / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    (gpus,) = [c for c in manifest["charts"] if c["id"] == "gpus"]
+    assert set(ADDED) <= set(gpus["presets"])
+    spec = (build.site / "embed" / gpus["files"]["json"]).read_text(encoding="utf-8")
+    assert "AMD Instinct MI300X (192 GB HBM3)" in spec and "NVIDIA H200 SXM 141 GB" in spec
+
+
+@pytest.mark.build
+def test_a_slip_stops_the_strict_build_and_a_confirmed_figure_does_not(tmp_path: Path) -> None:
+    page = {"index.md": "# Home\n\nFP8 ridge {{ ridge mi300x fp8 }}.\n"}
+    slip = MI300X.replace("memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 5300")
+    build = run_build(make_fixture(tmp_path / "slip", page, {"mi300x": slip}))
+    assert build.returncode != 0
+    errors = [line for line in build.output.splitlines() if line.startswith("ERROR")]
+    assert errors == [f"ERROR   -  {tmp_path / 'slip' / 'presets' / 'mi300x.yaml'}: 'memory_bandwidth_tbps' 5300 is "
+                      "outside 0.05-100 TB/s per chip, where every accelerator's memory lies: GB/s typed as TB/s? "
+                      "(5300 GB/s = 5.3 TB/s)"]
+    confirmed = MI300X.replace("    fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}\n",
+                               "    fp8: {dense_tflops: 5229.8, confirmed_dense: true}\n")
+    build = run_build(make_fixture(tmp_path / "confirmed", page, {"mi300x": confirmed}))
+    assert build.returncode == 0, build.output
+    assert "'peaks.tensor.fp8' 5229.8 is twice what its neighbours predict" in build.output  # said, not fatal
+    assert "FP8 ridge 987 FLOP/byte" in text_of(build.page(""))  # 5,229.8 / 5.3
