@@ -26,6 +26,7 @@ line naming the file and the key. The id is the file's stem and may hold dots
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Iterable
@@ -292,7 +293,9 @@ def _check_model_document(data: Any, where: str) -> None:
     allowed = (*REQUIRED_KEYS, *OPTIONAL_KEYS)
     for key in data:
         if key not in allowed:
-            raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {', '.join(allowed)}")
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {', '.join(allowed)}")
     for key in REQUIRED_KEYS:
         if key not in data:
             raise InputError(f"{where}: missing required key {short(key)}")
@@ -319,8 +322,9 @@ def _check_model_values(data: dict[str, Any], where: str) -> None:
 
 def _check_whole(where: str, key: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        hint = " (a whole number)" if isinstance(value, float) and not isinstance(value, bool) else ""
-        raise InputError(f"{where}: {short(key)} must be a whole number{hint}, not {_kind(value)}: {short(value)}")
+        # 96.0 or 1e3: YAML reads a dot or an exponent as a fraction, even when it is whole.
+        hint = f" (write {value:.0f})" if isinstance(value, float) and value.is_integer() else ""
+        raise InputError(f"{where}: {short(key)} must be a whole number, not {_kind(value)}: {short(value)}{hint}")
     high = INTEGER_KEYS[key]
     if not 1 <= value <= high:
         raise InputError(f"{where}: {short(key)} must be between 1 and {high:,}: {short(value)}")
