@@ -311,3 +311,80 @@ def test_a_token_uses_at_most_every_parameter(model: ModelPreset) -> None:
     if model.experts is not None and model.active_experts is not None and model.active_experts < model.experts:
         assert model.active_params < model.params
     assert count_params(model) == model.params
+
+
+# --- the command line ----------------------------------------------------------------------
+
+FIXTURE_PRESETS = FIXTURES.parent  # tests/fixtures: its models/ folder is the presets' models folder
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from ainotes.cli import main
+
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_models_json_gives_counts_architecture_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    status, out, err = _cli(capsys, "--presets-dir", str(FIXTURE_PRESETS), "models", "--json")
+    assert (status, err) == (0, "")
+    records = {r["id"]: r for r in json.loads(out)["models"]}
+    assert set(records) == set(PUBLISHED)
+    for model_id, (published, _) in PUBLISHED.items():
+        record = records[model_id]
+        assert record["published_params"] == published
+        assert abs(record["params"] / published - 1) <= 0.01
+    mixtral = records["mixtral-8x7b"]
+    assert _round(mixtral["active_params"], 3) == MIXTRAL_ACTIVE
+    assert (mixtral["experts"], mixtral["active_experts"], mixtral["d_ff"]) == (8, 2, 14_336)
+    palm = records["palm-540b"]
+    assert (palm["kv_heads"], palm["head_dim"], palm["mlp"], palm["tied_embeddings"]) == (1, 256, "swiglu", True)
+    assert palm["sources"][0]["url"] == "https://arxiv.org/abs/2204.02311"
+
+
+def test_models_table(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _cli(capsys, "--presets-dir", str(FIXTURE_PRESETS), "models")
+    assert (status, err) == (0, "")
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0] in PUBLISHED}
+    assert list(rows)[:2] == ["palm-540b", "llama-3.1-405b"] and len(rows) == 7
+    assert rows["mixtral-8x7b"].split()[-8:] == ["46.70", "B", "12.88", "B", "46.7", "B", "+0.01", "%"]
+    assert rows["llama-3.1-70b"].split()[-8:-4] == ["70.55", "B", "70.55", "B"]
+
+
+def test_models_with_a_bad_file_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    shutil.copytree(FIXTURES, folder)
+    bad = _write(folder, _changed(published_params=13.0), "tiny.yaml")
+    status, out, err = _cli(capsys, "--presets-dir", str(tmp_path), "models")
+    assert (status, out) == (2, "")
+    assert err == (f"ainotes models: {bad}: 'published_params' is a count of parameters, not billions: 13.0 "
+                   "(write 13e9 for 13 B)\n")
+
+
+def test_validate_checks_model_files_folders_and_a_presets_models_subfolder(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    shutil.copytree(FIXTURES, folder)
+    status, out, err = _cli(capsys, "validate", str(folder))
+    assert (status, err) == (0, "")
+    assert f"OK {folder / 'palm-540b.yaml'}: model palm-540b (PaLM 540B, 540.36 B parameters)" in out
+    assert out.splitlines()[-1] == "7 OK, 0 with errors"
+
+    bad = _write(folder, _changed(kv_heads=16), "odd-heads.yaml")
+    status, out, err = _cli(capsys, "validate", str(bad))
+    assert status == 2
+    assert err == (f"ainotes validate: {bad}: 'heads' (40) must be a multiple of 'kv_heads' (16): each key/value "
+                   "head serves a whole group of query heads\n")
+    assert out.splitlines()[-1] == "0 OK, 1 with errors"
+
+    (tmp_path / "gpu.yaml").write_text(
+        "name: Test GPU\ndense_fp16_tflops: 100\nmemory_bandwidth_tbps: 2\n"
+        "sources:\n  - title: Vendor table\n    url: https://example.com/spec\n", encoding="utf-8")
+    status, out, err = _cli(capsys, "validate", str(tmp_path))  # a presets folder: GPUs, then its models/
+    assert status == 2
+    assert f"OK {tmp_path / 'gpu.yaml'}: gpu (Test GPU)" in out
+    assert err.count("\n") == 1 and err.startswith(f"ainotes validate: {bad}: ")
+    assert out.splitlines()[-1] == "8 OK, 1 with errors"

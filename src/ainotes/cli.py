@@ -159,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
 
     _add_mfu(commands, common)
+    _add_models(commands, common)
 
     roofline = commands.add_parser(
         "roofline", parents=[common], help="draw a roofline chart to a file",
@@ -384,6 +385,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for given in args.paths or [_presets_dir(args)]:
         path = Path(given)
         link_files: list[Path] = []
+        if _model_outcomes(path, outcomes, whole=True):
+            continue
         if path.is_file() and links.is_link_path(path):
             link_files = [path]
         else:
@@ -398,6 +401,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for link_check in links.validate_link_files(link_files):
             outcomes.append((f"{link_check.path}: link {link_check.link.id} ({link_check.link.name})", None)
                             if link_check.link is not None else ("", link_check.error))
+        _model_outcomes(path, outcomes, whole=False)
     for ok, error in outcomes:
         if error is None:
             print(f"OK {ok}")
@@ -406,6 +410,64 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     failed = sum(1 for _, error in outcomes if error is not None)
     print(f"{len(outcomes) - failed} OK, {failed} with errors")
     return EXIT_USER_ERROR if failed else 0
+
+
+def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole: bool) -> bool:
+    """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
+    file or a ``models/`` folder (then True: nothing else to check there); else the
+    ``models/`` subfolder of a presets folder, when it has one."""
+    from ainotes import models
+
+    if whole:
+        if path.is_file() and models.is_model_path(path):
+            files: list[Path] = [path]
+        elif path.is_dir() and path.name == models.MODELS_SUBDIR:
+            folder = path
+        else:
+            return False
+    elif path.is_dir() and (path / models.MODELS_SUBDIR).is_dir():
+        folder = path / models.MODELS_SUBDIR
+    else:
+        return False
+    if not (whole and path.is_file()):
+        try:
+            files = list(models.model_files(folder))
+        except InputError as exc:
+            outcomes.append(("", str(exc)))
+            return True
+    for check in models.validate_model_files(files):
+        model = check.model
+        outcomes.append((f"{check.path}: model {model.id} ({model.name}, {model.params / 1e9:.2f} B parameters)", None)
+                        if model is not None else ("", check.error))
+    return True
+
+
+def _add_models(commands: Any, common: argparse.ArgumentParser) -> None:
+    models = commands.add_parser(
+        "models", parents=[common], help="list the model presets and their parameter counts",
+        description="List the model presets in <presets dir>/models: parameters counted from each architecture "
+        "(all experts, and the active ones a token uses), the published count and how far apart they are "
+        "(the loader refuses more than 1 %).",
+    )
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    models.set_defaults(handler=_cmd_models)
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from ainotes.models import default_models_dir, load_models
+
+    models = load_models(default_models_dir(_presets_dir(args)))
+    if args.json:
+        print(json.dumps({"models": [m.record() for m in models]}, indent=2, ensure_ascii=False))
+        return 0
+    header = ["id", "name", "params", "active params", "published", "difference"]
+    rows = [[m.id, m.name, f"{m.params / 1e9:.2f} B", f"{m.active_params / 1e9:.2f} B",
+             f"{m.published_params / 1e9:g} B", f"{m.params_difference * 100:+.2f} %"] for m in models]
+    print(_table(header, rows, right={2, 3, 4, 5}))
+    print()
+    print("params: counted from the architecture (embeddings included; all experts of a mixture); active: what one")
+    print("token uses; difference: counted against published, within ±1 % or the file does not load.")
+    return 0
 
 
 def _flag(key: str) -> str:

@@ -64,6 +64,9 @@ REQUIRED_KEYS = ("name", "layers", "d_model", "heads", "kv_heads", "head_dim", "
                  "tied_embeddings", "published_params", "sources")
 OPTIONAL_KEYS = ("notes", "experts", "active_experts", "biases", "learned_positions", "published_active_params")
 MAX_PARAMS = 1e15
+# The keys that describe the architecture, in the order tables and JSON list them.
+ARCHITECTURE_KEYS = ("layers", "d_model", "heads", "kv_heads", "head_dim", "d_ff", "vocab", "mlp",
+                     "tied_embeddings", "experts", "active_experts", "biases", "learned_positions")
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,34 @@ class ModelPreset:
     def embedding_params(self) -> int:
         """Input embedding V·h, plus the output head V·h when it is not tied, plus learned positions."""
         return self.vocab * self.d_model * (1 if self.tied_embeddings else 2) + self.learned_positions * self.d_model
+
+    @property
+    def params_difference(self) -> float:
+        """How far the counted parameters sit from the published count, as a fraction (+0.001 = 0.1 % more)."""
+        return self.params / self.published_params - 1.0
+
+    @property
+    def active_params_difference(self) -> float | None:
+        """The same for the active count, where the file gives ``published_active_params``."""
+        if self.published_active_params is None:
+            return None
+        return self.active_params / self.published_active_params - 1.0
+
+    def record(self) -> dict[str, Any]:
+        """The model as JSON-ready data (``ainotes models --json``): the counts, every architecture
+        key, the sources and the file it came from."""
+        return {
+            "id": self.id, "name": self.name,
+            "params": self.params, "active_params": self.active_params,
+            "published_params": self.published_params, "params_difference": self.params_difference,
+            "published_active_params": self.published_active_params,
+            "active_params_difference": self.active_params_difference,
+            "embedding_params": self.embedding_params,
+            **{key: getattr(self, key) for key in ARCHITECTURE_KEYS},
+            "notes": self.notes,
+            "sources": [{"title": s.title, "url": s.url} for s in self.sources],
+            "path": self.file,
+        }
 
     @property
     def q_dim(self) -> int:
