@@ -1,12 +1,15 @@
 """Model presets: the counts against the papers' published numbers, one-line errors for every
 kind of bad file, and how the count moves with the architecture.
 
-The seven models come from tests/fixtures/models/ (copies of the shipped files), so a change
+The seven models come from tests/fixtures/presets/models/ (copies of the shipped files), so a change
 to presets/models/ changes no verdict here; one test loads whatever presets/models/ ships.
 """
 
 from __future__ import annotations
 
+import html
+import json
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -16,8 +19,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ainotes.cli import main
 from ainotes.errors import InputError
 from ainotes.hardware import Source
+from ainotes.markdown import convert_page
 from ainotes.models import (
     ModelPreset,
     count_params,
@@ -27,9 +32,10 @@ from ainotes.models import (
     model_by_id,
     validate_model_files,
 )
+from ainotes.site import NotesSite
 from sitebuild import REPO
 
-FIXTURES = Path(__file__).parent / "fixtures" / "models"
+FIXTURES = Path(__file__).parent / "fixtures" / "presets" / "models"
 MODELS = {m.id: m for m in load_models(FIXTURES)}
 
 # The papers' counts (FACTS, "Model architectures"), typed here rather than read from the files,
@@ -315,20 +321,16 @@ def test_a_token_uses_at_most_every_parameter(model: ModelPreset) -> None:
 
 # --- the command line ----------------------------------------------------------------------
 
-FIXTURE_PRESETS = FIXTURES.parent  # tests/fixtures: its models/ folder is the presets' models folder
+FIXTURE_PRESETS = FIXTURES.parent  # tests/fixtures/presets: two GPU presets and models/
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from ainotes.cli import main
-
     status = main(list(argv))
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
 
 def test_models_json_gives_counts_architecture_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
-    import json
-
     status, out, err = _cli(capsys, "--presets-dir", str(FIXTURE_PRESETS), "models", "--json")
     assert (status, err) == (0, "")
     records = {r["id"]: r for r in json.loads(out)["models"]}
@@ -388,3 +390,111 @@ def test_validate_checks_model_files_folders_and_a_presets_models_subfolder(
     assert f"OK {tmp_path / 'gpu.yaml'}: gpu (Test GPU)" in out
     assert err.count("\n") == 1 and err.startswith(f"ainotes validate: {bad}: ")
     assert out.splitlines()[-1] == "8 OK, 1 with errors"
+
+
+# --- in pages: the models-table fence and the inline forms ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def site() -> NotesSite:
+    return NotesSite(FIXTURE_PRESETS)
+
+
+def _page(site: NotesSite, text: str) -> str:
+    return convert_page(site, text, "models.md", "models/")
+
+
+def _text(html_text: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", html_text))
+
+
+def _page_error(site: NotesSite, text: str) -> str:
+    with pytest.raises(InputError) as info:
+        _page(site, text)
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def test_the_models_table_lists_every_model_with_counts_architecture_and_sources(site: NotesSite) -> None:
+    out = _page(site, "# Models\n\n```models-table\n```\n")
+    rows = re.findall(r"<tr>(.*?)</tr>", out)[1:]
+    assert len(rows) == 7
+    by_id = {re.search(r"<code>([^<]+)</code>", row).group(1): _text(row) for row in rows}  # type: ignore[union-attr]
+    assert list(by_id)[:2] == ["palm-540b", "llama-3.1-405b"]  # largest first
+    assert "published 70.6 B" in by_id["llama-3.1-70b"] and "64 query heads of 128; 8 key/value heads" in \
+        by_id["llama-3.1-70b"]
+    assert "1 key/value head (multi-query)" in by_id["palm-540b"]
+    assert "published 540.35 B" in by_id["palm-540b"]
+    mixtral = " ".join(by_id["mixtral-8x7b"].split())
+    assert "12.88 B active" in mixtral and "published 46.7 B / 12.9 B" in mixtral
+    assert "8 × d_ff 14,336, 2 per token" in mixtral
+    assert '<a href="https://arxiv.org/abs/2204.02311" rel="noopener">' in out
+    assert "checked within 1 % of the published count" in _text(out)
+
+
+def test_the_models_table_can_name_its_models(site: NotesSite) -> None:
+    out = _page(site, "```models-table\nmodels: [llama-3.1-8b, mixtral-8x7b, llama-3.1-8b]\n```\n")
+    assert re.findall(r"<code>([^<]+)</code>", out) == ["llama-3.1-8b", "mixtral-8x7b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("# T\n\n```models-table\nmodels: [llama-3.1-8b, h100]\n```\n",
+         "models.md:4: 'models': unknown model 'h100'; known models: gpt-3-175b, llama-2-13b,"),
+        ("# T\n\n```models-table\nmodels: 3\n```\n", "models.md:4: 'models' must be a list of model ids or 'all': 3"),
+        ("# T\n\n```models-table\nmodels: []\n```\n", "models.md:4: 'models' must be a list of model ids or 'all'"),
+        ("# T\n\n```models-table\nmodel: [palm-540b]\n```\n",
+         "models.md:4: unknown key 'model' in models-table fence (allowed: models)"),
+        ("x\n\n{{ params }}\n", "models.md:3: 'params' needs a model id: {{ params MODEL [PART] [UNIT] [digits=N] }}"),
+        ("{{ params llama-9 }}\n", "models.md:1: unknown model 'llama-9'; known models: gpt-3-175b,"),
+        ("{{ params palm-540b activ }}\n", "models.md:1: 'params' does not take 'activ' (allowed: a part, total, "
+                                          "active, published, embeddings, non-embedding; a unit, B, M, billion, "
+                                          "exact; digits=); did you mean 'active'?"),
+        ("{{ params palm-540b active total }}\n", "models.md:1: 'params' takes one part: 'active total'"),
+        ("{{ params palm-540b B M }}\n", "models.md:1: 'params' takes one unit: 'B M'"),
+        ("{{ params palm-540b digits=9 }}\n", "models.md:1: digits= must be a whole number from 1 to 6: '9'"),
+        ("{{ params palm-540b unit=B }}\n", "models.md:1: 'params' does not take unit= (allowed: digits=); a part"),
+        ("{{ model-name palm-540b big }}\n", "models.md:1: 'model-name' does not take 'big' (allowed: nothing more)"),
+        ("{{ model-name }}\n", "models.md:1: 'model-name' needs a model id"),
+        ("{{ models all }}\n", "models.md:1: 'models' does not take 'all' (allowed: nothing more)"),
+    ],
+)
+def test_page_errors_name_the_page_and_line(site: NotesSite, text: str, message: str) -> None:
+    assert _page_error(site, text).startswith(message)
+
+
+def test_inline_forms_give_the_published_figures(site: NotesSite) -> None:
+    out = _text(_page(site, (
+        "{{ params llama-3.1-70b }}; {{ params llama-3.1-405b digits=4 }}; {{ params mixtral-8x7b }}; "
+        "{{ params mixtral-8x7b active }}; {{ params palm-540b published digits=5 }}; "
+        "{{ params llama-2-13b billion }}; {{ model-name llama-3.1-8b }}\n"
+    ))).split("; ")
+    assert [part.strip() for part in out] == ["70.6 B", "405.9 B", "46.7 B", "12.9 B", "540.35 B", "13 billion",
+                                              "Llama 3.1 8B"]
+
+
+def test_every_digit_and_the_parts_of_a_count(site: NotesSite) -> None:
+    exact = _text(_page(site, "{{ params llama-3.1-8b exact }}\n")).strip()
+    assert re.fullmatch(r"\d{1,3}(,\d{3})+", exact) and abs(int(exact.replace(",", "")) / 8.03e9 - 1) < 0.01
+    # Llama 3.1 8B: two 128,256 × 4,096 matrices (input and output) are 1.05 B of its 8.03 B.
+    parts = _text(_page(site, "{{ params llama-3.1-8b embeddings }} + {{ params llama-3.1-8b non-embedding }}\n"))
+    assert parts.split() == ["1.05", "B", "+", "6.98", "B"]
+    assert _text(_page(site, "{{ params llama-3.1-8b M }}\n")).strip() == "8,030 M"
+
+
+def test_the_models_in_words(site: NotesSite) -> None:
+    out = _text(_page(site, "{{ models }}\n")).strip()
+    assert out.startswith("PaLM 540B, Llama 3.1 405B, ") and out.endswith(" and Llama 3.1 8B")
+    assert all(model.name in out for model in MODELS.values())
+
+
+def test_a_model_name_is_escaped_in_the_table(tmp_path: Path) -> None:
+    shutil.copy(FIXTURE_PRESETS / "h100.yaml", tmp_path)
+    (tmp_path / "models").mkdir()
+    data = _changed(name="<b>Odd</b> & co")
+    data["sources"] = [{"title": "<i>t</i>", "url": "https://example.com/?a=1&b=<2>"}]
+    _write(tmp_path / "models", data, "odd.yaml")
+    out = _page(NotesSite(tmp_path), "```models-table\n```\n\n{{ model-name odd }}\n")
+    assert "<b>Odd" not in out and "&lt;b&gt;Odd&lt;/b&gt; &amp; co" in out and "<i>t" not in out
+    assert 'href="https://example.com/?a=1&amp;b=&lt;2&gt;"' in out

@@ -57,6 +57,7 @@ from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.jobs import JOB_FIELDS, TrainingJob
+from ainotes.model_notes import FORMS as MODEL_FORMS
 
 
 def mathml(latex: str, *, block: bool) -> str:
@@ -70,6 +71,7 @@ def mathml(latex: str, *, block: bool) -> str:
 # Forms of the later chapters (models, memory, inference): name → form(args, options, context),
 # each module's FORMS merged here, one line per module.
 CHAPTER_FORMS: dict[str, Form] = {}
+CHAPTER_FORMS.update(MODEL_FORMS)
 
 
 def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,
