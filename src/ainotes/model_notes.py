@@ -14,7 +14,15 @@ and raises at the line of the ``models`` key. Every number comes from :mod:`aino
                                                N significant figures, 1 to 6 (default 3)
 ``{{ model-name MODEL }}``                     the model's display name
 ``{{ models }}``                               every model's name, in words
+``{{ mfu KEY=VALUE ... }}``                    MFU of a training job (:class:`ainotes.jobs.TrainingJob`:
+                                               ``params=`` or ``model=``), e.g. ``46.2 %``
+``{{ hfu KEY=VALUE ... }}``                    HFU of the same job (``recompute=``)
+``{{ flops-per-token KEY=VALUE ... }}``        model FLOPs per token
+``{{ train-time KEY=VALUE ... }}``             :func:`ainotes.cost_notes.train_time`, with ``model=``
 =============================================  ===========================================
+
+The job forms live here because a job may name a model (``model=palm-540b seq_len=2048``),
+which only a :class:`~ainotes.formcontext.FormContext` can look up.
 """
 
 from __future__ import annotations
@@ -25,11 +33,12 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
 
-from ainotes import checks, units
+from ainotes import checks, cost_notes, units
 from ainotes.directives import Fence, _load_body, _Reader
 from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext
 from ainotes.hardware import Preset, item_by_id
+from ainotes.jobs import COUNT_FIELDS, JOB_FIELDS, ModelsLoader, TrainingJob, model_count
 from ainotes.models import ModelPreset
 from ainotes.tables import _table, safe_link
 from ainotes.textcheck import short
@@ -243,8 +252,60 @@ def models_form(args: list[str], options: dict[str, str], context: FormContext) 
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+# --- training jobs that may name a model: mfu, hfu, flops-per-token, train-time -----------------
+
+_UTILIZATION_FIELDS = tuple(key for key in JOB_FIELDS if key != "tokens")  # tokens: only for time to train
+
+
+def _models_loader(context: FormContext) -> ModelsLoader | None:
+    return context.models if context.models_loader is not None else None
+
+
+def _job(form: str, args: list[str], options: dict[str, str], context: FormContext) -> TrainingJob:
+    """The job of a ``{{ mfu ... }}``-style form (:class:`ainotes.jobs.TrainingJob`), strict about its words."""
+    allowed = ", ".join(f"{key}=" for key in _UTILIZATION_FIELDS)
+    if args:
+        raise InputError(f"'{form}' does not take {short(args[0])} (allowed: {allowed})")
+    for key in options:
+        if key not in _UTILIZATION_FIELDS:
+            raise InputError(f"'{form}' does not take {key}= (allowed: {allowed})")
+    return TrainingJob.from_fields(options, context.presets, label=lambda key: f"{key}=",
+                                   models=_models_loader(context))
+
+
+def mfu_form(args: list[str], options: dict[str, str], context: FormContext) -> str:
+    """``{{ mfu KEY=VALUE ... }}``: the job's MFU, e.g. ``46.2 %``."""
+    return units.percent(_job("mfu", args, options, context).utilization().mfu)
+
+
+def hfu_form(args: list[str], options: dict[str, str], context: FormContext) -> str:
+    """``{{ hfu KEY=VALUE ... }}``: the job's HFU (counting what ``recompute=`` runs again)."""
+    return units.percent(_job("hfu", args, options, context).utilization().hfu)
+
+
+def flops_per_token_form(args: list[str], options: dict[str, str], context: FormContext) -> str:
+    """``{{ flops-per-token KEY=VALUE ... }}``: model FLOPs per token, e.g. ``3.278 TFLOP``."""
+    return units.si(_job("flops-per-token", args, options, context).utilization().model_flops_per_token, "FLOP")
+
+
+def train_time_form(args: list[str], options: dict[str, str], context: FormContext) -> str:
+    """``{{ train-time ... }}`` (:func:`ainotes.cost_notes.train_time`), which may name ``model=``
+    (with ``seq_len=`` and ``embeddings=``) instead of ``params=`` and ``layers= heads= head_dim=``."""
+    if "model" in options or "embeddings" in options:
+        count = model_count(options, _models_loader(context), label=lambda key: f"{key}=")
+        options = {key: value for key, value in options.items() if key not in COUNT_FIELDS}
+        options["params"] = repr(count.params)
+        for key, value in (count.attention or {}).items():
+            options[key] = str(value)
+    return cost_notes.train_time(args, options, context.presets, context.links_loader)
+
+
 FORMS: dict[str, Form] = {
     "params": params_form,
     "model-name": model_name_form,
     "models": models_form,
+    "mfu": mfu_form,
+    "hfu": hfu_form,
+    "flops-per-token": flops_per_token_form,
+    "train-time": train_time_form,
 }

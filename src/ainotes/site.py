@@ -467,7 +467,7 @@ def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest
 
 
 def _draw_mfu_table(site: NotesSite, request: directives.MfuTableRequest, page: Page) -> Drawn:
-    return Drawn(tables.mfu_table_html(request.jobs, site.presets_by_id))
+    return Drawn(tables.mfu_table_html(request.resolve(site.models), site.presets_by_id))
 
 
 def _draw_kernels_table(site: NotesSite, request: directives.KernelsTableRequest, page: Page) -> Drawn:

@@ -141,14 +141,17 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
             layers=job.layers, heads=job.heads, head_dim=job.head_dim, seq_len=job.seq_len,
             recompute=job.recompute,
         )
+        # Which N and which attention term the row counts (a model's, or as typed), beside the figures.
+        params_note, flops_note = (getattr(job, key, None) for key in ("params_convention", "attention_convention"))
         rows.append([
             escape(job.name),
             f"<strong>{escape(units.percent(result.mfu))}</strong>",
             escape(units.percent(result.hfu)),
-            escape(units.count(job.params)),
+            escape(units.count(job.params)) + (f"<br><small>{escape(params_note)}</small>" if params_note else ""),
             escape(units.si(job.tokens_per_second, "tokens/s")),
             f"{job.gpus:,} × {peak_text}",
-            escape(units.si(result.model_flops_per_token, "FLOP")),
+            escape(units.si(result.model_flops_per_token, "FLOP"))
+            + (f"<br><small>{escape(flops_note)}</small>" if flops_note else ""),
             escape(job.recompute),
             _train_time_cell(job, result, peak),
         ])
