@@ -131,12 +131,16 @@ def _models() -> dict:
 
 
 def test_the_palm_row_names_its_model_and_chip_and_gives_the_papers_46_2_percent(site: NotesSite) -> None:
-    out = _page(site, f"```mfu-table\njobs:\n{PALM_MODEL_ROW}```\n")
+    typed = "  - name: typed\n    params: 7e9\n    tokens_per_second: 3e6\n    gpus: 1024\n    preset: h100\n"
+    out = _page(site, f"```mfu-table\njobs:\n{PALM_MODEL_ROW}{typed}```\n")
     row = _text(re.findall(r"<tr>(.*?)</tr>", out)[1])
     assert row.startswith("PaLM 540B 46.2 % 46.2 % 540.4 billion")
     assert "6,144 × 275 TFLOP/s BF16 tpu-v4" in row  # the chip's peak from its preset, not typed
-    assert "palm-540b: every parameter, embeddings included" in row
-    assert "6N + 12·L·H·Q·S: L 118, H 48 query heads, Q 256 (L, H, Q from palm-540b), S 2,048" in row
+    # Under the table, what each row counts.
+    key = _text(out.split('class="ainotes-table-key">')[1].split("</p>")[0])
+    assert key == ("What each row counts as N and model FLOPs per token: PaLM 540B: palm-540b: every parameter, "
+                   "embeddings included; 6N + 12·L·H·Q·S: L 118, H 48 query heads, Q 256 (L, H, Q from palm-540b), "
+                   "S 2,048. typed: N as given; 6N, no attention term.")
 
 
 def test_the_inline_forms_take_a_model(site: NotesSite) -> None:

@@ -151,17 +151,16 @@ def draw_models_table(site: NotesSite, request: ModelsTableRequest, page: Page) 
 
 
 def models_table_html(models: Sequence[ModelPreset]) -> str:
-    """One row per model, three columns so that the table fits a phone: the model (name, id,
-    sources), its parameters (counted; active for a mixture; published and how far apart; the
-    embeddings' share) and its architecture in words."""
+    """One row per model in two columns, so that the table reads on a phone: the model (name, id,
+    its counted parameters, active ones for a mixture, the published count and how far apart, the
+    embeddings' share), then its architecture in words and its sources."""
     rows = []
     for model in models:
-        sources = "<br>".join(f"[{n}] {safe_link(s.title, s.url)}" for n, s in enumerate(model.sources, start=1))
-        counted = f"<strong>{escape(params_text(model.params, digits=4))}</strong>"
+        counted = f"<strong>{escape(params_text(model.params, digits=4))}</strong> parameters"
         published = params_text(model.published_params, digits=5)
         difference = _difference(model.params_difference)
         if model.is_moe:
-            counted += f" total<br>{escape(params_text(model.active_params, digits=4))} active"
+            counted += f", {escape(params_text(model.active_params, digits=4))} active"
             if model.published_active_params is not None and model.active_params_difference is not None:
                 published += f" / {params_text(model.published_active_params, digits=5)}"
                 difference += f" / {_difference(model.active_params_difference)}"
@@ -169,14 +168,15 @@ def models_table_html(models: Sequence[ModelPreset]) -> str:
                         mlp_words(model), embedding_words(model)]
         if model.biases:
             architecture.append("biases in linear layers and norms")
+        sources = "<br>".join(f"[{n}] {safe_link(s.title, s.url)}" for n, s in enumerate(model.sources, start=1))
         rows.append([
-            f"{escape(model.name)}<br><code>{escape(model.id)}</code><br><small class=\"ainotes-sources\">"
-            f"{sources}</small>",
-            f"{counted}<br><small>published {escape(published)} ({escape(difference)})"
-            f"<br>embeddings {escape(params_short(model.embedding_params))}</small>",
-            "<small>" + "<br>".join(escape(line) for line in architecture) + "</small>",
+            f"{escape(model.name)}<br><code>{escape(model.id)}</code><br>{counted}<br><small>published "
+            f"{escape(published)} ({escape(difference)}); embeddings {escape(params_short(model.embedding_params))}"
+            "</small>",
+            "<small>" + "<br>".join(escape(line) for line in architecture) + "</small>"
+            f'<br><small class="ainotes-sources">{sources}</small>',
         ])
-    head = ["model", "parameters", "architecture"]
+    head = ["model and parameters", "architecture and sources"]
     table = _table(head, rows, "ainotes-models", numeric_from=len(head))
     key = ("Parameters are counted from the architecture (embeddings included; every expert of a mixture) "
            "and checked within 1 % of the published count.")
