@@ -75,11 +75,13 @@ def test_validate_shipped_presets(capsys: pytest.CaptureFixture[str]) -> None:
     out, err = capsys.readouterr()
     assert (status, err) == (0, "")
     oks = [line for line in out.splitlines() if line.startswith("OK ")]
-    gpus = [line.split(": ", 1)[1].split(" ", 1)[0] for line in oks if ": link " not in line]
+    gpus = [line.split(": ", 1)[1].split(" ", 1)[0] for line in oks if ": link " not in line and ": model " not in line]
     assert sorted(gpus) == list(shipped_ids())  # every GPU file in presets/
     links = sorted(p.stem for p in (SHIPPED_PRESETS / "links").glob("*.yaml"))
     assert sorted(line.split(": link ", 1)[1].split(" ", 1)[0] for line in oks if ": link " in line) == links
-    assert out.splitlines()[-1] == f"{len(gpus) + len(links)} OK, 0 with errors"
+    models = sorted(p.stem for p in (SHIPPED_PRESETS / "models").glob("*.yaml"))
+    assert sorted(line.split(": model ", 1)[1].split(" ", 1)[0] for line in oks if ": model " in line) == models
+    assert out.splitlines()[-1] == f"{len(gpus) + len(links) + len(models)} OK, 0 with errors"
 
 
 def test_validate_a_link_file_checks_it_as_a_link(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from ainotes.hardware import (
     preset_by_id,
     validate_paths,
 )
-from ainotes.jobs import ATTENTION_FIELDS, JOB_FIELDS, TrainingJob
+from ainotes.jobs import COUNT_FIELDS, JOB_FIELDS, TrainingJob, model_count
 from ainotes.jobs import PRECISIONS as JOB_PRECISIONS
 
 EXIT_USER_ERROR = 2
@@ -159,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
 
     _add_mfu(commands, common)
+    _add_models(commands, common)
 
     roofline = commands.add_parser(
         "roofline", parents=[common], help="draw a roofline chart to a file",
@@ -197,11 +198,12 @@ def _add_mfu(commands: Any, common: argparse.ArgumentParser) -> None:
     mfu = commands.add_parser(
         "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
         description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
-        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B). HFU also counts "
-        "recomputed FLOPs (--recompute).",
+        "token = 6N, plus 12·L·H·Q·S with the four attention flags (PaLM, Appendix B), or with --model and "
+        "--seq-len. HFU also counts recomputed FLOPs (--recompute).",
     )
     # Values go to TrainingJob as typed, which checks them all (as for the fence and inline forms).
-    mfu.add_argument("--params", required=True, metavar="N", help="parameter count, e.g. 540e9")
+    mfu.add_argument("--params", metavar="N", help="parameter count, e.g. 540e9 (or --model)")
+    _add_model_flags(mfu)
     mfu.add_argument("--tokens-per-second", required=True, metavar="T",
                      help="the whole job's training throughput in tokens/s")
     mfu.add_argument("--gpus", required=True, metavar="G", help="how many devices share it")
@@ -384,6 +386,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for given in args.paths or [_presets_dir(args)]:
         path = Path(given)
         link_files: list[Path] = []
+        if _model_outcomes(path, outcomes, whole=True):
+            continue
         if path.is_file() and links.is_link_path(path):
             link_files = [path]
         else:
@@ -398,6 +402,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for link_check in links.validate_link_files(link_files):
             outcomes.append((f"{link_check.path}: link {link_check.link.id} ({link_check.link.name})", None)
                             if link_check.link is not None else ("", link_check.error))
+        _model_outcomes(path, outcomes, whole=False)
     for ok, error in outcomes:
         if error is None:
             print(f"OK {ok}")
@@ -408,14 +413,90 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_USER_ERROR if failed else 0
 
 
+def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole: bool) -> bool:
+    """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
+    file or a ``models/`` folder (then True: nothing else to check there); else the
+    ``models/`` subfolder of a presets folder, when it has one."""
+    from ainotes import models
+
+    if whole:
+        if path.is_file() and models.is_model_path(path):
+            files: list[Path] = [path]
+        elif path.is_dir() and path.name == models.MODELS_SUBDIR:
+            folder = path
+        else:
+            return False
+    elif path.is_dir() and (path / models.MODELS_SUBDIR).is_dir():
+        folder = path / models.MODELS_SUBDIR
+    else:
+        return False
+    if not (whole and path.is_file()):
+        try:
+            files = list(models.model_files(folder))
+        except InputError as exc:
+            outcomes.append(("", str(exc)))
+            return True
+    for check in models.validate_model_files(files):
+        model = check.model
+        outcomes.append((f"{check.path}: model {model.id} ({model.name}, {model.params / 1e9:.2f} B parameters)", None)
+                        if model is not None else ("", check.error))
+    return True
+
+
+def _add_models(commands: Any, common: argparse.ArgumentParser) -> None:
+    models = commands.add_parser(
+        "models", parents=[common], help="list the model presets and their parameter counts",
+        description="List the model presets in <presets dir>/models: parameters counted from each architecture "
+        "(all experts, and the active ones a token uses), the published count and how far apart they are "
+        "(the loader refuses more than 1 %).",
+    )
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    models.set_defaults(handler=_cmd_models)
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from ainotes.models import default_models_dir, load_models
+
+    models = load_models(default_models_dir(_presets_dir(args)))
+    if args.json:
+        print(json.dumps({"models": [m.record() for m in models]}, indent=2, ensure_ascii=False))
+        return 0
+    header = ["id", "name", "params", "active params", "published", "difference"]
+    rows = [[m.id, m.name, f"{m.params / 1e9:.2f} B", f"{m.active_params / 1e9:.2f} B",
+             f"{m.published_params / 1e9:g} B", f"{m.params_difference * 100:+.2f} %"] for m in models]
+    print(_table(header, rows, right={2, 3, 4, 5}))
+    print()
+    print("params: counted from the architecture (embeddings included; all experts of a mixture); active: what one")
+    print("token uses; difference: counted against published, within ±1 % or the file does not load.")
+    return 0
+
+
 def _flag(key: str) -> str:
-    return "--" + key.replace("_", "-")
+    return "--no-embeddings" if key == "embeddings" else "--" + key.replace("_", "-")
+
+
+def _add_model_flags(parser: argparse.ArgumentParser) -> None:
+    """--model and --no-embeddings, for mfu and train-time (ainotes.jobs.model_count)."""
+    parser.add_argument("--model", metavar="ID", help="a model preset (see 'ainotes models') instead of --params "
+                        "and --layers/--heads/--head-dim: N is the parameters a token uses (a mixture's active "
+                        "experts), embeddings included; give --seq-len for the attention term")
+    parser.add_argument("--no-embeddings", dest="embeddings", action="store_const", const=False,
+                        help="with --model: leave the embedding matrices out of N")
+
+
+def _models_loader(args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
+    def load() -> dict[str, Any]:
+        from ainotes.models import default_models_dir, load_models
+
+        return {m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
+
+    return load
 
 
 def _cmd_mfu(args: argparse.Namespace) -> int:
     fields = {key: getattr(args, key, None) for key in JOB_FIELDS if getattr(args, key, None) is not None}
     presets = {p.id: p for p in _load(args)} if args.preset is not None else {}
-    job = TrainingJob.from_fields(fields, presets, label=_flag)
+    job = TrainingJob.from_fields(fields, presets, label=_flag, models=_models_loader(args))
     result = job.utilization()
     if job.preset_id is not None:
         peak_source = f"--preset {job.preset_id}: {presets[job.preset_id].name}, dense {job.precision} tensor"
@@ -430,6 +511,10 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
             "precision": job.precision,
             "peak_source": peak_source,
             "attention": job.attention,
+            "model": job.model.id if job.model is not None else None,
+            "embeddings": job.embeddings,
+            "params_convention": job.params_convention,
+            "attention_convention": job.attention_convention,
             "recompute": result.recompute,
             "model_flops_per_token": result.model_flops_per_token,
             "hardware_flops_per_token": result.hardware_flops_per_token,
@@ -447,6 +532,7 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
         print(f"throughput: {result.tokens_per_second:g} tokens/s over {result.gpus} {devices} "
               f"of {result.peak_flops_per_s_per_gpu / 1e12:g} TFLOP/s peak ({peak_source})")
         print(result.counts)
+        print(f"N = {result.params:.6g} ({job.params_convention}); {job.attention_convention}")
     if result.hfu > 1:
         print("ainotes mfu: warning: utilization above 100 % cannot happen; check the units of "
               "--params, --tokens-per-second and the peak", file=sys.stderr)
@@ -720,7 +806,8 @@ def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
         description="Training compute C = model FLOPs per token × tokens (6N, plus 12·L·H·Q·S with the four "
         "attention flags); time = C ÷ (MFU × GPUs × peak FLOP/s per GPU).",
     )
-    train.add_argument("--params", type=_positive_number, required=True, metavar="N", help="parameter count")
+    train.add_argument("--params", type=_positive_number, metavar="N", help="parameter count (or --model)")
+    _add_model_flags(train)
     train.add_argument("--tokens", type=_positive_number, required=True, metavar="D", help="training tokens")
     train.add_argument("--gpus", type=_count, required=True, metavar="G", help="number of devices")
     train.add_argument("--mfu", type=_positive_number, required=True, metavar="U",
@@ -834,13 +921,7 @@ def _preset_peak_tflops(preset: Preset, precision: str) -> float:
 def _cmd_train_time(args: argparse.Namespace) -> int:
     from ainotes.utilization import time_to_train
 
-    given = [_flag(key) for key in ATTENTION_FIELDS if getattr(args, key) is not None]
-    if given and len(given) != len(ATTENTION_FIELDS):
-        missing = [_flag(key) for key in ATTENTION_FIELDS if getattr(args, key) is None]
-        raise InputError(
-            f"{', '.join(_flag(key) for key in ATTENTION_FIELDS)} go together: {', '.join(given)} given, "
-            f"{', '.join(missing)} missing"
-        )
+    count = model_count({key: getattr(args, key) for key in COUNT_FIELDS}, _models_loader(args), label=_flag)
     if args.mfu > 1:
         raise InputError(f"--mfu must be a fraction from 0 to 1 (40 % is 0.4): {args.mfu:g}")
     precision: str | None
@@ -854,8 +935,8 @@ def _cmd_train_time(args: argparse.Namespace) -> int:
             raise InputError("--precision goes with --preset; --peak-tflops is already the peak to use")
         precision, peak_tflops, source = None, args.peak_tflops, "--peak-tflops"
     result = time_to_train(
-        args.params, tokens=args.tokens, gpus=args.gpus, mfu=args.mfu, peak_flops_per_s_per_gpu=peak_tflops * 1e12,
-        layers=args.layers, heads=args.heads, head_dim=args.head_dim, seq_len=args.seq_len,
+        count.params, tokens=args.tokens, gpus=args.gpus, mfu=args.mfu, peak_flops_per_s_per_gpu=peak_tflops * 1e12,
+        **(count.attention or {}),
     )
     if args.json:
         record = {"flops": result.flops, "seconds": result.seconds, "days": result.days,
@@ -867,6 +948,7 @@ def _cmd_train_time(args: argparse.Namespace) -> int:
     print(f"training compute: {result.flops:.4g} FLOPs = {result.flops_per_token:.4g} FLOPs/token "
           f"× {result.tokens:.4g} tokens")
     print(f"at {result.mfu * 100:g} % MFU on {result.gpus} devices of {peak_tflops:g} TFLOP/s ({source})")
+    print(f"N = {count.params:.6g} ({count.params_convention}); {count.attention_convention}")
     return 0
 
 

@@ -239,5 +239,4 @@ def train_time(args: list[str], options: dict[str, str], presets: Mapping[str, P
 FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset], LinksLoader | None], str]] = {
     "collective-time": collective_time,
     "crossover": crossover,
-    "train-time": train_time,
 }

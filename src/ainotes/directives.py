@@ -20,7 +20,7 @@ from ainotes.checks import FieldError
 from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, RING_OPS
 from ainotes.errors import InputError
 from ainotes.hardware import Preset
-from ainotes.jobs import JOB_FIELDS, TrainingJob
+from ainotes.jobs import JOB_FIELDS, ModelsLoader, TrainingJob
 from ainotes.kernels import Kernel, parse_kernel_spec
 from ainotes.textcheck import bad_character, short
 
@@ -85,7 +85,14 @@ class PresetsTableRequest:
 
 @dataclass(frozen=True)
 class MfuTableRequest:
-    jobs: tuple[TrainingJob, ...]
+    """The table's jobs: built while parsing, except those that name a model preset, which the
+    drawer builds once the models are loaded (:meth:`resolve`)."""
+
+    jobs: tuple[TrainingJob | PendingJob, ...]
+
+    def resolve(self, models: ModelsLoader) -> tuple[TrainingJob, ...]:
+        """Every job built, in the fence's order; a model job's error names its page:line."""
+        return tuple(job.build(models) if isinstance(job, PendingJob) else job for job in self.jobs)
 
 
 # libyaml's parser where PyYAML has it (its wheels do): the same documents and lines, a few
@@ -314,7 +321,7 @@ def parse_mfu_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> 
     if len(raw_jobs) > MAX_JOBS_PER_TABLE:
         outer.fail("jobs", f"'jobs' may list at most {MAX_JOBS_PER_TABLE}: {len(raw_jobs)}")
     keys = ("name", *JOB_FIELDS)
-    jobs = []
+    jobs: list[TrainingJob | PendingJob] = []
     for raw in raw_jobs:
         if not isinstance(raw, dict):
             outer.fail("jobs", f"each job must be a mapping of {', '.join(keys)}: {short(raw)}")
@@ -322,11 +329,25 @@ def parse_mfu_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> 
         name = job.text("name")
         if not name:
             job.fail("name", "'name' is required for each job")
-        try:
-            jobs.append(TrainingJob.from_fields({k: v for k, v in raw.items() if k != "name"}, presets, name=name))
-        except FieldError as exc:
-            job.fail(exc.field, f"job {short(name)}: {exc}")
+        pending = PendingJob({k: v for k, v in raw.items() if k != "name"}, name, job, presets)
+        jobs.append(pending if "model" in raw else pending.build(None))
     return MfuTableRequest(tuple(jobs))
+
+
+@dataclass(frozen=True)
+class PendingJob:
+    """One job of an ``mfu-table`` as written, and where: built by :meth:`build`."""
+
+    fields: Mapping[str, Any]
+    name: str
+    reader: _Reader
+    presets: Mapping[str, Preset]
+
+    def build(self, models: ModelsLoader | None) -> TrainingJob:
+        try:
+            return TrainingJob.from_fields(self.fields, self.presets, name=self.name, models=models)
+        except FieldError as exc:
+            self.reader.fail(exc.field, f"job {short(self.name)}: {exc}")
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,11 @@ precision's figure). A kernel meets the roof of its own dtype
 
 Job keys (:class:`ainotes.jobs.TrainingJob`): ``params``, ``tokens_per_second``,
 ``gpus``, ``peak_tflops`` or ``preset`` (with ``precision``, default ``bf16``), and
-optionally ``layers heads head_dim seq_len`` and ``recompute``. Every form is strict:
-an unknown option, an extra word or a misspelt key is an error naming what is allowed.
+optionally ``layers heads head_dim seq_len`` and ``recompute``; or ``model`` (a model
+preset, with ``seq_len`` and ``embeddings``) instead of ``params layers heads head_dim``.
+The job forms (mfu, hfu, flops-per-token, train-time) live in :mod:`ainotes.model_notes`.
+Every form is strict: an unknown option, an extra word or a misspelt key is an error
+naming what is allowed.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from ainotes import checks, collectives, cost_notes, kernels, roofline, units
 from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
-from ainotes.jobs import JOB_FIELDS, TrainingJob
+from ainotes.model_notes import FORMS as MODEL_FORMS
 
 
 def mathml(latex: str, *, block: bool) -> str:
@@ -70,6 +73,7 @@ def mathml(latex: str, *, block: bool) -> str:
 # Forms of the later chapters (models, memory, inference): name → form(args, options, context),
 # each module's FORMS merged here, one line per module.
 CHAPTER_FORMS: dict[str, Form] = {}
+CHAPTER_FORMS.update(MODEL_FORMS)
 
 
 def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,
@@ -323,24 +327,7 @@ def _bus_factor(call: _Call, presets: Mapping[str, Preset]) -> str:
     return units.significant(collectives.bus_factor(call.args[0], ranks), 3)
 
 
-def _job(call: _Call, presets: Mapping[str, Preset]) -> TrainingJob:
-    return TrainingJob.from_fields(call.options, presets, label=lambda key: f"{key}=")
-
-
-def _mfu(call: _Call, presets: Mapping[str, Preset]) -> str:
-    return units.percent(_job(call, presets).utilization().mfu)
-
-
-def _hfu(call: _Call, presets: Mapping[str, Preset]) -> str:
-    return units.percent(_job(call, presets).utilization().hfu)
-
-
-def _flops_per_token(call: _Call, presets: Mapping[str, Preset]) -> str:
-    return units.si(_job(call, presets).utilization().model_flops_per_token, "FLOP")
-
-
 _ID, _SPEC, _OP = "a preset id", "a kernel spec such as gemm:8192x8192x8192:bf16", "an op such as all-reduce"
-_UTILIZATION_FIELDS = tuple(key for key in JOB_FIELDS if key != "tokens")  # tokens: only for time to train
 _SPARSE_HINT = {"sparse": "; a 2:4 sparse kernel says so in its spec: gemm:MxNxK:fp8:sparse"}
 _PLACEHOLDERS = {(_ID,): ("ID",), (_SPEC,): ("SPEC",), (_ID, _SPEC): ("ID", "SPEC"), (_OP,): ("OP",)}
 _FORMS: dict[str, _Form] = {
@@ -357,7 +344,4 @@ _FORMS: dict[str, _Form] = {
     "attainable": _Form(_attainable, needs=(_ID, _SPEC), hints=_SPARSE_HINT),
     "bound": _Form(_bound, needs=(_ID, _SPEC), hints=_SPARSE_HINT),
     "bus-factor": _Form(_bus_factor, needs=(_OP,), options=("ranks",)),
-    "mfu": _Form(_mfu, options=_UTILIZATION_FIELDS),
-    "hfu": _Form(_hfu, options=_UTILIZATION_FIELDS),
-    "flops-per-token": _Form(_flops_per_token, options=_UTILIZATION_FIELDS),
 }

@@ -26,6 +26,7 @@ line naming the file and the key. The id is the file's stem and may hold dots
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Iterable
@@ -63,6 +64,9 @@ REQUIRED_KEYS = ("name", "layers", "d_model", "heads", "kv_heads", "head_dim", "
                  "tied_embeddings", "published_params", "sources")
 OPTIONAL_KEYS = ("notes", "experts", "active_experts", "biases", "learned_positions", "published_active_params")
 MAX_PARAMS = 1e15
+# The keys that describe the architecture, in the order tables and JSON list them.
+ARCHITECTURE_KEYS = ("layers", "d_model", "heads", "kv_heads", "head_dim", "d_ff", "vocab", "mlp",
+                     "tied_embeddings", "experts", "active_experts", "biases", "learned_positions")
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,34 @@ class ModelPreset:
     def embedding_params(self) -> int:
         """Input embedding V·h, plus the output head V·h when it is not tied, plus learned positions."""
         return self.vocab * self.d_model * (1 if self.tied_embeddings else 2) + self.learned_positions * self.d_model
+
+    @property
+    def params_difference(self) -> float:
+        """How far the counted parameters sit from the published count, as a fraction (+0.001 = 0.1 % more)."""
+        return self.params / self.published_params - 1.0
+
+    @property
+    def active_params_difference(self) -> float | None:
+        """The same for the active count, where the file gives ``published_active_params``."""
+        if self.published_active_params is None:
+            return None
+        return self.active_params / self.published_active_params - 1.0
+
+    def record(self) -> dict[str, Any]:
+        """The model as JSON-ready data (``ainotes models --json``): the counts, every architecture
+        key, the sources and the file it came from."""
+        return {
+            "id": self.id, "name": self.name,
+            "params": self.params, "active_params": self.active_params,
+            "published_params": self.published_params, "params_difference": self.params_difference,
+            "published_active_params": self.published_active_params,
+            "active_params_difference": self.active_params_difference,
+            "embedding_params": self.embedding_params,
+            **{key: getattr(self, key) for key in ARCHITECTURE_KEYS},
+            "notes": self.notes,
+            "sources": [{"title": s.title, "url": s.url} for s in self.sources],
+            "path": self.file,
+        }
 
     @property
     def q_dim(self) -> int:
@@ -292,7 +324,9 @@ def _check_model_document(data: Any, where: str) -> None:
     allowed = (*REQUIRED_KEYS, *OPTIONAL_KEYS)
     for key in data:
         if key not in allowed:
-            raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {', '.join(allowed)}")
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {', '.join(allowed)}")
     for key in REQUIRED_KEYS:
         if key not in data:
             raise InputError(f"{where}: missing required key {short(key)}")
@@ -319,8 +353,9 @@ def _check_model_values(data: dict[str, Any], where: str) -> None:
 
 def _check_whole(where: str, key: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        hint = " (a whole number)" if isinstance(value, float) and not isinstance(value, bool) else ""
-        raise InputError(f"{where}: {short(key)} must be a whole number{hint}, not {_kind(value)}: {short(value)}")
+        # 96.0 or 1e3: YAML reads a dot or an exponent as a fraction, even when it is whole.
+        hint = f" (write {value:.0f})" if isinstance(value, float) and value.is_integer() else ""
+        raise InputError(f"{where}: {short(key)} must be a whole number, not {_kind(value)}: {short(value)}{hint}")
     high = INTEGER_KEYS[key]
     if not 1 <= value <= high:
         raise InputError(f"{where}: {short(key)} must be between 1 and {high:,}: {short(value)}")

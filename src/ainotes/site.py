@@ -38,6 +38,7 @@ from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
 from ainotes.links import Link, default_links_dir, load_links
+from ainotes.model_notes import draw_models_table, parse_models_table
 from ainotes.models import ModelPreset, default_models_dir, load_models
 
 ASSET_URL = "assets/ainotes"
@@ -466,7 +467,7 @@ def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest
 
 
 def _draw_mfu_table(site: NotesSite, request: directives.MfuTableRequest, page: Page) -> Drawn:
-    return Drawn(tables.mfu_table_html(request.jobs, site.presets_by_id))
+    return Drawn(tables.mfu_table_html(request.resolve(site.models), site.presets_by_id))
 
 
 def _draw_kernels_table(site: NotesSite, request: directives.KernelsTableRequest, page: Page) -> Drawn:
@@ -488,6 +489,7 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
         FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
         FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
+        FenceKind("models-table", parse_models_table, draw_models_table, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)

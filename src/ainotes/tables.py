@@ -115,8 +115,11 @@ def precision_table_html(presets: Sequence[Preset]) -> str:
 
 
 def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
-    """MFU and HFU of each job in an ``mfu-table`` fence, with what went into them."""
+    """MFU and HFU of each job in an ``mfu-table`` fence, with what went into them; under the table,
+    which N (a model's, with or without embeddings, or as typed) and which attention term each row
+    counts, rows that count alike named together."""
     rows = []
+    counts: dict[str, list[str]] = {}
     for job in jobs:
         if job.preset_id is not None:
             preset = presets[job.preset_id]
@@ -141,6 +144,10 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
             layers=job.layers, heads=job.heads, head_dim=job.head_dim, seq_len=job.seq_len,
             recompute=job.recompute,
         )
+        # Which N and which attention term the row counts (a model's, or as typed): in the key below.
+        notes = [getattr(job, key, None) for key in ("params_convention", "attention_convention")]
+        if any(notes):
+            counts.setdefault("; ".join(note for note in notes if note), []).append(job.name)
         rows.append([
             escape(job.name),
             f"<strong>{escape(units.percent(result.mfu))}</strong>",
@@ -154,7 +161,12 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
         ])
     head = ["job", "MFU", "HFU", "parameters", "throughput", "GPUs × peak", "model FLOPs/token", "recompute",
             "time to train"]
-    return _table(head, rows, "ainotes-mfu")
+    table = _table(head, rows, "ainotes-mfu")
+    if not counts:
+        return table
+    lines = "".join(f"<br>{escape(', '.join(names))}: {escape(text)}." for text, names in counts.items())
+    return table.replace("</table></div>", f'</table><p class="ainotes-table-key">What each row counts as N '
+                         f"and model FLOPs per token:{lines}</p></div>")
 
 
 def _train_time_cell(job: object, result: utilization.Utilization, peak_flops_per_s: float) -> str:
