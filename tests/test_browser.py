@@ -921,7 +921,7 @@ def test_no_page_scrolls_sideways_on_a_phone(sites, contexts):
 # -- 7. standalone embeds from file:// ----------------------------------------------------------------
 
 EMBED_READY_JS = """() => {
-  const live = document.querySelector('.ainotes-standalone__view svg');
+  const live = document.querySelector('.ainotes-chart--live .ainotes-chart__view svg');
   const stepper = document.querySelector('.ainotes-stepper[data-ainotes-ready]');
   const svg = live || (stepper && [...stepper.querySelectorAll('svg')].find(s => s.getClientRects().length));
   return !!svg && svg.getBoundingClientRect().width > 0 && svg.getBoundingClientRect().height > 0;
