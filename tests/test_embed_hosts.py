@@ -87,8 +87,14 @@ FRAME_STATE_JS = """() => {
                 return {what: e.outerHTML.slice(0, 80), left: r.left, right: r.right, top: r.top + scrollY,
                         bottom: r.bottom + scrollY}; });
   const plot = document.querySelector('.ainotes-chart__view svg');
+  // The smallest text the page shows outside its pictures (the charts' own text is checked elsewhere).
+  const sizes = [...document.querySelectorAll('body *:not(svg):not(svg *)')]
+    .filter(e => e.getClientRects().length && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+    .filter(e => !e.closest('details:not([open])') || e.closest('summary'))
+    .filter(e => !e.closest('.ainotes-sr-only'))
+    .map(e => parseFloat(getComputedStyle(e).fontSize));
   return {width: innerWidth, height: innerHeight, content: Math.ceil(document.body.getBoundingClientRect().height),
-          scrollWidth: document.documentElement.scrollWidth, controls,
+          scrollWidth: document.documentElement.scrollWidth, controls, smallest: Math.min(...sizes),
           plot: plot ? [plot.getBoundingClientRect().width, plot.getBoundingClientRect().height] : null};
 }"""
 
@@ -134,6 +140,7 @@ def test_every_kind_fits_an_outside_page(browser, hosts, width):
             assert abs(state["height"] - state["content"]) <= 1, (kind, state["height"], state["content"])
             assert state["scrollWidth"] <= state["width"], (kind, state["scrollWidth"], state["width"])
             assert state["controls"], kind
+            assert state["smallest"] >= 11, (kind, state["smallest"])
             for control in state["controls"]:
                 assert control["left"] >= -0.5 and control["right"] <= state["width"] + 0.5, (kind, control)
                 assert control["top"] >= -0.5 and control["bottom"] <= state["height"] + 0.5, (kind, control)
