@@ -9,10 +9,23 @@ CHROMIUM := /usr/bin/chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: site test test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
+.PHONY: site site-properdocs site-zensical test test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
 
 site: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# The same mkdocs.yml built by the other two builders, each installed into .venv by its target.
+# ProperDocs runs hooks/notes.py as MkDocs does. Zensical runs the Markdown extension but no
+# hooks, so `ainotes site-assets` then writes the assets, embed files and manifest.
+PROPERDOCS_SPEC ?= properdocs>=1.6.7,<2
+ZENSICAL_SPEC ?= zensical>=0.0.20,<0.2
+
+site-properdocs: $(VENV)/.installed-properdocs
+	$(BIN)/properdocs build --strict -f mkdocs.yml --site-dir site
+
+site-zensical: $(VENV)/.installed-zensical
+	$(BIN)/zensical build --clean --strict -f mkdocs.yml
+	$(BIN)/ainotes site-assets --config mkdocs.yml site
 
 serve: $(VENV)/.installed
 	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
@@ -56,6 +69,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-properdocs: Makefile $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet '$(PROPERDOCS_SPEC)'
+	touch $@
+
+$(VENV)/.installed-zensical: Makefile $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet '$(ZENSICAL_SPEC)'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed

@@ -373,7 +373,7 @@ def test_static_roofline_svgs_never_overlap(sites, contexts, width):
         page.locator(".ainotes-chart__box").first.screenshot(
             path=str(SCREENSHOTS / f"explorer-no-script-{scheme}-{width}.png"))
         for chart in (c for c in _manifest(sites.real_dir) if c["kind"] == "roofline"):
-            for kind in ("svg", "svg-dark"):
+            for kind in ("svg", "svg-dark", "svg-narrow"):  # the narrow still, as small hosts show it
                 page.goto(sites.real_url + "embed/" + chart["files"][kind])
                 problems += [f"{chart['files'][kind]}: {p}" for p in page.evaluate(STATIC_SVGS_JS, False)]
     assert not problems, "\n".join(problems)
@@ -642,19 +642,22 @@ EMBED_HOST = """<!doctype html><html><head><meta charset="utf-8"><title>host</ti
 def test_embed_snippet_shows_the_whole_chart_and_its_controls_in_a_700px_page(sites, contexts, tmp_path_factory):
     page = contexts.page(sites.real_url + "roofline/")
     wait_for_charts(page)
-    snippet = page.locator(".ainotes-embed__snippet").first.text_content()
-    iframe = re.search(r"<iframe[^>]*></iframe>", snippet).group(0)
+    # The frame snippet: the <iframe> and the listener that gives it its page's height.
+    snippet = page.locator(".ainotes-embed__snippet").nth(1).text_content()
+    assert re.search(r"<iframe[^>]*></iframe>", snippet) and "<script>" in snippet
     host = sites.real_dir / "embed" / "host-test.html"
-    host.write_text(EMBED_HOST.format(snippet=iframe), encoding="utf-8")
+    host.write_text(EMBED_HOST.format(snippet=snippet), encoding="utf-8")
     try:
         page.set_viewport_size({"width": 700, "height": 1200})
         page.goto(sites.real_url + "embed/host-test.html")
         frame = page.frame_locator("iframe")
-        frame.locator(".ainotes-standalone__view svg").wait_for()
-        frame_box = page.locator("iframe").bounding_box()
+        frame.locator(".ainotes-chart--live .ainotes-chart__view svg").wait_for()
         inner = page.frames[1]
-        extent = inner.evaluate("""() => { const c = document.querySelector('.ainotes-standalone__controls');
-            const v = document.querySelector('.ainotes-standalone__view svg');
+        wait_until(inner, "() => Math.abs(innerHeight - Math.ceil(document.body.getBoundingClientRect().height)) <= 1",
+                   failure="the frame did not take its page's height")
+        frame_box = page.locator("iframe").bounding_box()
+        extent = inner.evaluate("""() => { const c = document.querySelector('form.ainotes-explorer');
+            const v = document.querySelector('.ainotes-chart__view svg');
             return {controls: c.getBoundingClientRect().bottom, controlsTop: c.getBoundingClientRect().top,
                     inputs: c.querySelectorAll('input, select').length, chart: v.getBoundingClientRect().bottom,
                     scroll: document.scrollingElement.scrollHeight, height: window.innerHeight}; }""")
@@ -921,7 +924,7 @@ def test_no_page_scrolls_sideways_on_a_phone(sites, contexts):
 # -- 7. standalone embeds from file:// ----------------------------------------------------------------
 
 EMBED_READY_JS = """() => {
-  const live = document.querySelector('.ainotes-standalone__view svg');
+  const live = document.querySelector('.ainotes-chart--live .ainotes-chart__view svg');
   const stepper = document.querySelector('.ainotes-stepper[data-ainotes-ready]');
   const svg = live || (stepper && [...stepper.querySelectorAll('svg')].find(s => s.getClientRects().length));
   return !!svg && svg.getBoundingClientRect().width > 0 && svg.getBoundingClientRect().height > 0;

@@ -179,7 +179,8 @@ def _links():
 
 
 VIEW_DATA_JS = """async ([op, ranks, link]) => {
-  const spec = JSON.parse(document.getElementById('ainotes-spec').textContent);
+  const template = document.querySelector('template.ainotes-chart__spec[data-scheme="light"]');
+  const spec = JSON.parse(template.content.textContent);
   const view = new vega.View(vega.parse(spec), {renderer: 'none'});
   view.signal('op', op).signal('ranks', ranks).signal('link', link);
   await view.runAsync();
@@ -247,10 +248,10 @@ def test_cost_chart_controls_redraw_the_live_view(browser: Browser, tmp_path: Pa
     guard_requests(context, file_only, watch)
     page = watch.attach(context.new_page())
     page.goto(path.as_uri())
-    page.wait_for_selector(".ainotes-standalone__view svg")
+    live = ".ainotes-chart--live .ainotes-chart__view svg"
+    page.wait_for_selector(live)
     page.select_option("select[name='op']", "all-to-all")
-    page.wait_for_function("() => document.querySelector('.ainotes-standalone__view svg')"
-                           ".textContent.includes('Bruck')", timeout=WAIT_MS)
+    page.wait_for_function(f"() => document.querySelector('{live}').textContent.includes('Bruck')", timeout=WAIT_MS)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     context.close()
     assert watch.problems() == []

@@ -3,6 +3,7 @@ extension but no hooks; ``ainotes site-assets`` then writes what the hooks would
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -10,12 +11,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
 from ainotes.markdown import locate_fences
 from ainotes.site import CHART_KINDS, FENCE_KINDS
-from sitebuild import REPO, copy_real_project, run_build
+from sitebuild import REPO, copy_real_project, make_fixture, run_build
 
 pytestmark = pytest.mark.build
 
@@ -45,13 +47,23 @@ def _files(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
-def test_properdocs_builds_what_mkdocs_builds(tmp_path, cache):
-    mkdocs = run_build(copy_real_project(tmp_path / "mkdocs"), env=cache)
-    assert mkdocs.returncode == 0, mkdocs.output
-    project = copy_real_project(tmp_path / "properdocs")
+@pytest.fixture(scope="module")
+def mkdocs_site(tmp_path_factory, cache) -> Path:
+    build = run_build(copy_real_project(tmp_path_factory.mktemp("mkdocs")), env=cache)
+    assert build.returncode == 0, build.output
+    return build.site
+
+
+@pytest.fixture(scope="module")
+def properdocs_site(tmp_path_factory, cache) -> Path:
+    project = copy_real_project(tmp_path_factory.mktemp("properdocs"))
     proc = _run([*_tool("properdocs"), "build", "--strict", "-f", "mkdocs.yml", "-d", "site"], project, cache)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    ours, theirs = _files(mkdocs.site), _files(project / "site")
+    return project / "site"
+
+
+def test_properdocs_builds_what_mkdocs_builds(mkdocs_site, properdocs_site):
+    ours, theirs = _files(mkdocs_site), _files(properdocs_site)
     assert sorted(ours) == sorted(theirs)
     differences = []
     for name, data in ours.items():
@@ -63,13 +75,13 @@ def test_properdocs_builds_what_mkdocs_builds(tmp_path, cache):
         if mine != other:
             differences.append(name)
     assert not differences
-    assert 'content="mkdocs-ProperDocs' in (project / "site" / "roofline" / "index.html").read_text(encoding="utf-8")
+    assert 'content="mkdocs-ProperDocs' in (properdocs_site / "roofline" / "index.html").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
 def zensical_site(tmp_path_factory, cache) -> Path:
     project = copy_real_project(tmp_path_factory.mktemp("zensical"))
-    proc = _run([*_tool("zensical"), "build", "--clean", "-f", "mkdocs.yml"], project, cache)
+    proc = _run([*_tool("zensical"), "build", "--clean", "--strict", "-f", "mkdocs.yml"], project, cache)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     site = project / "site"
     assets = _run([sys.executable, "-m", "ainotes", "site-assets", "--config", "mkdocs.yml", "site"], project, cache)
@@ -127,3 +139,67 @@ def test_zensical_search_index_holds_the_prose_not_the_chart_internals(zensical_
     assert "Pick a precision and one GPU or all of them" in text["roofline/#the-explorer"]  # the prose
     assert "TFLOP/s" not in text["roofline/#the-explorer"] and "signals" not in text["roofline/#the-explorer"]
     assert "Gradient averaging" in text["collectives/#all-reduce"] and "rank 0" not in text["collectives/#all-reduce"]
+
+
+_SNIPPET = re.compile(r'<code class="ainotes-embed__snippet" data-urls="([^"]*)">(.*?)</code>', re.S)
+_SNIPPET_URL = re.compile(r'(?:src|srcset)="([^"]+)"')
+
+
+@pytest.mark.parametrize("builder", ["mkdocs", "properdocs", "zensical"])
+def test_every_snippet_url_finds_its_file(request, builder):
+    """Each snippet under each chart, followed as a reader's browser resolves it from the page's
+    address (the page's script makes the same URLs absolute), reaches an embed file."""
+    site = request.getfixturevalue(f"{builder}_site")
+    manifest = json.loads((site / "embed" / "manifest.json").read_text(encoding="utf-8"))
+    followed: dict[str, int] = {}
+    for chart in manifest["charts"]:
+        page_file = site / chart["page"] / "index.html"
+        text = page_file.read_text(encoding="utf-8")
+        assert "<base " not in text  # the page's own address is what relative URLs resolve against
+        start = text.index(f'<div class="ainotes-downloads" data-chart="{chart["id"]}">')
+        block = text[start:text.index("</details>", start)]
+        snippets = _SNIPPET.findall(block)
+        assert len(snippets) == 2, chart["id"]
+        for listed, snippet in snippets:
+            urls = _SNIPPET_URL.findall(html.unescape(snippet))
+            assert urls and sorted(urls) == sorted(html.unescape(listed).split()), (chart["id"], urls, listed)
+            for url in urls:
+                address = urljoin(f"https://example.org/notes/{chart['page']}", url)
+                assert address.startswith("https://example.org/notes/embed/"), (builder, chart["page"], url)
+                target = site / address.removeprefix("https://example.org/notes/")
+                assert target.is_file() and target.stat().st_size > 0, (builder, chart["page"], url)
+                followed[chart["kind"]] = followed.get(chart["kind"], 0) + 1
+    assert {"roofline", "collective", "collective-cost"} <= set(followed)
+
+
+_FENCE_ERROR_PAGE = """---
+title: A page with front matter
+---
+# Kernels
+
+```roofline
+presets: [h100]
+kernels:
+  - {spec: "gemm:64x64x64", label: one
+  - gemm:32x32x32
+title: x
+```
+"""
+_FENCE_ERROR = "index.md:9: roofline fence body is not valid YAML: did not find expected ',' or '}'"
+
+
+def test_a_fence_error_under_zensical_is_one_line(tmp_path, cache):
+    """Zensical prints its own "No issues found" first (its link check); then our one line, no traceback."""
+    project = make_fixture(tmp_path, {"index.md": _FENCE_ERROR_PAGE})
+    proc = _run([*_tool("zensical"), "build", "--clean", "--strict", "-f", "mkdocs.yml"], project, cache)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["No issues found", f"ainotes: {_FENCE_ERROR}"], proc.stderr
+
+
+def test_a_fence_error_under_properdocs_is_the_mkdocs_line(tmp_path, cache):
+    project = make_fixture(tmp_path, {"index.md": _FENCE_ERROR_PAGE})
+    proc = _run([*_tool("properdocs"), "build", "--strict", "-f", "mkdocs.yml"], project, cache)
+    assert proc.returncode == 1
+    errors = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("ERROR")]
+    assert errors[-1] == f"ERROR   -  {_FENCE_ERROR}", proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr

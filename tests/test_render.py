@@ -254,11 +254,10 @@ def test_standalone_html_is_self_contained_and_escaped(spec):
     assert "<title>Rooflines &lt;b&gt;" in text
     assert _outside_references(page, text) == []
     tags = [tag for tag, _ in page.tags]
-    assert tags.count("script") == 3 and "svg" in tags and "noscript" in tags
+    # The runtime, the site's vega-charts.js (which wires the explorer) and the height it tells a host.
+    assert tags.count("script") == 3 and "svg" in tags and "noscript" in tags and "form" in tags
     # The compiled spec parses and is what render.vega gives for the page's responsive spec.
-    data = next(s for (tag, a), s in zip([t for t in page.tags if t[0] == "script"], page.scripts, strict=True)
-                if a.get("type") == "application/json")
-    assert json.loads(data) == render.vega(render.responsive(spec))
+    assert json.loads(page.templates[0]) == render.vega(render.responsive(spec))
     assert "</script><script>alert" not in text
 
 
@@ -291,9 +290,9 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
     hrefs = [a["href"] for t, a in page.tags if t == "a"]
     assert hrefs == list(downloads.values())
     assert "A <em>caption</em>." in fragment
-    snippet = re.search(r'<code class="ainotes-embed__snippet"[^>]*>(.*?)</code>', fragment, re.S).group(1)
-    assert "<" not in snippet
-    assert '<iframe src="../embed/a&quot;.html"' in html.unescape(snippet)
+    snippets = re.findall(r'<code class="ainotes-embed__snippet"[^>]*>(.*?)</code>', fragment, re.S)
+    assert len(snippets) == 2 and all("<" not in snippet for snippet in snippets)
+    assert '<iframe src="../embed/a&quot;.html"' in html.unescape(snippets[1])
     # Each inline SVG is well-formed XML on its own.
     for part in re.findall(r"<svg.*?</svg>", fragment, re.S):
         ET.fromstring(part)
@@ -322,24 +321,25 @@ def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
         tab.on("pageerror", lambda e: errors.append(str(e)))
         tab.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
         tab.goto(page_file.as_uri())
-        view = tab.locator(".ainotes-standalone__view svg")
+        view = tab.locator(".ainotes-chart--live .ainotes-chart__view:not(.ainotes-chart__view--pending) svg")
         view.wait_for()
-        # The static SVG goes only once the live view has rendered.
-        assert tab.locator(".ainotes-standalone__box > svg").count() == 0
+        # The static SVGs go only once the live view has rendered.
+        assert tab.locator(".ainotes-chart__still").first.is_hidden()
 
         def legend(fragment: str):  # Vega updates asynchronously; expect() retries until it holds
             return playwright.expect(view.locator("text", has_text=fragment))
 
-        # The standalone page has Vega's own inputs: precision, GPUs, sparsity, intensity.
+        # The standalone page has the explorer the notes' page has: precision, GPUs, sparsity, intensity.
+        form = tab.locator("form.ainotes-explorer")
         legend("ridge 295 FLOP/B · NVIDIA H100").to_have_count(1)
-        tab.locator(".ainotes-standalone__controls input[type=checkbox]").check()
+        form.locator("input[name=sparsity]").check()
         # H100's sparse ridge, 591 FLOP/byte, replaces the dense one in its legend entry.
         legend("ridge 591 FLOP/B · NVIDIA H100").to_have_count(1)
-        tab.locator(".ainotes-standalone__controls select[name=precision]").select_option("tensor:fp16")
+        form.locator("select[name=precision]").select_option("tensor:fp16")
         legend("ridge 591 FLOP/B · NVIDIA H100").to_have_count(1)
-        intensity = ".ainotes-standalone__controls input[name=intensity]"
-        tab.locator(intensity).fill("398")
-        assert tab.evaluate(f"document.querySelector('{intensity}').value") == "398"
+        form.locator("input[name=intensity]").fill("398")
+        form.locator("input[name=intensity]").press("Enter")
+        playwright.expect(form.locator("[data-role=readout]")).to_contain_text("At 398 FLOP/byte")
     finally:
         context.close()
     assert errors == [] and outside == []

@@ -143,7 +143,7 @@ def test_bad_fence_fails_strict_build_naming_page_and_line(tmp_path):
     [
         ("op: all-sum\n", "index.md:4: 'op' must be one of"),
         ("op: all-reduce\nranks: 99\n", "index.md:5: 'ranks' must be a whole number from 2 to 8: 99"),
-        ("op: [unclosed\n", "index.md:5: collective fence body is not valid YAML"),
+        ("op: [unclosed\n", "index.md:4: collective fence body is not valid YAML"),  # the "[" line
         ("op: reduce\ncolour: red\n", "index.md:5: unknown key 'colour'"),
     ],
 )

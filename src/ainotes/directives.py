@@ -106,7 +106,7 @@ class _LineLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]  # a base chos
     def __init__(self, stream: str):
         super().__init__(stream)
         self.key_lines: dict[int, dict[object, int]] = {}
-        self._keep_alive: list[dict] = []  # ids stay unique while the loader lives
+        self._keep_alive: list[dict | list] = []  # ids stay unique while the loader lives
 
 
 def _construct_mapping_with_lines(loader: _LineLoader, node: yaml.MappingNode):
@@ -121,7 +121,18 @@ def _construct_mapping_with_lines(loader: _LineLoader, node: yaml.MappingNode):
     data.update(loader.construct_mapping(node))
 
 
+def _construct_sequence_with_lines(loader: _LineLoader, node: yaml.SequenceNode):
+    data: list = []
+    lines: dict[object, int] = {None: node.start_mark.line}
+    lines.update({index: item.start_mark.line for index, item in enumerate(node.value)})
+    loader.key_lines[id(data)] = lines
+    loader._keep_alive.append(data)
+    yield data
+    data.extend(loader.construct_sequence(node))
+
+
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping_with_lines)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence_with_lines)
 
 
 def _load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict[object, int]]]:
@@ -135,8 +146,7 @@ def _load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict
         loader = _LineLoader(fence.body)  # the reader refuses control characters here
         data = loader.get_single_data() if fence.body.strip() else {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = fence.start_line + 1 + (mark.line if mark is not None else 0)
+        line = fence.start_line + 1 + _yaml_error_line(exc, fence.body)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"{where}:{line}: {fence.kind} fence body is not valid YAML: {problem}") from None
     except (ValueError, TypeError, RecursionError) as exc:  # e.g. unhashable keys, deep nesting
@@ -152,6 +162,33 @@ def _load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict
             f"not {_type_name(data)}"
         )
     return data, loader.key_lines
+
+
+def _yaml_error_line(exc: yaml.YAMLError, body: str) -> int:
+    """The 0-based line of ``body`` that holds the mistake YAML found, which is not always
+    where the reader noticed it.
+
+    An unclosed ``[`` or ``{`` is noticed at the next ``key:``, lines on: the mistake ends the
+    last value read before that. An unclosed quote is noticed at the end, a ``key`` without
+    ``:`` on the next line: the mistake is where the quote or the key began."""
+    problem = getattr(exc, "problem_mark", None)
+    context = getattr(exc, "context_mark", None)
+    if problem is None:
+        return 0
+    if isinstance(exc, yaml.parser.ParserError) and str(exc.context or "").startswith("while parsing a flow"):
+        last = None
+        try:
+            for token in yaml.scan(body, Loader=yaml.SafeLoader):
+                if token.start_mark.index >= problem.index:
+                    break
+                last = token
+        except yaml.YAMLError:
+            pass
+        return problem.line if last is None else last.start_mark.line
+    stated = str(getattr(exc, "problem", "") or "")
+    if context is not None and ("end of stream" in stated or "could not find expected ':'" in stated):
+        return context.line
+    return problem.line
 
 
 class _Reader:
@@ -174,9 +211,13 @@ class _Reader:
                     str(key), f"unknown key {short(str(key))} in {fence.kind} fence (allowed: {', '.join(allowed)})"
                 )
 
-    def fail(self, key: str, message: str) -> NoReturn:
-        """Raise for ``key``, at its line in the page (the mapping's line if it is absent)."""
+    def fail(self, key: str, message: str, *, item: int | None = None) -> NoReturn:
+        """Raise for ``key``, at its line in the page (the mapping's line if it is absent), or at
+        the line of its list's ``item`` (0-based) where that list stands on lines of its own."""
         line = self.lines.get(key, self.lines.get(None))
+        value = self.data.get(key) if isinstance(self.data, Mapping) else None
+        if item is not None and isinstance(value, list):
+            line = self.key_lines.get(id(value), {}).get(item, line)
         page_line = self.fence.start_line if line is None else self.fence.start_line + 1 + line
         raise InputError(f"{self.where}:{page_line}: {message}")
 
@@ -223,9 +264,9 @@ class _Reader:
         if len(value) > MAX_PRESETS_PER_CHART:
             self.fail("presets", f"'presets' may name at most {MAX_PRESETS_PER_CHART}: {len(value)}")
         ids = []
-        for item in value:
+        for index, item in enumerate(value):
             if item not in known:
-                self.fail("presets", f"unknown preset {short(item)} (known: {', '.join(known)})")
+                self.fail("presets", f"unknown preset {short(item)} (known: {', '.join(known)})", item=index)
             if item not in ids:
                 ids.append(item)
         return tuple(ids)
@@ -263,25 +304,29 @@ def _kernels(reader: _Reader, raw_kernels: Any) -> tuple[Kernel, ...]:
     if len(raw_kernels) > MAX_KERNELS_PER_CHART:
         reader.fail("kernels", f"'kernels' may list at most {MAX_KERNELS_PER_CHART}: {len(raw_kernels)}")
     kernels: list[Kernel] = []
-    for item in raw_kernels:
+    for index, item in enumerate(raw_kernels):
         spec, label = item, None
         if isinstance(item, dict):
             unknown = set(item) - {"spec", "label"}
             if unknown or "spec" not in item:
-                reader.fail("kernels", f"a kernel must be a spec or a mapping of 'spec' and 'label': {short(item)}")
+                reader.fail("kernels", f"a kernel must be a spec or a mapping of 'spec' and 'label': {short(item)}",
+                            item=index)
             spec, label = item["spec"], item.get("label")
             if label is not None and (not isinstance(label, str) or len(label) > MAX_TITLE_CHARS):
                 reader.fail(
-                    "kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {short(label)}"
+                    "kernels", f"a kernel 'label' must be text of at most {MAX_TITLE_CHARS} characters: {short(label)}",
+                    item=index,
                 )
             if label is not None and bad_character(label):
-                reader.fail("kernels", f"a kernel 'label' holds a control character ({bad_character(label)})")
+                reader.fail("kernels", f"a kernel 'label' holds a control character ({bad_character(label)})",
+                            item=index)
         if not isinstance(spec, str):
-            reader.fail("kernels", f"a kernel spec must be text like 'gemm:8192x8192x8192:bf16': {short(spec)}")
+            reader.fail("kernels", f"a kernel spec must be text like 'gemm:8192x8192x8192:bf16': {short(spec)}",
+                        item=index)
         try:
             kernels.append(parse_kernel_spec(spec, label))
         except InputError as exc:
-            reader.fail("kernels", str(exc))
+            reader.fail("kernels", str(exc), item=index)
     return tuple(kernels)
 
 
@@ -322,9 +367,9 @@ def parse_mfu_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> 
         outer.fail("jobs", f"'jobs' may list at most {MAX_JOBS_PER_TABLE}: {len(raw_jobs)}")
     keys = ("name", *JOB_FIELDS)
     jobs: list[TrainingJob | PendingJob] = []
-    for raw in raw_jobs:
+    for index, raw in enumerate(raw_jobs):
         if not isinstance(raw, dict):
-            outer.fail("jobs", f"each job must be a mapping of {', '.join(keys)}: {short(raw)}")
+            outer.fail("jobs", f"each job must be a mapping of {', '.join(keys)}: {short(raw)}", item=index)
         job = outer.nested(raw, keys)
         name = job.text("name")
         if not name:

@@ -50,16 +50,18 @@ naming what is allowed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import checks, collectives, cost_notes, kernels, roofline, units
+from ainotes import checks, collective_cost, cost_notes, kernels, roofline, units
 from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.model_notes import FORMS as MODEL_FORMS
+from ainotes.textcheck import short
 
 
 def mathml(latex: str, *, block: bool) -> str:
@@ -98,6 +100,17 @@ def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLo
         known = sorted([*_FORMS, *cost_notes.FORMS, *CHAPTER_FORMS])
         raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})")
     return form.evaluate(words[0], words[1:], presets)
+
+
+def unclosed_message(written: str) -> str:
+    """What is wrong with ``written``, an inline figure from its ``{{`` to the end of its line
+    that no ``}}`` closes, and what was likely meant."""
+    body = written[2:].split("}", 1)[0].split("{{", 1)[0].strip()
+    closing = re.search(r"\}+", written)
+    shown = short(written[: closing.end()] if closing else written if len(written) < 60 else written[:59] + "…")
+    if closing and body:
+        return f"inline figure {shown} is not closed: write {short('{{ ' + body + ' }}')}"
+    return f"inline figure {shown} is not closed: end it with '}}}}' on the same line"
 
 
 def _split_options(name: str, words: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -323,8 +336,9 @@ def _bound(call: _Call, presets: Mapping[str, Preset]) -> str:
 
 
 def _bus_factor(call: _Call, presets: Mapping[str, Preset]) -> str:
+    # The cost model's rank counts (2 to 1024, as collective-time), not the pictures' 2 to 8.
     ranks = checks.whole_number(call.options.get("ranks", "4"), "ranks=")
-    return units.significant(collectives.bus_factor(call.args[0], ranks), 3)
+    return units.significant(collective_cost.bus_factor(call.args[0], ranks), 3)
 
 
 _ID, _SPEC, _OP = "a preset id", "a kernel spec such as gemm:8192x8192x8192:bf16", "an op such as all-reduce"

@@ -13,22 +13,26 @@ under MkDocs, ProperDocs and Zensical alike (Zensical runs extensions but not ho
 
 Page and line. A message names the page and the line. The page comes from whoever
 drives the build: ``hooks/notes.py`` announces each page (with the lines of front matter
-MkDocs cut off); under Zensical its rendering context names it; otherwise the
-extension's ``page`` setting. The fence's line is the one superfences is closing:
-superfences' preprocessor passes the fence's first line to ``process_nested_block``,
-which this extension wraps to note it before the formatter runs. Inline forms are
-found by their text in the page's lines.
+MkDocs cut off); under Zensical its rendering context (the preprocessor Zensical
+registers as ``rendering_context``) names it, and the front matter Zensical cut off is
+counted from the page's file; otherwise the extension's ``page`` setting. Every line is
+found from the text: superfences replaces each whole fence by one placeholder line, so
+:class:`_Locate`, right after it, walks its output against the page's lines to find each
+fence's opening line; inline forms are found by their text in the page's lines.
 
 Superfences formats a fence before the block parser knows whether it sits in an
-indented code block (there superfences puts the source back). So a formatter neither
-raises nor registers charts: it keeps its outcome under its stash index, and
-:class:`_Settle`, after block parsing, raises the errors and registers the charts of the
-fences whose output is really in the page.
+indented code block (there superfences puts the source back). So nothing raises or
+registers charts before block parsing: each fence's outcome waits under its stash index,
+and :class:`_Settle`, after block parsing, raises the errors and registers the charts of
+the fences whose output is really in the page. The same goes for the likely mistakes
+:class:`_Locate` notes: a fence name a letter or two from one of ours (```` ```roofine ````),
+and a fence of ours superfences left as text (a header, or no closing line).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,14 +46,16 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
-from ainotes import directives
+from ainotes import directives, figures
 from ainotes.errors import InputError
 from ainotes.site import FENCE_KINDS, Chart, Drawn, NotesSite, Page
 
 # Priorities. Superfences' preprocessor is 25 and Python-Markdown's whitespace
 # normaliser 30: the page's lines are read between them. Code spans are 190.
 _BEGIN_PRIORITY = 26
+_LOCATE_PRIORITY = 24  # right after superfences, before raw HTML blocks (20)
 _FIGURE_PRIORITY = 186
+_UNCLOSED_FIGURE_PRIORITY = 184  # after figures and math: a "{{" still there was never closed
 _MATH_PRIORITY = 185
 _BLOCK_MATH_PRIORITY = 75  # after indented code (80), before paragraphs
 _SETTLE_PRIORITY = 25  # after the block parser, before inline processing (20)
@@ -81,9 +87,11 @@ class _PageRun:
     site: NotesSite
     page: Page
     lines: list[str]
-    fence_start: int | None = None  # 0-based line of the fence superfences is closing
-    fence_end: int | None = None  # 0-based line after its closing line
+    fence_start: int | None = None  # 1-based opening line of the fence being drawn
+    fence_end: int | None = None  # 1-based closing line of the fence being drawn
+    formatted: dict[int, _Formatted] = field(default_factory=dict)  # by stash index, awaiting their line
     pending: dict[int, tuple[int | None, Drawn | BaseException]] = field(default_factory=dict)
+    unfenced: list[tuple[str, int, str]] = field(default_factory=list)  # (text, line, problem): see _Locate
 
     def fail(self, exc: InputError) -> Exception:
         return self.site.error_type(str(exc))
@@ -122,10 +130,13 @@ class NotesExtension(Extension):
     def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
         md.registerExtension(self)
         md.preprocessors.register(_Begin(md, self), "ainotes_begin", _BEGIN_PRIORITY)
+        md.preprocessors.register(_Locate(md), "ainotes_locate", _LOCATE_PRIORITY)
         md.parser.blockprocessors.register(_BlockMath(md.parser, md), "ainotes_block_math", _BLOCK_MATH_PRIORITY)
         md.treeprocessors.register(_Settle(md), "ainotes_settle", _SETTLE_PRIORITY)
         md.inlinePatterns.register(_Figure(_FIGURE, md), "ainotes_figure", _FIGURE_PRIORITY)
         md.inlinePatterns.register(_InlineMath(_MATH, md), "ainotes_math", _MATH_PRIORITY)
+        md.inlinePatterns.register(_UnclosedFigure(r"\{\{", md), "ainotes_unclosed_figure",
+                                   _UNCLOSED_FIGURE_PRIORITY)
         md.treeprocessors.register(_Scripts(md), "ainotes_scripts", _SCRIPTS_PRIORITY)
 
     def begin(self, md: Markdown, lines: list[str]) -> _PageRun:
@@ -146,13 +157,53 @@ def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> Page:
     announced = site.take_announced_page()
     if announced is not None:
         return site.begin_page(*announced)
-    for processor in md.preprocessors:  # Zensical's rendering context
-        context = getattr(processor, "page", None)
-        path, address = getattr(context, "path", None), getattr(context, "url", None)
-        if isinstance(path, str) and isinstance(address, str):
-            # Zensical rewrites relative URLs in a page as relative to its source file.
-            return site.begin_page(path, address, links_from=path)
+    zensical = md.preprocessors[_ZENSICAL_CONTEXT] if _ZENSICAL_CONTEXT in md.preprocessors else None  # noqa: SIM401
+    context = getattr(zensical, "page", None)
+    path, address = getattr(context, "path", None), getattr(context, "url", None)
+    if isinstance(path, str) and isinstance(address, str):
+        _one_line_errors_under_zensical()
+        config = getattr(zensical, "config", None)
+        offset = _front_matter_lines(config, path) if isinstance(config, dict) else 0
+        # Zensical rewrites relative URLs in a page as relative to its source file.
+        return site.begin_page(path, address, offset, links_from=path)
     return site.begin_page(page, url)
+
+
+# The name Zensical registers its rendering context (the page being rendered) under.
+_ZENSICAL_CONTEXT = "rendering_context"
+_FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:-{3}|\.{3})[ \t]*\n", re.S)
+_ZENSICAL_ERROR = "Python error: InputError: "
+
+
+def _front_matter_lines(config: dict, path: str) -> int:
+    """The lines of front matter Zensical cut off the page before Markdown saw it."""
+    root, docs = config.get("root_dir"), config.get("docs_dir")
+    if not isinstance(root, str) or not isinstance(docs, str):
+        return 0
+    try:
+        text = (Path(root) / docs / path).read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        return 0
+    front = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    return 0 if front is None else front.group(0).count("\n")
+
+
+def _one_line_errors_under_zensical() -> None:
+    """Zensical ends a build on an extension's exception with Python's traceback of it (two,
+    the second holding the first); print an author's mistake as its one line instead."""
+    if getattr(sys.excepthook, "ainotes", False):
+        return
+    previous = sys.excepthook
+
+    def one_line(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        text = str(value)
+        if issubclass(kind, RuntimeError) and text.startswith(_ZENSICAL_ERROR):
+            print(f"ainotes: {text.removeprefix(_ZENSICAL_ERROR).splitlines()[0]}", file=sys.stderr)
+            return
+        previous(kind, value, tb)
+
+    one_line.ainotes = True  # type: ignore[attr-defined]
+    sys.excepthook = one_line
 
 
 # --------------------------------------------------------------------------
@@ -160,7 +211,7 @@ def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> Page:
 
 
 class _Begin(Preprocessor):
-    """Start the page; make sure superfences knows our fence kinds and tells us fence lines."""
+    """Start the page; make sure superfences knows our fence kinds."""
 
     def __init__(self, md: Markdown, extension: NotesExtension) -> None:
         super().__init__(md)
@@ -176,38 +227,7 @@ class _Begin(Preprocessor):
         for kind in FENCE_KINDS:
             if kind not in known:
                 superfences.extend_super_fences(kind, _format_fence, _accept_fence, _reset)
-        if not getattr(fences, "_ainotes_lines", False):
-            _note_fence_lines(self.md, fences)
         return lines
-
-
-def _note_fence_lines(md: Markdown, fences: Any) -> None:
-    """Wrap two methods of superfences' preprocessor.
-
-    ``process_nested_block(ws, content, start, end)``: ``start`` is the fence's first line,
-    which the formatter it is about to call does not receive. ``handle_unrecognized(m)``:
-    superfences drops a fence whose header it cannot read (```` ```roofline colour=red ````)
-    to plain text; one of ours is kept, with the header, so that the formatter refuses it.
-    """
-    close = fences.process_nested_block
-    unrecognized = fences.handle_unrecognized
-
-    def process_nested_block(ws: str, content: str, start: int, end: int) -> Any:
-        run = _RUNS.get(md)
-        if run is not None:
-            run.fence_start, run.fence_end = start, end
-        return close(ws, content, start, end)
-
-    def handle_unrecognized(m: re.Match[str]) -> bool:
-        if m.group("lang") not in FENCE_KINDS:
-            return bool(unrecognized(m))
-        fences.lang, fences.attrs, fences.formatter = m.group("lang"), {}, _format_fence
-        fences.options = {(m.group("unrecognized") or "").strip(): True}
-        return True
-
-    fences.process_nested_block = process_nested_block
-    fences.handle_unrecognized = handle_unrecognized
-    fences._ainotes_lines = True
 
 
 def _accept_fence(language: str, inputs: dict, options: dict, attrs: dict, md: Markdown) -> bool:
@@ -220,36 +240,173 @@ def _reset(md: Markdown) -> None:
     """Superfences calls this on ``md.reset()``; the page state goes with the next page."""
 
 
+@dataclass
+class _Formatted:
+    """A fence of ours as superfences handed it to the formatter: drawn once its line is known."""
+
+    kind: str
+    body: str
+    header: list[str]  # what came after the fence's name (refused)
+
+
 def _format_fence(
     src: str = "", language: str = "", md: Markdown | None = None, options: dict | None = None, **kwargs: Any
 ) -> str:
-    """Superfences formatter for every kind in ``FENCE_KINDS``: the fence's HTML, or ``""``.
+    """Superfences formatter for every kind in ``FENCE_KINDS``: an empty stash entry for now.
 
-    Never raises (superfences would quietly print the fence as text): the outcome waits
-    for :class:`_Settle` under the stash index superfences is about to use.
+    The formatter is not told the fence's line, so the fence is drawn by :class:`_Locate`,
+    which finds the line in the text and puts the HTML in the stash entry superfences is
+    about to make. It never raises (superfences would quietly print the fence as text).
     """
     assert md is not None
-    run = _RUNS[md]
-    line = None if run.fence_start is None else run.fence_start + 1
-    index = md.htmlStash.html_counter
-    outcome: Drawn | BaseException
+    header = sorted(str(key) for key in (options or {}))
+    if kwargs.get("id_value"):
+        header.append("id")
+    header += [f".{name}" for name in kwargs.get("classes") or ()]
+    body = src + "\n" if src and not src.endswith("\n") else src  # each body line ends in one
+    _RUNS[md].formatted[md.htmlStash.html_counter] = _Formatted(language, body, sorted(header))
+    return ""
+
+
+# A line superfences made of a whole fence: the stash placeholder, after the fence's indent or quote marks.
+_PLACEHOLDER_LINE = re.compile(r"[> \t]*" + util.HTML_PLACEHOLDER % r"([0-9]+)")
+# A fence's opening line as superfences reads it: indent or quote marks, the fence, a name.
+_OPENING = re.compile(
+    r"(?P<ws>[> \t]*)(?P<fence>`{3,}|~{3,})[ \t]*"
+    r"(?:\{[ \t]*\.?(?P<attr_name>[\w#.+-]+)[^}]*\}|\.?(?P<name>[\w#.+-]+))?(?P<rest>.*)$"
+)
+_PREFIX_CHARS = "> \t"
+
+
+def _closing_line(lines: list[str], opening: int, match: re.Match[str]) -> int:
+    """The 0-based line after the fence that opens on ``lines[opening]``: past the first line,
+    less the opening's indent or quote marks, that is its fence alone (as superfences ends one)."""
+    closing = re.compile(re.escape(match.group("fence")) + r"[ \t]*$")
+    depth = len(match.group("ws"))
+    for number in range(opening + 1, len(lines)):
+        line = lines[number]
+        cut = 0
+        while cut < min(depth, len(line)) and line[cut] in _PREFIX_CHARS:
+            cut += 1
+        if closing.match(line, cut):
+            return number + 1
+    return opening + 1
+
+
+class _Locate(Preprocessor):
+    """Right after superfences: find each fence's line from the text, and draw our fences.
+
+    Superfences replaced each whole fence by one placeholder line and left every other line
+    as it was, so walking its output against the page's lines puts each placeholder at the
+    fence's opening line. There our fences are drawn (into the stash entry the formatter
+    left empty), fence names a letter or two from one of ours are noted as likely
+    misspellings, and lines that open a fence of ours which superfences did not take
+    (a header it cannot read, a fence never closed) are noted; :class:`_Settle` raises for
+    those whose text is really in the page, not in an indented code block.
+    """
+
+    def run(self, lines: list[str]) -> list[str]:
+        run = _RUNS.get(self.md)
+        if run is None:
+            return lines
+        source, at = run.lines, 0
+        for line in lines:
+            placeholder = _PLACEHOLDER_LINE.fullmatch(line)
+            if placeholder is not None and (at >= len(source) or source[at] != line):
+                opening = _OPENING.fullmatch(source[at]) if at < len(source) else None
+                end = at + 1 if opening is None else _closing_line(source, at, opening)
+                self._fence(run, int(placeholder.group(1)), at + 1 if opening else None, end, opening)
+                at = end
+            elif at < len(source) and source[at] == line:
+                self._plain(run, at)
+                at += 1
+            else:  # a line changed by something else: find it further on
+                at = next((n + 1 for n in range(at, len(source)) if source[n] == line), at)
+        for index in [i for i in run.formatted if i not in run.pending]:  # not found in the text
+            self._draw(run, index, None, None)
+        run.formatted.clear()
+        return lines
+
+    def _fence(self, run: _PageRun, index: int, line: int | None, end: int, opening: re.Match[str] | None) -> None:
+        if index in run.formatted:
+            self._draw(run, index, line, end)
+            return
+        name = None if opening is None else (opening.group("name") or opening.group("attr_name"))
+        hint = _misspelt_kind(name)
+        if hint is not None:
+            run.pending[index] = (line, InputError(f"{run.page.where(line)}: {hint}"))
+
+    @staticmethod
+    def _plain(run: _PageRun, at: int) -> None:
+        """A line superfences left as text: note it if it opens a fence of ours (or a misspelt one)."""
+        opening = _OPENING.fullmatch(run.lines[at])
+        name = None if opening is None else (opening.group("name") or opening.group("attr_name"))
+        if opening is None or name is None:
+            return
+        text = run.lines[at][len(opening.group("ws")):].strip()
+        hint = _misspelt_kind(name)
+        if name in FENCE_KINDS:
+            header = opening.group("rest").strip()
+            hint = (f"a {name} fence takes its settings in its body, not after its name: {header}" if header
+                    else f"this {name} fence is never closed: end it with a line of {opening.group('fence')}")
+        if hint is not None:
+            run.unfenced.append((text, at + 1, hint))
+
+    def _draw(self, run: _PageRun, index: int, line: int | None, end: int | None) -> None:
+        fence = run.formatted[index]
+        run.fence_start, run.fence_end = line, end
+        outcome: Drawn | BaseException
+        try:
+            if fence.header:
+                raise InputError(
+                    f"{run.page.where(line)}: a {fence.kind} fence takes its settings in its body, "
+                    f"not after its name: {', '.join(fence.header)}"
+                )
+            outcome = run.site.draw_fence(fence.kind, fence.body, run.page, line or 1)
+        except Exception as exc:  # kept for _Settle, which raises it if the fence is in the page
+            outcome = exc
+        if isinstance(outcome, Drawn) and index < len(self.md.htmlStash.rawHtmlBlocks):
+            self.md.htmlStash.rawHtmlBlocks[index] = outcome.html
+        run.pending[index] = (line, outcome)
+
+
+def _misspelt_kind(name: str | None) -> str | None:
+    """"did you mean 'roofline'?" for a fence name a letter or two from one of ours, else None.
+
+    A name Pygments knows is a language, never a misspelling."""
+    if not name or name in FENCE_KINDS:
+        return None
+    lowered = name.lower()
+    distance, kind = min((_edit_distance(lowered, kind), kind) for kind in FENCE_KINDS)
+    if distance > (1 if len(kind) <= 5 else 2) or _is_language(name):
+        return None
+    return f"'{name}' is not a fence kind: did you mean '{kind}'? (fence kinds: {', '.join(sorted(FENCE_KINDS))})"
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, replace, swap two neighbours) that turn ``a`` into ``b``."""
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        earlier, before, row = before, row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(before[j] + 1, row[j - 1] + 1, before[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], earlier[j - 2] + 1)
+    return row[-1]
+
+
+def _is_language(name: str) -> bool:
     try:
-        header = dict(options or {})
-        if kwargs.get("id_value"):
-            header["id"] = kwargs["id_value"]
-        for name in kwargs.get("classes") or ():
-            header[f".{name}"] = True
-        if header:
-            raise InputError(
-                f"{run.page.where(line)}: a {language} fence takes its settings in its body, "
-                f"not after its name: {', '.join(sorted(header))}"
-            )
-        body = src + "\n" if src and not src.endswith("\n") else src  # each body line ends in one
-        outcome = run.site.draw_fence(language, body, run.page, line or 1)
-    except Exception as exc:  # kept for _Settle, which raises it if the fence is in the page
-        outcome = exc
-    run.pending[index] = (line, outcome)
-    return outcome.html if isinstance(outcome, Drawn) else ""
+        from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+        from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover (Material and pymdown-extensions bring Pygments)
+        return False
+    try:
+        get_lexer_by_name(name)
+    except ClassNotFound:
+        return False
+    return True
 
 
 class _Settle(Treeprocessor):
@@ -257,7 +414,11 @@ class _Settle(Treeprocessor):
 
     def run(self, root: Element) -> None:
         run = _RUNS.get(self.md)
-        if run is None or not run.pending:
+        if run is None:
+            return
+        if run.unfenced:
+            _refuse_unfenced(root, run)
+        if not run.pending:
             return
         used = _stash_indices_in(root, self.md)
         for index in sorted(run.pending):
@@ -275,6 +436,21 @@ class _Settle(Treeprocessor):
                     raise run.fail(exc) from None
             run.page.need_script(*outcome.scripts)
         run.pending.clear()
+
+
+def _refuse_unfenced(root: Element, run: _PageRun) -> None:
+    """Raise for the first fence of ours that superfences left as text, if the text is in the
+    page (not in an indented code block)."""
+    texts = []
+    for element in root.iter():
+        if element.tag not in ("code", "pre") and element.text:
+            texts.append(element.text)
+        if element.tail:
+            texts.append(element.tail)
+    for text, line, problem in run.unfenced:
+        if any(text in part for part in texts):
+            raise run.fail(InputError(f"{run.page.where(line)}: {problem}"))
+    run.unfenced.clear()
 
 
 def _stash_indices_in(root: Element, md: Markdown) -> set[int]:
@@ -306,6 +482,15 @@ class _Figure(InlineProcessor):
         except InputError as exc:
             raise run.fail(exc) from None
         return text, m.start(0), m.end(0)
+
+
+class _UnclosedFigure(InlineProcessor):
+    """A ``{{`` that no complete ``{{ ... }}`` on its line took: refused, at its line."""
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:  # noqa: N802
+        run = _RUNS[self.md]
+        written = data[m.start(0):].split("\n", 1)[0].rstrip()
+        raise run.fail(InputError(f"{run.page.where(run.line_of(written))}: {figures.unclosed_message(written)}"))
 
 
 class _InlineMath(InlineProcessor):

@@ -38,7 +38,6 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
-import html
 import json
 import logging
 import math
@@ -425,7 +424,7 @@ _runtime_text: dict[str, str] = {}  # the assembled runtime, per key: pages and 
 
 @functools.cache
 def _inline_runtime(code: str) -> str:
-    return _inline_script(code)
+    return inline_script(code)
 
 
 def inline_runtime() -> str:
@@ -891,40 +890,11 @@ def _script_safe(text: str) -> str:
     return text
 
 
-def _inline_script(code: str) -> str:
+def inline_script(code: str) -> str:
     """JavaScript for an inline ``<script>``; a literal ``</script`` would end the element early."""
     return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
 
 
-_STANDALONE_CSS = """
-:root{color-scheme:light dark}
-body{margin:0;padding:16px;font:15px/1.5 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;background:BG}
-.ainotes-standalone{max-width:1200px;margin:0 auto}
-.ainotes-standalone__box{position:relative;width:100%;aspect-ratio:AR}
-.ainotes-standalone__box>svg,.ainotes-standalone__view{position:absolute;inset:0;width:100%;height:100%}
-.ainotes-standalone__view>svg{display:block}
-.ainotes-standalone__controls{min-height:5.5em;color:FG}
-.vega-bind{display:flex;flex-wrap:wrap;align-items:center;gap:.25em .75em;margin:.35em 0}
-.vega-bind-name{font-weight:600}
-.vega-bind input[type=range]{flex:1 1 12em;max-width:24em}
-@media (max-width:600px){.ainotes-standalone__box{aspect-ratio:2/3}}
-"""
-
-_STANDALONE_JS = """
-(function () {
-  var root = document.querySelector(".ainotes-standalone");
-  var spec = JSON.parse(document.getElementById("ainotes-spec").textContent);
-  var box = root.querySelector(".ainotes-standalone__box");
-  var container = root.querySelector(".ainotes-standalone__view");
-  var view = new vega.View(vega.parse(spec), {
-    renderer: "svg", container: container, bind: root.querySelector(".ainotes-standalone__controls"), hover: true
-  });
-  view.runAsync().then(function () {
-    var still = box.querySelector(":scope > svg");
-    if (still) still.remove();
-  }).catch(function (error) { container.remove(); console.warn("ainotes chart:", error); });
-})();
-"""
 
 
 def svg_size(svg_text: str) -> tuple[float, float]:
@@ -946,36 +916,8 @@ def static_svg_for_page(svg_text: str) -> str:
 
 
 def standalone_html(spec: dict[str, Any], *, title: str) -> str:
-    """One self-contained HTML page: the static SVG (shown at once, and the whole chart
-    without JavaScript), the Vega runtime and the compiled spec inline, nothing loaded
-    from outside. ``title`` is escaped."""
-    still = static_svg_for_page(svg(spec))
-    width, height = svg_size(still)
-    compiled = vega_script_json(responsive(spec))
-    background = str(spec.get("config", {}).get("background", "#ffffff"))
-    text_colour = str(spec.get("config", {}).get("title", {}).get("color", "#1f2329"))
-    css = (_STANDALONE_CSS.replace("BG", _css_colour(background)).replace("FG", _css_colour(text_colour))
-           .replace("AR", f"{width:g}/{height:g}"))
-    return (
-        "<!doctype html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n"
-        f"<style>{css}</style>\n"
-        "</head>\n<body>\n"
-        '<main class="ainotes-standalone">\n'
-        f'<div class="ainotes-standalone__box">{still}<div class="ainotes-standalone__view"></div></div>\n'
-        '<div class="ainotes-standalone__controls"></div>\n'
-        "<noscript><p>The interactive controls need JavaScript; "
-        "the picture above is the chart as it opens.</p></noscript>\n"
-        "</main>\n"
-        f'<script type="application/json" id="ainotes-spec">{compiled}</script>\n'
-        f"<script>{_inline_runtime(runtime_js())}</script>\n"
-        f"<script>{_STANDALONE_JS}</script>\n"
-        "</body>\n</html>\n"
-    )
+    """One self-contained page of ``spec``'s chart: :func:`ainotes.charts.embed.standalone_html`,
+    light only (the site's pages give it their dark spec too)."""
+    from ainotes.charts import embed  # the page around a chart is the charts' HTML, above rendering
 
-
-def _css_colour(value: str) -> str:
-    """A colour from the spec for the page's CSS; anything but a plain hex colour or name falls back."""
-    return value if re.fullmatch(r"#[0-9a-fA-F]{3,8}|[a-zA-Z]+", value) else "#ffffff"
+    return embed.standalone_html(spec, title=title)

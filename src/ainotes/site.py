@@ -70,7 +70,9 @@ class Chart:
     redraw: Callable[[], object] | None = None
 
     def file_name(self, kind: str) -> str:
-        return f"{self.chart_id}{'-dark.svg' if kind == 'svg-dark' else '.' + kind}"
+        """``svg`` → ``ID.svg``; ``svg-dark`` → ``ID-dark.svg``, ``svg-narrow`` → ``ID-narrow.svg``."""
+        variant = kind.removeprefix("svg-") if kind.startswith("svg-") else None
+        return f"{self.chart_id}-{variant}.svg" if variant else f"{self.chart_id}.{kind}"
 
 
 @dataclass
@@ -275,7 +277,14 @@ class NotesSite:
         return Chart(chart_id, kind, title, page.url, page.src)
 
     def downloads(self, chart: Chart, page: Page) -> dict[str, str]:
+        """Each embed file's link, relative to what the page's links are relative to."""
         prefix = relative_prefix(page.links_from)
+        return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
+
+    def embed_urls(self, chart: Chart, page: Page) -> dict[str, str]:
+        """Each embed file's URL relative to the page's own URL, as the reader's browser resolves
+        it (the snippet's text; no generator rewrites it, as Zensical rewrites links)."""
+        prefix = relative_prefix(page.url)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     # -- after the last page ----------------------------------------------------
@@ -371,25 +380,31 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
             precision=request.precision,
         )
         dark = roofline_chart.retheme(light, "dark")
-        _prefetch_renders(site, light, dark, dark_svg=False, dark_vega=False,
-                          narrow=roofline_chart.narrow_static(light))
+        narrow = roofline_chart.narrow_static(light)
+        _prefetch_renders(site, light, dark, dark_svg=False, dark_vega=False, narrow=narrow)
 
         @functools.cache
         def svg_dark() -> str:
             return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
 
+        def vega_dark() -> dict:
+            return roofline_chart.dark_vega(render.vega(render.responsive(light)))  # no second compile
+
+        caption = roofline_chart.caption_html(presets, request.sparsity)
         chart.files = {
             "svg": lambda: render.svg(light),
             "svg-dark": svg_dark,
+            "svg-narrow": lambda: render.svg(narrow),  # the phone still, for small hosts
             "png": lambda: render.png(light),
             "json": lambda: embed_json_bytes(light),
-            "html": lambda: render.standalone_html(light, title=title),
+            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, svg_dark=svg_dark(),
+                                                  vega_dark=vega_dark(), caption_html=caption,
+                                                  chart_id=chart.chart_id),
         }
-        downloads = site.downloads(chart, page)
-        caption = roofline_chart.caption_html(presets, request.sparsity)
+        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
-            vega_dark=roofline_chart.dark_vega(render.vega(render.responsive(light))),  # no second compile
+            vega_dark=vega_dark(), embed_urls=urls, kind=chart.kind,
         )
 
     return site.chart_figure(chart, page, (request, presets), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
@@ -410,13 +425,13 @@ def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, pag
             "json": lambda: embed_json_bytes(collectives.run_to_json(run)),
             "html": lambda: collective_chart.standalone_html(run, title=request.title),
         }
-        downloads = site.downloads(chart, page)
+        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: (
             '<div class="ainotes-collective">'
             # The author's title only: without one, each rank count the reader picks names itself.
             f"{collective_chart.stepper_html(run, chart.chart_id, title=request.title)}"
             f"{collective_chart.table_html(run, title=title)}"
-            f"{embed.downloads_html(chart.chart_id, downloads, title=title)}"
+            f"{embed.downloads_html(chart.chart_id, downloads, title=title, embed_urls=urls, kind=chart.kind)}"
             "</div>"
         )
 
@@ -442,17 +457,18 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
 
         light, dark = spec("light"), spec("dark")
         _prefetch_renders(site, light, dark, dark_svg=True)
+        caption = cost_chart.caption_html(request.op, request.ranks, link)
         chart.files = {
             "svg": lambda: render.svg(light),
             "svg-dark": lambda: render.svg(dark),
             "png": lambda: render.png(light),
             "json": lambda: embed_json_bytes(light),
-            "html": lambda: render.standalone_html(light, title=title),
+            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption,
+                                                  chart_id=chart.chart_id),
         }
-        caption = cost_chart.caption_html(request.op, request.ranks, link)
-        downloads = site.downloads(chart, page)
+        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
+            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
         )
 
     return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))

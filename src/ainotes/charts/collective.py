@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 
+from ainotes.charts.frame import HEIGHT_POSTER_JS
 from ainotes.collectives import (
     MAX_RANKS,
     MIN_RANKS,
@@ -645,7 +646,7 @@ def standalone_html(run: CollectiveRun, *, title: str | None = None) -> str:
         f"<title>{_esc(name)}</title><style>{page_css}{_minify_css(_stylesheet())}</style></head>"
         f"<body><main><h1>{_esc(name)}</h1>"
         f"{stepper_html(run, 'collective', title=title)}{table_html(run, title=name)}</main>"
-        f"<script>{script}</script></body></html>\n"
+        f"<script>{script}\n{HEIGHT_POSTER_JS}</script></body></html>\n"
     )
 
 

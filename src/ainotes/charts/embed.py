@@ -19,19 +19,22 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 
 from ainotes import render
-from ainotes.charts import explorer, roofline
+from ainotes.charts import explorer, frame, roofline
 
 DOWNLOAD_LABELS = {
     "svg": "SVG",
     "svg-dark": "SVG (dark)",
+    "svg-narrow": "SVG (narrow)",
     "png": "PNG",
     "json": "JSON",
     "html": "HTML page",
 }
 _ID_ATTRIBUTE = re.compile(r'\bid="([^"]+)"')
+NARROW_SCREEN_PX = 600  # charts.css gives screens up to this wide the phone picture
 
 
 def _namespace_ids(svg_text: str, prefix: str) -> str:
@@ -67,37 +70,63 @@ def _spec_title(spec: Mapping[str, Any]) -> str:
     return str(title) if title else "Chart"
 
 
-def downloads_html(chart_id: str, downloads: Mapping[str, str], *, title: str | None = None) -> str:
-    """A row of download links (kind → URL relative to the page) and a ``<details>`` with an
-    embed snippet (``<img>`` of the SVG, ``<iframe>`` of the standalone page). Everything escaped.
+def picture_snippet(urls: Mapping[str, str], *, title: str) -> str | None:
+    """The ``<img>`` (in a ``<picture>`` with the narrow still where there is one) that scales to
+    its container: ``max-width:100%;height:auto``, the phone-sized still on screens up to 600 px."""
+    if "svg" not in urls:
+        return None
+    image = (f'<img src="{html.escape(urls["svg"])}" alt="{html.escape(title)}" '
+             'style="max-width:100%;height:auto">')
+    if "svg-narrow" not in urls:
+        return image
+    return (f'<picture><source media="(max-width: {NARROW_SCREEN_PX}px)" srcset="{html.escape(urls["svg-narrow"])}">'
+            f"{image}</picture>")
 
-    The snippet's URLs start out relative to this page; ``vega-charts.js`` rewrites them to
-    absolute addresses when it runs, which is what another site needs.
+
+def frame_snippet(urls: Mapping[str, str], *, title: str, kind: str | None = None) -> str | None:
+    """The ``<iframe>`` of the standalone page, full width and as tall as the page says it is
+    (:mod:`ainotes.charts.frame`), and the one-line listener that makes it so."""
+    if "html" not in urls:
+        return None
+    fallback = frame.FALLBACK_HEIGHT_PX.get(kind or "", frame.DEFAULT_FALLBACK_HEIGHT_PX)
+    return (f'<iframe src="{html.escape(urls["html"])}" title="{html.escape(title)}" {frame.FRAME_ATTRIBUTE} '
+            f'style="display:block;width:100%;height:{fallback}px;border:0"></iframe>\n'
+            f"{frame.HOST_LISTENER_HTML}")
+
+
+def downloads_html(chart_id: str, downloads: Mapping[str, str], *, title: str | None = None,
+                   embed_urls: Mapping[str, str] | None = None, kind: str | None = None) -> str:
+    """A row of download links (kind → URL relative to the page) and a ``<details>`` with the
+    embed snippets (:func:`picture_snippet`, :func:`frame_snippet`). Everything escaped.
+
+    ``embed_urls`` are the files' URLs relative to the page's own URL (default: ``downloads``),
+    for the snippets, which no generator rewrites; ``vega-charts.js`` makes them absolute
+    when it runs, which is what another site needs.
     """
     links = []
-    for kind, url in downloads.items():
-        label = DOWNLOAD_LABELS.get(kind, kind.upper())
+    for file_kind, url in downloads.items():
+        label = DOWNLOAD_LABELS.get(file_kind, file_kind.upper())
         links.append(f'<a href="{html.escape(url)}" download>{html.escape(label)}</a>')
     parts = [f'<div class="ainotes-downloads" data-chart="{html.escape(chart_id)}">']
     if links:
         parts.append('<span class="ainotes-downloads__label">Download:</span> ' + " · ".join(links))
-    snippet_lines = []
+    urls = dict(downloads if embed_urls is None else embed_urls)
     alt_text = title or chart_id
-    if "svg" in downloads:
-        snippet_lines.append(f'<img src="{html.escape(downloads["svg"])}" alt="{html.escape(alt_text)}">')
-    if "html" in downloads:
-        snippet_lines.append(
-            f'<iframe src="{html.escape(downloads["html"])}" title="{html.escape(alt_text)}" '
-            'width="760" height="720" style="border:0;max-width:100%"></iframe>'
-        )
-    if snippet_lines:
-        snippet = "\n".join(snippet_lines)
-        urls = " ".join(html.escape(downloads[k]) for k in ("svg", "html") if k in downloads)
-        parts.append(
-            '<details class="ainotes-embed"><summary>Embed this chart</summary>'
-            f'<pre><code class="ainotes-embed__snippet" data-urls="{urls}">{html.escape(snippet)}</code></pre>'
-            "</details>"
-        )
+    snippets = [
+        (label, text, keys) for label, text, keys in (
+            ("A picture that scales to its column (a phone gets the narrow one):",
+             picture_snippet(urls, title=alt_text), ("svg", "svg-narrow")),
+            ("The live chart, in a frame as tall as its page:",
+             frame_snippet(urls, title=alt_text, kind=kind), ("html",)),
+        ) if text is not None
+    ]
+    if snippets:
+        parts.append('<details class="ainotes-embed"><summary>Embed this chart</summary>')
+        for label, text, keys in snippets:
+            used = " ".join(html.escape(urls[k]) for k in keys if k in urls)
+            parts.append(f'<p class="ainotes-embed__label">{html.escape(label)}</p><pre>'
+                         f'<code class="ainotes-embed__snippet" data-urls="{used}">{html.escape(text)}</code></pre>')
+        parts.append("</details>")
     parts.append("</div>")
     return "".join(parts)
 
@@ -111,6 +140,8 @@ def interactive_figure_html(
     downloads: Mapping[str, str],
     svg_dark: str | None = None,
     vega_dark: dict[str, Any] | None = None,
+    embed_urls: Mapping[str, str] | None = None,
+    kind: str | None = None,
 ) -> str:
     """The in-page figure for one chart (see the module docstring).
 
@@ -118,7 +149,7 @@ def interactive_figure_html(
     ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
     relative to the page. ``svg_dark`` and ``vega_dark`` are the dark static SVG and the dark
     live view's compiled Vega when the caller has them already (made from ``spec_dark``
-    otherwise).
+    otherwise). ``embed_urls`` and ``kind`` go to :func:`downloads_html`.
     """
     light, width, height = _still(render.svg(spec_light), "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
@@ -163,6 +194,94 @@ def interactive_figure_html(
         f"{controls}{tables}"
         f"{specs}"
         f"<figcaption>{caption_html}</figcaption>"
-        f"{downloads_html(chart_id, downloads, title=title)}"
+        f"{downloads_html(chart_id, downloads, title=title, embed_urls=embed_urls, kind=kind)}"
         "</figure>"
+    )
+
+
+# --------------------------------------------------------------------------
+# The standalone page: the in-page figure, its stylesheet and script, and the runtime, inline.
+
+_STANDALONE_CSS = """
+html{font-size:125%}
+body{margin:0;padding:.6rem;font:.8rem/1.6 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
+  background:LIGHT_BG;color:LIGHT_FG;color-scheme:light;overflow-wrap:anywhere}
+body[data-md-color-scheme="slate"]{background:DARK_BG;color:DARK_FG;color-scheme:dark}
+.ainotes-standalone{max-width:1200px;margin:0 auto}
+.ainotes-standalone .ainotes-chart{margin:0}
+.ainotes-standalone table{border-collapse:collapse}
+.ainotes-standalone th,.ainotes-standalone td{padding:.25em .6em;text-align:left;vertical-align:top;
+  border-bottom:1px solid rgba(128,128,128,.35)}
+.ainotes-standalone caption{padding:.3em 0}
+"""
+
+# Before the chart script runs: the reader's colour scheme, as Material would set it.
+_SCHEME_JS = """(function () {
+  var query = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
+  function apply() { document.body.setAttribute("data-md-color-scheme", query && query.matches ? "slate" : "default"); }
+  apply();
+  if (query && query.addEventListener) query.addEventListener("change", apply);
+})();
+"""
+
+
+def _asset_text(name: str) -> str:
+    return (resources.files("ainotes") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _colours(spec: Mapping[str, Any]) -> tuple[str, str]:
+    config = spec.get("config", {})
+    return (_css_colour(str(config.get("background", "#ffffff")), "#ffffff"),
+            _css_colour(str(config.get("title", {}).get("color", "#1f2329")), "#1f2329"))
+
+
+def _css_colour(value: str, fallback: str) -> str:
+    """A colour from the spec for the page's CSS; anything but a plain hex colour or name falls back."""
+    return value if re.fullmatch(r"#[0-9a-fA-F]{3,8}|[a-zA-Z]+", value) else fallback
+
+
+def standalone_html(
+    spec_light: dict[str, Any],
+    *,
+    title: str,
+    spec_dark: dict[str, Any] | None = None,
+    svg_dark: str | None = None,
+    vega_dark: dict[str, Any] | None = None,
+    caption_html: str = "",
+    chart_id: str = "chart",
+) -> str:
+    """One self-contained page of a Vega chart, as the notes' page shows it: both stills (and a
+    roofline's phone still) at once, then the live view, a roofline's explorer (the readout at
+    an intensity, the reader's own kernel, the batch-size GEMM) and its tables, wired by the
+    site's own ``vega-charts.js``; ``charts.css``, that script, the runtime and the compiled
+    specs all inline, nothing loaded from outside. Dark where the reader's system is, when
+    ``spec_dark`` is given (``svg_dark``/``vega_dark`` as :func:`interactive_figure_html`).
+    In a frame it tells its host its height (:mod:`ainotes.charts.frame`). ``title`` is escaped;
+    ``caption_html`` is trusted HTML."""
+    figure = interactive_figure_html(
+        chart_id, spec_light, spec_dark if spec_dark is not None else spec_light, caption_html=caption_html,
+        downloads={}, svg_dark=svg_dark if spec_dark is not None else None,
+        vega_dark=vega_dark if spec_dark is not None else None,
+    )
+    light_bg, light_fg = _colours(spec_light)
+    dark_bg, dark_fg = _colours(spec_dark) if spec_dark is not None else (light_bg, light_fg)
+    css = (_STANDALONE_CSS.replace("LIGHT_BG", light_bg).replace("LIGHT_FG", light_fg)
+           .replace("DARK_BG", dark_bg).replace("DARK_FG", dark_fg)) + _asset_text("charts.css")
+    scheme = f"<script>{_SCHEME_JS}</script>\n" if spec_dark is not None else ""
+    return (
+        "<!doctype html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)}</title>\n"
+        f"<style>{css}</style>\n"
+        '</head>\n<body data-md-color-scheme="default">\n'
+        f"{scheme}"
+        f'<main class="ainotes-standalone">\n{figure}\n'
+        "<noscript><p>The interactive view needs JavaScript; "
+        "the picture above is the chart as it opens.</p></noscript>\n"
+        "</main>\n"
+        f"<script>{render.inline_runtime()}</script>\n"
+        f"<script>{render.inline_script(_asset_text('vega-charts.js'))}</script>\n"
+        f"<script>{frame.HEIGHT_POSTER_JS}</script>\n"
+        "</body>\n</html>\n"
     )
