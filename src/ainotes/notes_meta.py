@@ -162,6 +162,16 @@ def page_url(src: str, use_directory_urls: bool = True) -> str:
 # Front matter
 
 
+class _FrontMatterLoader(yaml.SafeLoader):
+    """Safe YAML that leaves dates as text, so that a bad one (2026-13-01) gets a message with its line."""
+
+
+_FrontMatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 @dataclass(frozen=True)
 class FrontMatter:
     data: dict[str, Any]
@@ -178,8 +188,10 @@ def split_front_matter(text: str, src: str) -> FrontMatter:
     block = match.group(1) or ""
     length = match.group(0).count("\n") + (0 if match.group(0).endswith("\n") else 1)
     try:
-        node = yaml.compose(block, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(block)
+        node = yaml.compose(block, Loader=_FrontMatterLoader)
+        data = yaml.load(block, Loader=_FrontMatterLoader)  # noqa: S506 (a safe loader)
+    except (ValueError, TypeError, RecursionError) as exc:  # unhashable keys, deep nesting
+        raise InputError(f"{src}:2: front matter cannot be read: {' '.join(str(exc).split())}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = 2 + (mark.line if mark is not None else 0)
