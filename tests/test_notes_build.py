@@ -59,7 +59,8 @@ PAGES = {
         # MFU
 
         PaLM counts attention [@palm, Appendix B], as ZeRO does not [@zero].
-        On {{ name h100 }} the peak is {{ peak h100 }} [@palm; @sheet].
+        On {{ name h100 }} the peak is {{ peak h100 }} [@palm;
+        @sheet].
 
         `[@notacite]` stays code.
         """,

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from ainotes.errors import InputError
 from ainotes.textcheck import short
 
-CITATION = r"\[(@[^\[\]\n]*)\]"
+CITATION = r"\[(@[^\[\]]*)\]"  # may wrap onto the next line, as prose does
 _ITEM = re.compile(r"^@(?P<key>[A-Za-z0-9_][A-Za-z0-9_:.+/-]*)(?:\s*,\s*(?P<locator>[^;]+?))?\s*$")
 _LINK_FIELDS = ("url", "doi", "eprint")
 _UNSAFE_IN_LINK = re.compile(r"[\s\"'<>\\`\x00-\x1f]")
@@ -64,7 +64,7 @@ class Cite:
 def parse_citation(inner: str) -> list[Cite]:
     """``@a; @b, p. 3`` → cites; raises :class:`InputError` (no place: the caller adds it)."""
     cites = []
-    for part in inner.split(";"):
+    for part in " ".join(inner.split()).split(";"):
         match = _ITEM.match(part.strip())
         if match is None:
             raise InputError(f"citation [{short(inner)[1:-1]}] is not [@key], [@key, locator] or [@a; @b]: "

@@ -148,7 +148,7 @@ class _Citation(InlineProcessor):
         if state is None:
             return None, None, None
         run = state.run
-        where = run.page.where(run.line_of(m.group(0)))
+        where = run.page.where(run.line_of(m.group(0).split("\n")[0]))
         try:
             cites = citations.parse_citation(m.group(1))
             bib = bibliography(state.catalogue)
