@@ -127,7 +127,8 @@ def test_zensical_pages_show_dates_tags_and_references(zensical_site):
 
     for source in sorted((REPO / "docs").glob("*.md")):
         front = split_front_matter(source.read_text(encoding="utf-8"), source.name).data
-        page = (zensical_site / ("" if source.stem == "index" else source.stem) / "index.html").read_text(encoding="utf-8")
+        folder = zensical_site / ("" if source.stem == "index" else source.stem)
+        page = (folder / "index.html").read_text(encoding="utf-8")
         assert ('class="ainotes-dates"' in page) == front.get("listed", True), source.name
         meta = re.search(r'<div class="ainotes-page-meta">.*?</div>', page, re.S)
         assert (meta.group(0).count('class="md-tag"') if meta else 0) == len(front.get("tags", [])), source.name

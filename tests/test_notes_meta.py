@@ -271,7 +271,8 @@ def test_locate_skips_fences_and_forms_shown_as_code():
 def test_feeds_parse_with_absolute_links_dates_and_summaries(tmp_path):
     docs = tmp_path / "docs"
     _write(docs, {
-        "a.md": "---\ncreated: 2026-01-02\nupdated: 2026-02-03\ndescription: About A & <b>.\ntags: [training]\n---\n# A\n",
+        "a.md": "---\ncreated: 2026-01-02\nupdated: 2026-02-03\ndescription: About A & <b>.\ntags: [training]\n"
+                "---\n# A\n",
         "sub/b.md": "---\ncreated: 2026-01-05\n---\n# B\n\nB's first paragraph.\n",
         "index.md": "---\nlisted: false\n---\n# Home\n",
     })

@@ -189,7 +189,7 @@ def split_front_matter(text: str, src: str) -> FrontMatter:
     length = match.group(0).count("\n") + (0 if match.group(0).endswith("\n") else 1)
     try:
         node = yaml.compose(block, Loader=_FrontMatterLoader)
-        data = yaml.load(block, Loader=_FrontMatterLoader)  # noqa: S506 (a safe loader)
+        data = yaml.load(block, Loader=_FrontMatterLoader)  # a SafeLoader, less timestamps
     except (ValueError, TypeError, RecursionError) as exc:  # unhashable keys, deep nesting
         raise InputError(f"{src}:2: front matter cannot be read: {' '.join(str(exc).split())}") from None
     except yaml.YAMLError as exc:
