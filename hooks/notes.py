@@ -1,8 +1,9 @@
 """MkDocs hooks (MkDocs and ProperDocs): a thin driver for ``ainotes.markdown``.
 
 The Markdown extension draws the fences, figures and math; these events only load
-the presets, hand the extension the build's state, name each page for its messages,
-and write the shared assets, embed files and manifest at the end. Zensical runs the
+the presets, hand the extension the build's state (and the notes' settings: docs folder,
+site URL, allowed tags, bibliography), name each page for its messages, and write the
+shared assets, embed files, manifest and the notes' feeds at the end. Zensical runs the
 extension without these hooks; ``ainotes site-assets`` then writes what
 :func:`on_post_build` writes here.
 """

@@ -114,7 +114,8 @@ def page_url(src: str, use_directory_urls: bool = True) -> str:
 
 def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
                       progress: Callable[[int, int], None] | None = None) -> NotesSite:
-    """Convert every page of the project and write assets, embed files and manifest into ``site_dir``.
+    """Convert every page of the project and write assets, embed files, manifest and the notes'
+    feeds (:mod:`ainotes.feed`) into ``site_dir``.
 
     ``progress(done, total)`` hears how far the chart renders are, every few seconds of a long run."""
     project = read_project(config_path)
