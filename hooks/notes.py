@@ -1,8 +1,9 @@
 """MkDocs hooks (MkDocs and ProperDocs): a thin driver for ``ainotes.markdown``.
 
 The Markdown extension draws the fences, figures and math; these events only load
-the presets, hand the extension the build's state, name each page for its messages,
-and write the shared assets, embed files and manifest at the end. Zensical runs the
+the presets, hand the extension the build's state (and the notes' settings: docs folder,
+site URL, allowed tags, bibliography), name each page for its messages, and write the
+shared assets, embed files, manifest and the notes' feeds at the end. Zensical runs the
 extension without these hooks; ``ainotes site-assets`` then writes what
 :func:`on_post_build` writes here.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from ainotes import feed, notes_meta
 from ainotes.errors import InputError
 from ainotes.site import NotesSite
 
@@ -36,7 +38,13 @@ def on_config(config, **kwargs):
     _site.render_progress = _report_renders
     if EXTENSION not in config.markdown_extensions:
         config.markdown_extensions.append(EXTENSION)
-    config.mdx_configs[EXTENSION] = {**config.mdx_configs.get(EXTENSION, {}), "site": _site}
+    settings = config.mdx_configs.get(EXTENSION, {})
+    config.mdx_configs[EXTENSION] = {**settings, "site": _site}
+    notes_meta.configure(_site, notes_meta.NotesSettings(
+        docs_dir=Path(config.docs_dir), site_url=config.site_url or None, site_name=config.site_name,
+        site_description=config.site_description or "", use_directory_urls=config.use_directory_urls,
+        tags=dict(settings.get("tags") or {}), bibliography=str(settings.get("bibliography", "references.bib")),
+    ), warn=log.warning)  # dates, tags, references, the feed (ainotes.notes_meta)
     log.debug("ainotes: %d presets from %s", len(_site.presets), presets_dir)
     return config
 
@@ -55,9 +63,12 @@ def on_post_page(output, page, config, **kwargs):
 
 
 def on_post_build(config, **kwargs):
-    """Write the shared assets, the embed files and embed/manifest.json."""
+    """Write the shared assets, the embed files, embed/manifest.json and the notes' feeds."""
     try:
         _build_site().write_outputs(config.site_dir)
+        catalogue = notes_meta.known_catalogue(_build_site())
+        if catalogue is not None:
+            feed.write_feeds(catalogue, config.site_dir)
     except InputError as exc:
         raise PluginError(str(exc)) from None
 

@@ -106,7 +106,8 @@ def test_zensical_pages_show_charts_tables_figures_and_math(zensical_site):
         for chart in charts:
             assert f'id="{chart["id"]}"' in page, (stem, chart["id"])
         tables = sum(not FENCE_KINDS[fence.kind].chart for fence in fences)
-        assert page.count('<div class="ainotes-table') + page.count('<div class="ainotes-preset-check"') >= tables
+        assert page.count('<div class="ainotes-table') + page.count('<div class="ainotes-preset-check"') + page.count(
+            '<div class="ainotes-whatsnew-block"') + page.count('<div class="ainotes-tags-index"') >= tables
         visible = _visible_text(page)
         assert "{{" not in visible and "```" not in visible, stem
         assert "$$" not in page, stem
@@ -131,6 +132,22 @@ def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
                 continue
             target = zensical_site / url.lstrip("/") if url.startswith("/") else page.parent / url  # 404.html: absolute
             assert target.resolve().is_file(), f"{page.relative_to(zensical_site)}: {url}"
+
+
+def test_zensical_pages_show_dates_tags_and_references(zensical_site):
+    from ainotes.notes_meta import split_front_matter
+
+    for source in sorted((REPO / "docs").glob("*.md")):
+        front = split_front_matter(source.read_text(encoding="utf-8"), source.name).data
+        folder = zensical_site / ("" if source.stem == "index" else source.stem)
+        page = (folder / "index.html").read_text(encoding="utf-8")
+        assert ('class="ainotes-dates"' in page) == front.get("listed", True), source.name
+        meta = re.search(r'<div class="ainotes-page-meta">.*?</div>', page, re.S)
+        assert (meta.group(0).count('class="md-tag"') if meta else 0) == len(front.get("tags", [])), source.name
+        assert page.count('<nav class="md-tags"') == 0, source.name  # Zensical's own row is switched off
+    mfu = (zensical_site / "mfu" / "index.html").read_text(encoding="utf-8")
+    assert '<li id="ref-1" value="1">' in mfu and 'href="#ref-1"' in mfu
+    assert (zensical_site / "feed.xml").is_file() and (zensical_site / "feed.json").is_file()
 
 
 def test_zensical_search_index_holds_the_prose_not_the_chart_internals(zensical_site):

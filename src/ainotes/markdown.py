@@ -46,7 +46,7 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
-from ainotes import directives, figures
+from ainotes import directives, figures, notes_markdown
 from ainotes.errors import InputError
 from ainotes.site import FENCE_KINDS, Chart, Drawn, NotesSite, Page
 
@@ -120,6 +120,8 @@ class NotesExtension(Extension):
             "presets_dir": ["presets", "folder of GPU presets when no site is given (relative: to the working folder)"],
             "page": ["page.md", "page name for messages when no generator names the page"],
             "url": ["", "page URL for links when no generator names the page"],
+            "tags": [{}, "the tags notes may carry in front matter: tag → one line on it (ainotes.notes_meta)"],
+            "bibliography": ["references.bib", "BibTeX file for [@key] citations, relative to docs_dir"],
         }
         super().__init__(**kwargs)
 
@@ -138,6 +140,7 @@ class NotesExtension(Extension):
         md.inlinePatterns.register(_UnclosedFigure(r"\{\{", md), "ainotes_unclosed_figure",
                                    _UNCLOSED_FIGURE_PRIORITY)
         md.treeprocessors.register(_Scripts(md), "ainotes_scripts", _SCRIPTS_PRIORITY)
+        notes_markdown.register(md, self)  # dates, tags, citations, references (ainotes.notes_markdown)
 
     def begin(self, md: Markdown, lines: list[str]) -> _PageRun:
         site = self.site()

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ainotes import feed, notes_meta
 from ainotes.errors import InputError
 from ainotes.markdown import convert_page
 from ainotes.site import NotesSite
@@ -35,6 +36,9 @@ class Project:
     extensions: tuple[str, ...]
     extension_configs: dict[str, dict[str, Any]]
     use_directory_urls: bool
+    site_url: str | None = None
+    site_name: str = ""
+    site_description: str = ""
 
 
 class _ConfigLoader(yaml.SafeLoader):
@@ -92,6 +96,8 @@ def read_project(config_path: str | Path) -> Project:
         extensions=tuple(names),
         extension_configs=configs,
         use_directory_urls=bool(data.get("use_directory_urls", True)),
+        site_url=str(data["site_url"]) if data.get("site_url") else None,
+        site_name=str(data.get("site_name") or ""), site_description=str(data.get("site_description") or ""),
     )
 
 
@@ -108,7 +114,8 @@ def page_url(src: str, use_directory_urls: bool = True) -> str:
 
 def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
                       progress: Callable[[int, int], None] | None = None) -> NotesSite:
-    """Convert every page of the project and write assets, embed files and manifest into ``site_dir``.
+    """Convert every page of the project and write assets, embed files, manifest and the notes'
+    feeds (:mod:`ainotes.feed`) into ``site_dir``.
 
     ``progress(done, total)`` hears how far the chart renders are, every few seconds of a long run."""
     project = read_project(config_path)
@@ -120,10 +127,24 @@ def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
     site = NotesSite(project.presets_dir)
     site.defer_figures = True  # the pages are the generator's: their figures are never drawn here
     site.render_progress = progress
+    notes_meta.configure(site, notes_settings(project))
     for page in sorted(project.docs_dir.rglob("*.md")):
         src = page.relative_to(project.docs_dir).as_posix()
         text = _FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), page.read_text(encoding="utf-8"), count=1)
         convert_page(site, text, src, page_url(src, project.use_directory_urls),
                      extensions=project.extensions, extension_configs=project.extension_configs)
     site.write_outputs(site_folder)
+    catalogue = notes_meta.known_catalogue(site)
+    if catalogue is not None:
+        feed.write_feeds(catalogue, site_folder)  # as hooks/notes.py does
     return site
+
+
+def notes_settings(project: Project) -> notes_meta.NotesSettings:
+    """The notes' settings (dates, tags, bibliography, feed) as ``mkdocs.yml`` gives them."""
+    own = project.extension_configs.get("ainotes.markdown", {})
+    return notes_meta.NotesSettings(
+        docs_dir=project.docs_dir, site_url=project.site_url, site_name=project.site_name,
+        site_description=project.site_description, use_directory_urls=project.use_directory_urls,
+        tags=dict(own.get("tags") or {}), bibliography=str(own.get("bibliography", "references.bib")),
+    )

@@ -33,7 +33,7 @@ from typing import Any, Literal, TypeVar
 
 import orjson
 
-from ainotes import collectives, cost_notes, directives, figures, tables
+from ainotes import backlinks, collectives, cost_notes, directives, figures, notes_pages, tables
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
@@ -44,7 +44,7 @@ from ainotes.models import ModelPreset, default_models_dir, load_models
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
-                   "THIRD_PARTY_NOTICES.txt")
+                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 _VEGA_KINDS = ("roofline", "collective-cost")  # charts drawn by the Vega runtime
@@ -475,11 +475,13 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
 
 
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
-    return Drawn(tables.links_table_html(tuple(site.links().values())))
+    used_in = backlinks.used_in_html(site, "link", site.links(), relative_prefix(page.links_from))
+    return Drawn(tables.links_table_html(tuple(site.links().values())) + used_in)
 
 
 def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest, page: Page) -> Drawn:
-    return Drawn(tables.presets_table_html([site.presets_by_id[i] for i in request.preset_ids]))
+    used_in = backlinks.used_in_html(site, "gpu", request.preset_ids, relative_prefix(page.links_from))
+    return Drawn(tables.presets_table_html([site.presets_by_id[i] for i in request.preset_ids]) + used_in)
 
 
 def _draw_mfu_table(site: NotesSite, request: directives.MfuTableRequest, page: Page) -> Drawn:
@@ -506,6 +508,8 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
         FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
         FenceKind("models-table", parse_models_table, draw_models_table, chart=False),
+        FenceKind("whats-new", notes_pages.parse_whats_new, notes_pages.draw_whats_new, chart=False),
+        FenceKind("tags-index", notes_pages.parse_tags_index, notes_pages.draw_tags_index, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)
