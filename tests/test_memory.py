@@ -8,6 +8,7 @@ architectures under fixture ids), so adding a shipped preset changes nothing her
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ainotes import memory
+from ainotes import cli, memory
 from ainotes.errors import InputError
 from ainotes.hardware import load_presets
 from ainotes.memory import TrainingMemory
@@ -308,3 +309,74 @@ def test_values_arrive_typed() -> None:
                                          "sequence_parallel": "true"}, MODELS, PRESETS)
     assert (config.tp, config.micro_batch, config.seq_len, config.sequence_parallel) == (8, 1, 2048, True)
     assert math.isclose(config.param_count, GPT.params)
+
+
+# --- ainotes memory ----------------------------------------------------------------------------
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(["memory", "--presets-dir", str(FIXTURES), *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_gives_the_zero_papers_stage_1_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "--params", "7.5e9", "--zero", "1", "--dp", "64", "--json")
+    record = json.loads(out)
+    assert status == 0
+    assert round(record["total_bytes"] / GB, 1) == 31.4 and record["model_states_bytes"] == record["total_bytes"]
+    assert record["activations_bytes"] is None and record["capacity_bytes"] is None and record["fits"] is None
+    for key in ("weights_bytes", "gradients_bytes", "optimizer_bytes"):
+        assert record[key] > 0
+    assert record["weights_bytes"] + record["gradients_bytes"] + record["optimizer_bytes"] == record["total_bytes"]
+
+
+def test_cli_with_a_model_a_micro_batch_and_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "--model", "gpt-like", "--zero", "3", "--dp", "64", "--tp", "8", "--pp", "8",
+                             "--micro-batch", "1", "--seq-len", "2048", "--sequence-parallel", "--recompute",
+                             "selective", "--preset", "card-80", "--json")
+    record = json.loads(out)
+    assert status == 0
+    # Table 2's s·b·h·34/t per layer, 96 layers' worth on the first stage (12 layers × 8 micro-batches).
+    assert record["activations_bytes"] == pytest.approx(96 * 2048 * 12288 * 34 / 8)
+    assert record["capacity_bytes"] == 80e9 and record["fits"] is True
+    assert record["headroom_bytes"] == pytest.approx(80e9 - record["total_bytes"])
+    assert record["logits_bytes"] == pytest.approx(2048 * 50257 * 4 / 8)
+    assert record["total_bytes"] == pytest.approx(sum(record[k] for k in (
+        "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes")))
+
+
+def test_cli_text_says_whether_it_fits_and_what_the_total_leaves_out(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "--params", "7.5e9", "--zero", "1", "--dp", "64", "--preset", "card-24")
+    assert status == 0
+    assert "31.41 GB" in out and "does not fit, 7.406 GB short" in out
+    assert "not in the total" in out and "fragmentation" in out
+    status, out, _ = run_cli(capsys, "--params", "7.5e9", "--preset", "card-nocap")
+    assert "gives no memory capacity" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--params", "7.5e9", "--zero", "4"], "ainotes memory: --zero must be a whole number from 0 to 3: '4'"),
+        (["--params", "7.5e9", "--dp", "0"], "ainotes memory: --dp must be a whole number from 1 to 1000000: '0'"),
+        (["--params", "7.5"], "--params is a count of parameters, not billions: '7.5' (write 7.5e9 for 7.5 B)"),
+        (["--params", "1e9", "--optimizer", "lion"], "--optimizer must be one of adam, adam-8bit, sgd: 'lion'"),
+        (["--params", "1e9", "--micro-batch", "1", "--seq-len", "8"], "--micro-batch and --seq-len need --model"),
+        (["--model", "gpt-like", "--micro-batch", "1"], "--micro-batch and --seq-len go together"),
+        (["--params", "1e9", "--sequence-parallel"], "--sequence-parallel is about activations"),
+        (["--model", "gpt-like", "--tp", "7"], "--tp 7 must divide gpt-like's 96 attention heads"),
+        (["--model", "gpt-like", "--pp", "200"], "--pp 200 cannot exceed gpt-like's 96 layers"),
+        (["--model", "gpt-7"], "--model: unknown model 'gpt-7' (known: "),
+        (["--params", "1e9", "--preset", "card-7"], "--preset: unknown preset 'card-7' (known: "),
+        (["--params", "1e9", "--model", "gpt-like"], "argument --model: not allowed with argument --params"),
+        ([], "one of the arguments --model --params is required"),
+        (["--model", "gpt-like", "--micro-batch", "1", "--seq-len", "8", "--recompute", "most"],
+         "--recompute must be one of none, selective, full: 'most'"),
+    ],
+)
+def test_cli_errors_are_one_line_with_status_2(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                               message: str) -> None:
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
