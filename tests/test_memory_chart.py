@@ -400,6 +400,7 @@ tp: 16
 """), "page.md", PRESETS)
     html = memory_notes.memory_fit_table_html(request, {m.id: m for m in ALL_MODELS}, PRESETS)
     rows = re.findall(r"<tr>(.*?)</tr>", html)[1:]
+    assert '<abbr title="Card Twenty-Four">card-24</abbr><br><small>24 GB</small>' in html
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
     for model_id, row in zip(("gqa-like", "gpt-like"), cells, strict=False):
         for preset_id, cell in zip(("card-24", "card-80"), row, strict=True):

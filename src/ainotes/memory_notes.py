@@ -454,31 +454,35 @@ def memory_fit_table_html(request: MemoryFitTableRequest, models: Mapping[str, M
         if model_id not in models:
             raise request.fail("models", f"unknown model {short(model_id)} (known: {', '.join(models)})")
     chosen = [presets[i] for i in request.preset_ids]
-    head = ["model", *(f"{p.name} ({p.memory_capacity_label})" for p in chosen)]
+    # Short headers (the id and the capacity as printed), the full name on hover: six GPUs fit a page.
+    head = "".join(
+        f'<th scope="col"><abbr title="{html.escape(p.name, quote=True)}">{html.escape(p.id)}</abbr><br>'
+        f"<small>{html.escape(p.memory_capacity_label or '')}</small></th>" for p in chosen)
     rows = []
     for model_id in ids:
         model = models[model_id]
-        row = [f"{html.escape(model.name)}<br><small>{html.escape(units.count(model.params))} parameters</small>"]
+        cells = []
         try:
             base = TrainingMemory.from_fields({"model": model.id, **request.fields}, {model.id: model}, {})
         except FieldError as exc:
-            rows.append([*row, *[f"<small>{html.escape(str(exc))}</small>"] * len(chosen)])
-            continue
-        for preset in chosen:
-            found = memory.lowest_fitting_stage(replace(base, preset=preset))
-            if found is None:
-                need = replace(base, zero=3).estimate().total_bytes
-                row.append(f'<span class="ainotes-fit--no">no</span><br><small>stage 3 needs '
-                           f"{html.escape(bytes_text(need))}</small>")
-            else:
-                stage, estimate = found
-                row.append(f'<span class="ainotes-fit--yes">ZeRO {stage}</span><br>'
-                           f"<small>{html.escape(bytes_text(estimate.total_bytes))}</small>")
-        rows.append(row)
-    from ainotes.tables import _table
-
+            cells.append(f'<td colspan="{len(chosen)}"><small>{html.escape(str(exc))}</small></td>')
+        else:
+            for preset in chosen:
+                found = memory.lowest_fitting_stage(replace(base, preset=preset))
+                if found is None:
+                    need = replace(base, zero=3).estimate().total_bytes
+                    cells.append(f'<td><span class="ainotes-fit--no">no</span><br><small>stage 3 needs '
+                                 f"{html.escape(bytes_text(need))}</small></td>")
+                else:
+                    stage, estimate = found
+                    cells.append(f'<td><span class="ainotes-fit--yes">ZeRO {stage}</span><br>'
+                                 f"<small>{html.escape(bytes_text(estimate.total_bytes))}</small></td>")
+        rows.append(f'<tr><th scope="row">{html.escape(model.name)}<br>'
+                    f"<small>{html.escape(units.count(model.params))} parameters</small></th>{''.join(cells)}</tr>")
     caption = html.escape(fit_table_caption(request.fields))
-    return f'{_table(head, rows, "ainotes-memory-fit")}<p class="ainotes-table-key">{caption}</p>'
+    return (f'<div class="ainotes-table ainotes-memory-fit"><table><thead><tr><th scope="col">model</th>{head}'
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+            f'<p class="ainotes-table-key">{caption}</p>')
 
 
 def fit_table_caption(fields: Mapping[str, Any]) -> str:

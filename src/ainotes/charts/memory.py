@@ -467,8 +467,7 @@ def caption_html(config: TrainingMemory, presets: Sequence[Preset]) -> str:
     verdicts = []
     for preset in presets:
         fits = _with_preset(config, preset).estimate().fits
-        verdicts.append(f"{html.escape(preset.name)} ({html.escape(preset.memory_capacity_label or '')}): "
-                        f"{'fits' if fits else 'does not fit'}")
+        verdicts.append(f"{html.escape(preset.name)}: {'fits' if fits else 'does not fit'}")
     logits = estimate.logits_bytes or 0.0
     sp = ", sequence parallel" if config.sequence_parallel else ""
     return (
