@@ -514,3 +514,182 @@ def test_form_errors_are_one_line(text: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
         form(text)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+# --- a fixture site, built for real, in a real browser ------------------------------------------------
+
+MEMORY_PAGE = """\
+    # Memory
+
+    Stage 1 of the paper's example needs {{ model-states params=7.5e9 zero=1 dp=64 }}.
+
+    ```training-memory
+    id: fixture-memory
+    models: [gpt-like, gqa-like, odd-heads]
+    model: gqa-like
+    presets: [card-80, card-24, card-16gib]
+    zero: 1
+    dp: 8
+    micro_batch: 1
+    seq_len: 4096
+    ```
+
+    ```memory-fit-table
+    presets: [card-80, card-24]
+    micro_batch: 1
+    seq_len: 2048
+    recompute: full
+    ```
+    """
+
+ODD_MODEL = """\
+name: Odd heads
+layers: 40
+d_model: 5120
+heads: 40
+kv_heads: 40
+head_dim: 128
+d_ff: 13824
+vocab: 32000
+mlp: swiglu
+tied_embeddings: false
+published_params: 13.02e9
+sources:
+  - {title: LLaMA-2-13B's shape under a fixture id, url: "https://arxiv.org/abs/2307.09288"}
+"""
+
+
+def memory_project(root: Path, page: str = MEMORY_PAGE) -> Path:
+    import shutil
+
+    from sitebuild import make_fixture
+
+    presets = {p.stem: p.read_text(encoding="utf-8") for p in FIXTURES.glob("*.yaml")}
+    project = make_fixture(root, {"index.md": page}, presets)
+    shutil.copytree(FIXTURES / "models", project / "presets" / "models")
+    (project / "presets" / "models" / "odd-heads.yaml").write_text(ODD_MODEL, encoding="utf-8")
+    return project
+
+
+@pytest.fixture(scope="module")
+def memory_site(tmp_path_factory):
+    from browser_support import StaticServer
+    from sitebuild import run_build
+
+    root = tmp_path_factory.mktemp("memory-site")
+    build = run_build(memory_project(root / "project"), root / "site")
+    assert build.returncode == 0, build.output
+    server = StaticServer(root / "site").start()
+    yield server.origin, build
+    server.stop()
+
+
+@pytest.mark.build
+def test_a_strict_build_fails_on_a_bad_fence_naming_the_line(tmp_path: Path) -> None:
+    from sitebuild import run_build
+
+    page = MEMORY_PAGE.replace("    dp: 8\n", "    dp: 8\n    tp: 3\n")
+    build = run_build(memory_project(tmp_path / "project", page), tmp_path / "site")
+    assert build.returncode != 0
+    assert "index.md:12: 'tp' must be one of the chart's choices (1, 2, 4, 8, 16): 3" in build.output
+
+
+@pytest.mark.build
+def test_the_built_page_holds_the_figures_and_the_embeds(memory_site) -> None:
+    _, build = memory_site
+    page = build.page("")
+    assert "needs 31.4 GB." in page
+    assert page.count('class="ainotes-chart__still') == 4  # light, dark, and a phone's picture of each
+    assert "memory-chart.css" in page and (build.site / "assets" / "ainotes" / "memory-chart.css").exists()
+    assert "ainotes-memory-fit" in page and "ZeRO" in page
+    manifest = json.loads((build.site / "embed" / "manifest.json").read_text(encoding="utf-8"))["charts"]
+    (entry,) = [c for c in manifest if c["id"] == "fixture-memory"]
+    assert entry["kind"] == "training-memory" and entry["models"] == ["gpt-like", "gqa-like", "odd-heads"]
+    assert set(entry["files"]) == {"svg", "svg-dark", "png", "json", "html"}
+    for name in entry["files"].values():
+        assert (build.site / "embed" / name).stat().st_size > 0
+
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+READOUT_JS = """() => [...document.querySelectorAll('#fixture-memory .ainotes-chart__view text')]
+  .map(t => t.textContent).filter(t => /^ZeRO \\d: /.test(t))"""
+SMALLEST_TEXT_JS = """() => Math.min(...[...document.querySelectorAll(
+  '#fixture-memory .ainotes-chart__view text, #fixture-memory .ainotes-chart__controls label')]
+  .map(t => parseFloat(getComputedStyle(t).fontSize)))"""
+
+
+def set_scheme(page: Any, scheme: str) -> None:
+    """Material's palette (the fixture site has no media query), and wait for the live view in its colours."""
+    text = chart._THEMES["dark" if scheme == "slate" else "light"]["text"]
+    page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+    page.wait_for_function(f"""() => [...document.querySelectorAll('#fixture-memory .ainotes-chart__view text')]
+        .some(t => (t.getAttribute('fill') || '').toLowerCase() === '{text.lower()}')
+        && !document.querySelector('#fixture-memory .ainotes-chart__view--pending')""")
+
+
+def expected_readout(model: str, **fields: Any) -> str:
+    config = TrainingMemory.from_fields({"model": model, "micro_batch": 1, "seq_len": 4096, **fields},
+                                        {m.id: m for m in ALL_MODELS}, PRESETS)
+    return f"ZeRO {config.zero}: {memory_notes.amount_text(config.estimate().total_bytes / 1e9)} GB per GPU"
+
+
+@pytest.mark.build
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [{"width": 360, "height": 740}, {"width": 1280, "height": 900}],
+                         ids=["phone", "desk"])
+def test_the_chart_goes_live_its_selects_move_it_and_it_reads_at_every_size(
+        memory_site, browser, scheme: str, viewport: dict) -> None:
+    from browser_support import Watch, guard_requests, same_origin, wait_for_charts
+
+    origin, _ = memory_site
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)
+    watch = Watch()
+    guard_requests(context, same_origin(origin), watch)
+    page = watch.attach(context.new_page())
+    page.goto(origin + "/")
+    wait_for_charts(page)
+    set_scheme(page, "slate" if scheme == "dark" else "default")
+    figure = page.locator("#fixture-memory")
+    figure.scroll_into_view_if_needed()
+    page.evaluate("y => window.scrollTo(0, y)", figure.evaluate("f => f.getBoundingClientRect().top + scrollY - 56"))
+    assert page.evaluate(READOUT_JS) == [expected_readout("gqa-like", zero=1, dp=8)]
+    # Plot and selects on screen together.
+    box = page.locator("#fixture-memory .ainotes-chart__box").bounding_box()
+    controls = page.locator("#fixture-memory .ainotes-chart__controls").bounding_box()
+    assert box["y"] >= 0 and controls["y"] + controls["height"] <= viewport["height"], (box, controls)
+    assert page.evaluate(SMALLEST_TEXT_JS) >= 11
+    tag = f"memory-{scheme}-{viewport['width']}"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{tag}.png"))
+
+    selects = {name: page.locator(f'#fixture-memory .ainotes-chart__controls select[name="{name}"]')
+               for name in ("model", "zero", "dp", "tp", "seq", "recompute", "attention")}
+    selects["model"].select_option("gpt-like")
+    selects["zero"].select_option("3")
+    selects["dp"].select_option("64")
+    selects["tp"].select_option("8")
+    selects["recompute"].select_option("selective")
+    page.locator('#fixture-memory .ainotes-chart__controls input[name="sp"]').check()
+    want = expected_readout("gpt-like", zero=3, dp=64, tp=8, recompute="selective", sequence_parallel=True)
+    page.wait_for_function(f"() => ({READOUT_JS})().includes({json.dumps(want)})")
+    selects["seq"].select_option("16384")
+    selects["attention"].select_option("fused")
+    want = expected_readout("gpt-like", zero=3, dp=64, tp=8, recompute="selective", sequence_parallel=True,
+                            seq_len=16384, attention="fused")
+    page.wait_for_function(f"() => ({READOUT_JS})().includes({json.dumps(want)})")
+    page.screenshot(path=str(SCREENSHOTS / f"{tag}-moved.png"))
+    # A degree the core refuses: its message, no bars.
+    selects["model"].select_option("odd-heads")
+    selects["tp"].select_option("16")
+    page.wait_for_function("""() => [...document.querySelectorAll('#fixture-memory .ainotes-chart__view text')]
+        .some(t => t.textContent.includes('must divide odd-heads'))""")
+    assert page.evaluate(READOUT_JS) == []
+    page.screenshot(path=str(SCREENSHOTS / f"{tag}-refused.png"))
+    # The colour scheme flips: the live view follows, keeping the reader's choices.
+    set_scheme(page, "default" if scheme == "dark" else "slate")
+    page.wait_for_function("""() => [...document.querySelectorAll('#fixture-memory .ainotes-chart__view text')]
+        .some(t => t.textContent.includes('must divide odd-heads'))""")
+    assert page.locator('#fixture-memory select[name="tp"]').input_value() == "16"
+    assert watch.problems() == []
+    context.close()
