@@ -439,10 +439,6 @@ class TrainingMemory:
         assert self.params is not None  # the constructor saw to it
         return self.params
 
-    @property
-    def has_activations(self) -> bool:
-        return self.model is not None and self.micro_batch is not None
-
     def with_zero(self, zero: int) -> TrainingMemory:
         """The same run at another ZeRO stage."""
         from dataclasses import replace
