@@ -184,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
     _add_cost_commands(commands, common)
+    _add_memory(commands, common)
 
     _add_site_assets(commands, common)
 
@@ -950,6 +951,109 @@ def _cmd_train_time(args: argparse.Namespace) -> int:
     print(f"at {result.mfu * 100:g} % MFU on {result.gpus} devices of {peak_tflops:g} TFLOP/s ({source})")
     print(f"N = {count.params:.6g} ({count.params_convention}); {count.attention_convention}")
     return 0
+
+
+def _add_memory(commands: Any, common: argparse.ArgumentParser) -> None:
+    memory = commands.add_parser(
+        "memory", parents=[common], help="memory per GPU of a training run: model states and activations",
+        description="Per GPU: weights, gradients and optimizer states under mixed precision (Adam: 16 bytes a "
+        "parameter, 20 with FP32 gradient accumulation), sharded by ZeRO over --dp and divided by --tp × --pp; "
+        "activations per Korthikanti et al. 2022 (needs --model and --micro-batch with --seq-len); the total "
+        "against --preset's capacity. The logits and allocator overheads are reported apart, not in the total.",
+    )
+    # Values go to ainotes.memory.TrainingMemory as typed, which checks them all (as for the fences and forms).
+    source = memory.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", metavar="ID", help="a model preset (presets/models/ID.yaml)")
+    source.add_argument("--params", metavar="N", help="a parameter count (model states only), e.g. 7.5e9")
+    memory.add_argument("--preset", metavar="ID", help="the GPU whose capacity to compare with")
+    for flag, meta, text in (("--zero", "0|1|2|3", "ZeRO stage (default 0)"),
+                             ("--dp", "N", "data-parallel ranks (default 1)"),
+                             ("--tp", "N", "tensor-parallel ranks (default 1)"),
+                             ("--pp", "N", "pipeline stages (default 1)"),
+                             ("--micro-batch", "B", "sequences per micro-batch (with --seq-len)"),
+                             ("--seq-len", "S", "tokens per sequence (with --micro-batch)"),
+                             ("--recompute", "none|selective|full", "activation recomputation (default none)"),
+                             ("--attention", "standard|fused", "fused: FlashAttention-style, no s² scores stored "
+                              "(default standard)"),
+                             ("--optimizer", "adam|adam-8bit|sgd", "optimizer (default adam)")):
+        memory.add_argument(flag, metavar=meta, help=text)
+    memory.add_argument("--sequence-parallel", action="store_true", default=None,
+                        help="split along the sequence what tensor parallelism replicates")
+    memory.add_argument("--fp32-grad-accum", action="store_true", default=None,
+                        help="keep an FP32 gradient buffer (4 more bytes a parameter)")
+    memory.add_argument("--no-dropout", dest="dropout", action="store_false", default=None,
+                        help="a model trained without dropout (no masks stored)")
+    memory.add_argument("--json", action="store_true", help="print JSON")
+    memory.set_defaults(handler=_cmd_memory)
+
+
+def _cmd_memory(args: argparse.Namespace) -> int:
+    from ainotes import memory
+    from ainotes.models import default_models_dir, load_models
+
+    fields = {key: getattr(args, key) for key in memory.FIELDS if getattr(args, key, None) is not None}
+    models = ({m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
+              if args.model is not None else {})
+    presets = {p.id: p for p in _load(args)} if args.preset is not None else {}
+    config = memory.TrainingMemory.from_fields(fields, models, presets, label=_flag)
+    estimate = config.estimate()
+    if args.json:
+        print(json.dumps(_memory_record(config, estimate), indent=2, ensure_ascii=False))
+        return 0
+    for line in _memory_lines(config, estimate):
+        print(line)
+    return 0
+
+
+def _memory_record(config: Any, estimate: Any) -> dict[str, Any]:
+    record = {key: estimate.part(key.removesuffix("_bytes")) for key in (
+        "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "total_bytes", "capacity_bytes")}
+    record.update(fits=estimate.fits, headroom_bytes=estimate.headroom_bytes,
+                  model_states_bytes=estimate.model_states_bytes, logits_bytes=estimate.logits_bytes,
+                  params=config.param_count, model=config.model.id if config.model else None,
+                  preset=config.preset.id if config.preset else None)
+    record["config"] = {key: getattr(config, key) for key in (
+        "zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", "sequence_parallel", "attention",
+        "optimizer", "fp32_grad_accum", "dropout")}
+    record["not_in_total"] = ("logits_bytes (FP32 logits for the cross-entropy, last pipeline stage), allocator "
+                              "fragmentation, communication buffers, temporary workspaces, the CUDA context")
+    return record
+
+
+def _memory_lines(config: Any, estimate: Any) -> list[str]:
+    from ainotes import memory
+
+    what = (f"{config.model.name} ({units.count(config.param_count)} parameters)" if config.model
+            else f"{units.count(config.param_count)} parameters")
+    lines = [f"memory per GPU: {what}, ZeRO stage {config.zero} ({memory.ZERO_TITLES[config.zero]}) over "
+             f"{config.dp} data-parallel ranks, tp {config.tp}, pp {config.pp}, "
+             f"{memory.OPTIMIZER_TITLES[config.optimizer]}"
+             f"{', FP32 gradient accumulation' if config.fp32_grad_accum else ''}"]
+    rows = [["weights", estimate.weights_bytes], ["gradients", estimate.gradients_bytes],
+            ["optimizer states", estimate.optimizer_bytes]]
+    if estimate.activations_bytes is not None:
+        rows.append(["activations", estimate.activations_bytes])
+    rows.append(["total", estimate.total_bytes])
+    lines.append(_table(["part", "bytes per GPU"], [[name, units.si(value, "B")] for name, value in rows], right={1}))
+    if estimate.activations_bytes is not None:
+        lines.append(f"activations: micro-batch {config.micro_batch} × {config.seq_len} tokens, recompute "
+                     f"{config.recompute}, {config.attention} attention"
+                     f"{', sequence parallel' if config.sequence_parallel else ''}, first pipeline stage")
+    else:
+        lines.append("activations: not counted (they need --model, --micro-batch and --seq-len)")
+    if config.preset is not None:
+        label = config.preset.memory_capacity_label
+        if label is None:
+            lines.append(f"{config.preset.name}: its preset gives no memory capacity")
+        else:
+            verdict = (f"fits, {units.si(estimate.headroom_bytes, 'B')} left" if estimate.fits
+                       else f"does not fit, {units.si(-estimate.headroom_bytes, 'B')} short")
+            lines.append(f"{config.preset.name}, {label}: {verdict}")
+    above = "allocator fragmentation, communication buffers, temporary workspaces, the CUDA context"
+    if estimate.logits_bytes is not None:
+        above = f"the logits ({units.si(estimate.logits_bytes, 'B')} in FP32, last stage), " + above
+    lines.append(f"not in the total (measured memory sits above it): {above}")
+    return lines
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import checks, collective_cost, cost_notes, kernels, roofline, units
+from ainotes import checks, collective_cost, cost_notes, kernels, memory_notes, roofline, units
 from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
@@ -75,7 +75,19 @@ def mathml(latex: str, *, block: bool) -> str:
 # Forms of the later chapters (models, memory, inference): name → form(args, options, context),
 # each module's FORMS merged here, one line per module.
 CHAPTER_FORMS: dict[str, Form] = {}
-CHAPTER_FORMS.update(MODEL_FORMS)
+
+
+def _register_chapter(forms: Mapping[str, Form]) -> None:
+    """Add a chapter's forms; a name another chapter (or the core forms) already uses is a
+    programming error, caught at import rather than by one form silently replacing another."""
+    for name, form in forms.items():
+        if name in CHAPTER_FORMS or name in cost_notes.FORMS:
+            raise RuntimeError(f"inline form {name!r} is registered twice")
+        CHAPTER_FORMS[name] = form
+
+
+_register_chapter(MODEL_FORMS)
+_register_chapter(memory_notes.FORMS)
 
 
 def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,

@@ -33,7 +33,7 @@ from typing import Any, Literal, TypeVar
 
 import orjson
 
-from ainotes import backlinks, collectives, cost_notes, directives, figures, notes_pages, tables
+from ainotes import backlinks, collectives, cost_notes, directives, figures, memory_notes, notes_pages, tables
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
@@ -44,10 +44,10 @@ from ainotes.models import ModelPreset, default_models_dir, load_models
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
-                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css")
+                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
-_VEGA_KINDS = ("roofline", "collective-cost")  # charts drawn by the Vega runtime
+_VEGA_KINDS = ("roofline", "collective-cost", "training-memory")  # charts drawn by the Vega runtime
 _T = TypeVar("_T")
 
 
@@ -474,6 +474,42 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
     return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
+def _draw_training_memory(site: NotesSite, request: memory_notes.TrainingMemoryRequest, page: Page) -> Drawn:
+    models, initial = memory_notes.resolve_models(request, site.models())
+    config = memory_notes.initial_config(request, initial)
+    presets = tuple(site.presets_by_id[i] for i in request.preset_ids)
+    title = request.title or "Memory per GPU of a training run"
+    chart = site.new_chart(page, "training-memory", "training-memory", request.chart_id, title)
+    chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets], **request.fields}
+
+    def draw() -> Callable[[], str]:
+        from ainotes import render
+        from ainotes.charts import memory as memory_chart
+
+        light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
+                       for theme in ("light", "dark"))
+        memory_chart.prefetch(light, dark, progress=site.render_progress)
+        chart.files = {
+            "svg": lambda: render.svg(light),
+            "svg-dark": lambda: render.svg(dark),
+            "png": lambda: render.png(light),
+            "json": lambda: embed_json_bytes(light),
+            "html": lambda: render.standalone_html(light, title=title),
+        }
+        caption = memory_chart.caption_html(config, presets)
+        downloads = site.downloads(chart, page)
+        stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
+        return lambda: memory_chart.figure_html(chart.chart_id, light, dark, caption_html=caption,
+                                                downloads=downloads, stylesheet=stylesheet)
+
+    return site.chart_figure(chart, page, (request, models, presets), draw,
+                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
+
+
+def _draw_memory_fit_table(site: NotesSite, request: memory_notes.MemoryFitTableRequest, page: Page) -> Drawn:
+    return Drawn(memory_notes.memory_fit_table_html(request, site.models(), site.presets_by_id))
+
+
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
     used_in = backlinks.used_in_html(site, "link", site.links(), relative_prefix(page.links_from))
     return Drawn(tables.links_table_html(tuple(site.links().values())) + used_in)
@@ -510,6 +546,8 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("models-table", parse_models_table, draw_models_table, chart=False),
         FenceKind("whats-new", notes_pages.parse_whats_new, notes_pages.draw_whats_new, chart=False),
         FenceKind("tags-index", notes_pages.parse_tags_index, notes_pages.draw_tags_index, chart=False),
+        FenceKind("training-memory", memory_notes.parse_training_memory, _draw_training_memory, chart=True),
+        FenceKind("memory-fit-table", memory_notes.parse_memory_fit_table, _draw_memory_fit_table, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)

@@ -1,0 +1,538 @@
+"""Memory per GPU of a training run, as a chart: one stacked bar per ZeRO stage against the GPUs' capacities.
+
+Each bar stacks weights, gradients, optimizer states and activations of one ZeRO
+stage for the configuration the selects set (model, ZeRO stage, data, tensor and
+pipeline parallel degrees, micro-batch, sequence length, recomputation, attention,
+sequence parallelism); the selected stage is drawn solid, the other three faded,
+and a dashed line marks each GPU's memory capacity, labelled with whether the
+selected stage fits it.
+
+Every number comes from :mod:`ainotes.memory`, factorised so the page stays small:
+
+* ``models``: per model, Ψ, L and V;
+* ``acts``: per model and tensor-parallel degree, the core's
+  :class:`~ainotes.memory.ActivationCoefficients` (bytes a token stores in a layer);
+* ``invalid``: the configurations the core refuses (a tensor-parallel degree that does
+  not divide the heads, more stages than layers), with the core's own message;
+* the ``bpp`` param: bytes per parameter of each model state
+  (:func:`ainotes.memory.state_bytes_per_param`), and from which ZeRO stage each is
+  sharded (:data:`ainotes.memory.SHARDED_FROM_STAGE`), written into the expressions.
+
+The browser combines them with the expressions :func:`part_expression` writes from the
+core's formulas (model states Ψ/(t·p) × bytes ÷ N_d where sharded; activations
+s·b·⌈L/p⌉·p × :meth:`~ainotes.memory.ActivationCoefficients.bytes_per_token`); the tests
+evaluate them in vl-convert's Vega and compare with the core at sampled states.
+
+Themes are config only, as in :mod:`ainotes.charts.cost`. The structure is a
+:class:`~ainotes.charts.grammar.Grammar` built with altair once per version of this code.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import textwrap
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+from ainotes import memory, render
+from ainotes.charts.grammar import Grammar
+from ainotes.errors import InputError
+from ainotes.hardware import Preset
+from ainotes.memory import TrainingMemory
+from ainotes.memory_notes import (
+    DP_CHOICES,
+    MICRO_BATCH_CHOICES,
+    PP_CHOICES,
+    SEQ_LEN_CHOICES,
+    TP_CHOICES,
+    ZERO_CHOICES,
+    amount_text,
+    bytes_text,
+)
+from ainotes.models import ModelPreset
+from ainotes.textcheck import bad_character, short
+
+Theme = Literal["light", "dark"]
+
+STATIC_WIDTH_PX = 720
+STATIC_HEIGHT_PX = 440
+NARROW_WIDTH_PX = 328  # a 360 px phone's content width in Material
+NARROW_HEIGHT_PX = 360
+GUTTER_PX = 108  # right of the bars: the capacity labels
+LABEL_LINE_PX = 13
+LABEL_GAP_PX = 2
+READOUT_LINE_PX = 15
+CLIP_FRACTION = 0.9  # bars taller than this share of the axis stop there, marked ↑
+STAGE_OPACITY_FADED = 0.35
+PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations")
+PART_TITLES: Mapping[str, str] = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer",
+                                  "activations": "activations"}
+RECOMPUTE_LABELS: Mapping[str, str] = {"none": "none", "selective": "selective", "full": "full"}
+ATTENTION_LABELS: Mapping[str, str] = {"standard": "standard", "fused": "fused"}
+ZERO_LABELS: Mapping[int, str] = {0: "0", 1: "1", 2: "2", 3: "3"}
+#: The selects, in the order the page shows them: (param, label).
+CONTROLS: tuple[tuple[str, str], ...] = (
+    ("model", "Model"), ("zero", "ZeRO stage"), ("dp", "Data parallel"), ("tp", "Tensor parallel"),
+    ("pp", "Pipeline stages"), ("mb", "Micro-batch"), ("seq", "Sequence"), ("recompute", "Recompute"),
+    ("attention", "Attention"), ("sp", "Sequence parallel"))
+#: The configuration field each param sets.
+PARAM_FIELDS: Mapping[str, str] = {"zero": "zero", "dp": "dp", "tp": "tp", "pp": "pp", "mb": "micro_batch",
+                                   "seq": "seq_len", "recompute": "recompute", "attention": "attention",
+                                   "sp": "sequence_parallel"}
+
+# Okabe & Ito's colour-blind-safe palette; dark mode takes lighter members where they read better.
+_THEMES: dict[str, dict[str, Any]] = {
+    "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
+              "domain": "#9aa0a8", "capacity": "#1f2329", "palette": ["#0072B2", "#56B4E9", "#E69F00", "#009E73"]},
+    "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
+             "domain": "#6b7180", "capacity": "#e2e4e9", "palette": ["#3d8fd1", "#8fd0f5", "#E69F00", "#2fbf8f"]},
+}
+_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+
+
+def theme_config(theme: Theme) -> dict[str, Any]:
+    """The Vega-Lite ``config`` of a theme: every colour the chart uses, text at 11 px or more."""
+    if theme not in _THEMES:
+        raise InputError(f"memory chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    c = _THEMES[theme]
+    return {
+        "background": c["background"],
+        "font": _FONT,
+        "view": {"stroke": None},
+        "range": {"category": c["palette"]},
+        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"],
+                 "domainColor": c["domain"], "tickColor": c["domain"], "labelFontSize": 12,
+                 "titleFontSize": 12, "titleFontWeight": "normal"},
+        "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolSize": 120},
+        "title": {"color": c["text"], "fontSize": 15, "fontWeight": 600, "anchor": "start", "offset": 10,
+                  "subtitleColor": c["muted"], "subtitleFontSize": 12},
+        "style": {
+            "capacity-rule": {"color": c["capacity"], "strokeDash": [5, 3], "strokeWidth": 1.5},
+            "capacity-label": {"color": c["text"], "fontSize": 11, "lineHeight": LABEL_LINE_PX},
+            "total-label": {"color": c["text"], "fontSize": 11},
+            "readout": {"color": c["text"], "fontSize": 12, "fontWeight": 600},
+            "readout-note": {"color": c["text"], "fontSize": 12},
+            "refusal": {"color": c["text"], "fontSize": 12, "lineHeight": 15},
+        },
+    }
+
+
+# --- the expressions, written from the core's formulas --------------------------------------------
+
+#: Bytes of activations on the first pipeline stage: s·b·⌈L/p⌉·p × the core's bytes per token of a layer
+#: (:meth:`ainotes.memory.ActivationCoefficients.bytes_per_token`, :func:`ainotes.memory.layers_in_flight`).
+ACTIVATIONS_EXPRESSION = (
+    "mb * seq * ceil(datum.layers / pp) * pp * (recompute == 'full' ? datum.input / (sp ? tp : 1)"
+    " : datum.rep / (sp ? tp : 1) + datum.shard"
+    " + (recompute == 'selective' ? 0 : attention == 'fused' ? datum.stats : datum.score * seq))"
+)
+#: s·b·V·4 ÷ t (:func:`ainotes.memory.logits_bytes`).
+LOGITS_EXPRESSION = f"mb * seq * datum.vocab * {memory.LOGITS_BYTES} / tp"
+
+
+def part_expression(part: str) -> str:
+    """The Vega expression of one part's bytes per GPU for the row's ``datum.stage``.
+
+    Model states (:func:`ainotes.memory.model_state_bytes`): Ψ ÷ (t·p) × bytes per parameter,
+    ÷ N_d from the stage that shards the part (:data:`ainotes.memory.SHARDED_FROM_STAGE`)."""
+    if part == "activations":
+        return ACTIVATIONS_EXPRESSION
+    if part not in memory.SHARDED_FROM_STAGE:
+        raise InputError(f"memory chart: no part {short(part)}")
+    return (f"datum.params / (tp * pp) * bpp.{part} / "
+            f"(datum.stage >= {memory.SHARDED_FROM_STAGE[part]} ? dp : 1)")
+
+
+def gb_text_expression(field: str) -> str:
+    """GB as :func:`ainotes.memory_notes.amount_text` writes them: whole and grouped from 100, else 3 figures."""
+    return f"({field} >= 100 ? format({field}, ',.0f') : format({field}, '.3~r'))"
+
+
+#: How far a capacity label moves up (negative: Vega's dy) so that none overlaps the one below, on a
+#: plot of any height: sorted by capacity, label i sits at max over j ≤ i of (j's line + (i − j) label
+#: heights). Each row carries its own and its lower neighbours' capacities (``lc``) and steps (``ls``).
+LABEL_BLOCK_PX = LABEL_LINE_PX + LABEL_GAP_PX
+MAX_CAPACITY_ROWS = 16  # at most as many as a chart has GPUs (ainotes.directives.MAX_PRESETS_PER_CHART)
+LABEL_DY_EXPRESSION = (
+    "-(max(" + ", ".join(f"datum.lc[{k}] / y_max * height + datum.ls[{k}] * {LABEL_BLOCK_PX}"
+                             for k in range(MAX_CAPACITY_ROWS)) + ") - datum.gb / y_max * height)"
+)
+NARROW_LEGEND_PX = 420  # below this plot width the legend takes two columns
+
+
+def _key(*names: str) -> str:
+    return " + '|' + ".join(names)
+
+
+def _with_parts(chart: Any, *, stage: str | None = None) -> Any:
+    """The transforms every layer shares: the configuration's rows looked up, then each part's bytes."""
+    import altair as alt
+
+    if stage is not None:
+        chart = chart.transform_calculate(stage=stage)
+    chart = (
+        chart.transform_calculate(m="model", tk=_key("model", "tp"), bad=_key("model", "tp", "pp"))
+        .transform_lookup(lookup="m", from_=alt.LookupData(alt.NamedData(name="models"), "m",
+                                                           ["name", "params", "layers", "vocab"]))
+        .transform_lookup(lookup="tk", from_=alt.LookupData(alt.NamedData(name="acts"), "k",
+                                                            ["rep", "shard", "score", "stats", "input"]))
+        .transform_lookup(lookup="bad", from_=alt.LookupData(alt.NamedData(name="invalid"), "k", ["why"]))
+    )
+    return chart.transform_calculate(**{part: part_expression(part) for part in PARTS}).transform_calculate(
+        total=" + ".join(f"datum.{part}" for part in PARTS), logits=LOGITS_EXPRESSION)
+
+
+def _select(name: str, label: str, options: Sequence[Any], labels: Sequence[str]) -> Any:
+    import altair as alt
+
+    return alt.param(name=name, value=options[0] if options else "",
+                     bind=alt.binding_select(options=list(options), labels=list(labels), name=label + " "))
+
+
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers reading the named datasets ``stages``, ``models``, ``acts``,
+    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp``,
+    ``y_max`` and ``y_clip`` (placeholder values; :func:`memory_spec` puts in each chart's).
+    One form: ``variant`` is ``()``."""
+    import altair as alt
+
+    labels = dict(CONTROLS)
+    params = [
+        _select("model", labels["model"], [], []),
+        _select("zero", labels["zero"], ZERO_CHOICES, [ZERO_LABELS[z] for z in ZERO_CHOICES]),
+        _select("dp", labels["dp"], DP_CHOICES, [f"{d:,}" for d in DP_CHOICES]),
+        _select("tp", labels["tp"], TP_CHOICES, [str(t) for t in TP_CHOICES]),
+        _select("pp", labels["pp"], PP_CHOICES, [str(p) for p in PP_CHOICES]),
+        _select("mb", labels["mb"], MICRO_BATCH_CHOICES, [str(b) for b in MICRO_BATCH_CHOICES]),
+        _select("seq", labels["seq"], SEQ_LEN_CHOICES, [f"{s:,}" for s in SEQ_LEN_CHOICES]),
+        _select("recompute", labels["recompute"], memory.RECOMPUTE_MODES,
+                [RECOMPUTE_LABELS[r] for r in memory.RECOMPUTE_MODES]),
+        _select("attention", labels["attention"], memory.ATTENTIONS, [ATTENTION_LABELS[a] for a in memory.ATTENTIONS]),
+        alt.param(name="sp", value=False, bind=alt.binding_checkbox(name=labels["sp"] + " ")),
+        alt.param(name="bpp", value={"weights": 2, "gradients": 2, "optimizer": 12}),
+        alt.param(name="y_max", value=100),
+        alt.param(name="y_clip", value=90),
+    ]
+    y_scale = alt.Scale(domain=alt.ExprRef("[0, y_max]"), nice=False, zero=True)
+    # The bars take the plot but a gutter on the right, where the capacity labels go.
+    x_scale = alt.Scale(range=[0, alt.ExprRef(f"max(40, width - {GUTTER_PX})")], paddingInner=0.3, paddingOuter=0.2)
+    x = alt.X("label:N", scale=x_scale, sort=alt.EncodingSortField("stage"), title="ZeRO stage",
+              axis=alt.Axis(labelAngle=0, ticks=False, domain=True, labelPadding=6))
+    stages = alt.Chart(alt.NamedData(name="stages"))
+    valid = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
+    gb_axis = alt.Axis(title="GB per GPU", grid=True, tickCount=6, labelExpr=gb_text_expression("datum.value"))
+
+    bars = (
+        _with_parts(stages).transform_filter(valid)
+        .transform_fold(list(PARTS), as_=["part", "bytes"])
+        .transform_calculate(order=f"indexof({list(PARTS)!r}, datum.part)", gb="datum.bytes / 1e9")
+        .transform_window(top="sum(gb)", groupby=["stage"], sort=[alt.SortField("order")], frame=[None, 0])
+        .transform_calculate(y_top="min(datum.top, y_clip)", y_bottom="min(datum.top - datum.gb, y_clip)",
+                             part_title="datum.part", gb_text=gb_text_expression("datum.gb") + " + ' GB'")
+        .mark_bar()
+        .encode(
+            x=x, y=alt.Y("y_bottom:Q", scale=y_scale, axis=gb_axis), y2="y_top:Q",
+            color=alt.Color("part:N", title=None, scale=alt.Scale(domain=list(PARTS)),
+                            legend=alt.Legend(orient="bottom", direction="horizontal",
+                                              columns=alt.ExprRef(f"width < {NARROW_LEGEND_PX} ? 2 : {len(PARTS)}"),
+                                              symbolType="square", labelLimit=160, columnPadding=10,
+                                              labelExpr="datum.label")),
+            opacity=alt.condition("datum.stage == zero", alt.value(1.0), alt.value(STAGE_OPACITY_FADED)),
+            tooltip=[alt.Tooltip("label:N", title="ZeRO"), alt.Tooltip("part_title:N", title="Part"),
+                     alt.Tooltip("gb_text:N", title="Per GPU")],
+        )
+    )
+    totals = (
+        _with_parts(stages).transform_filter(valid)
+        .transform_calculate(gb="datum.total / 1e9")
+        .transform_calculate(text=gb_text_expression("datum.gb") + " + (datum.gb > y_clip ? ' ↑' : '')",
+                             y_at="min(datum.gb, y_clip)")
+        .mark_text(style="total-label", baseline="bottom", dy=-3)
+        .encode(x=x, y=alt.Y("y_at:Q", scale=y_scale), text="text:N",
+                opacity=alt.condition("datum.stage == zero", alt.value(1.0), alt.value(0.75)))
+    )
+    # The capacities: a dashed line each, and in the gutter its size and the GPUs.
+    gpus = _with_parts(alt.Chart(alt.NamedData(name="gpus")), stage="zero")
+    capacity = [
+        gpus.mark_rule(style="capacity-rule").encode(
+            y=alt.Y("gb:Q", scale=y_scale), x=alt.value(0), x2=alt.value(alt.ExprRef(f"width - {GUTTER_PX} + 4"))),
+        gpus.transform_calculate(line="datum.cap + ' ' + datum.ids")
+        .mark_text(style="capacity-label", align="left", baseline="middle", dx=0,
+                   x=alt.ExprRef(f"width - {GUTTER_PX} + 8"), dy=alt.ExprRef(LABEL_DY_EXPRESSION))
+        .encode(y=alt.Y("gb:Q", scale=y_scale), text="line:N",
+                tooltip=[alt.Tooltip("names:N", title="GPUs"), alt.Tooltip("cap:N", title="Memory")]),
+    ]
+    # Above the plot: the selected stage's total, and the logits the bars leave out.
+    # Above the plot: the selected stage's total, the GPUs it fits, and the logits the bars leave out.
+    selected = _with_parts(stages).transform_filter(f"datum.stage == zero && {valid}")
+    readout = [
+        selected.transform_calculate(line="'ZeRO ' + zero + ': ' + " + gb_text_expression("datum.total / 1e9")
+                                     + " + ' GB per GPU'")
+        .mark_text(style="readout", align="left", baseline="bottom", x=0, y=-14 - 2 * READOUT_LINE_PX)
+        .encode(text="line:N"),
+        selected.transform_calculate(line="'+ logits ' + " + gb_text_expression("datum.logits / 1e9")
+                                     + " + ' GB (FP32, not drawn)'")
+        .mark_text(style="readout-note", align="left", baseline="bottom", x=0, y=-14)
+        .encode(text="line:N"),
+        # Rows come smallest capacity first, and a run that fits one capacity fits every larger one:
+        # the n that fit are the last n.
+        gpus.transform_filter(valid)
+        .transform_calculate(fit="datum.total <= datum.bytes ? 1 : 0")
+        .transform_aggregate(n="sum(fit)", rows="values(ids)")
+        .transform_calculate(ids="pluck(datum.rows, 'ids')")
+        .transform_calculate(line="datum.n == 0 ? 'fits none of these GPUs' : 'fits ' + "
+                                  "join(slice(datum.ids, length(datum.ids) - datum.n), ', ')")
+        .mark_text(style="readout-note", align="left", baseline="bottom", x=0, y=-14 - READOUT_LINE_PX)
+        .encode(text="line:N"),
+    ]
+    refusal = (
+        _with_parts(stages).transform_filter(f"datum.stage == 0 && !({valid})")
+        .transform_calculate(lines="isValid(datum.why) ? split(datum.why, '\\n') : ['Not drawn.']")
+        .mark_text(style="refusal", align="left", baseline="top", x=8, y=24, lineBreak="\n")
+        .encode(text="lines:N")
+    )
+    chart = (
+        alt.layer(bars, *capacity, totals, *readout, refusal)
+        .add_params(*params)
+        .properties(width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
+                    autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8)
+    )
+    spec = chart.to_dict(validate=False)
+    spec.pop("config", None)
+    return spec
+
+
+GRAMMAR = Grammar("memory", _build_structure, __file__, memory.__file__)
+
+
+# --- the data -------------------------------------------------------------------------------------
+
+
+def y_max_gb(capacities_gb: Sequence[float]) -> float:
+    """The axis top: 1.3 × the largest capacity, up to the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k."""
+    target = 1.3 * max(capacities_gb)
+    scale = 10.0 ** math.floor(math.log10(target))
+    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if step * scale >= target * (1 - 1e-12):
+            return step * scale
+    return 10 * scale  # unreachable: 10·scale > target
+
+
+def gpu_rows(presets: Sequence[Preset]) -> list[dict[str, Any]]:
+    """One row per distinct capacity (equal ones share a line), smallest first: bytes, GB, the
+    capacity as its preset states it (GB or GiB), the ids, the names, and what
+    :data:`LABEL_DY_EXPRESSION` needs: the GB of this and every smaller capacity (``lc``) and how
+    many labels lie between (``ls``), padded to :data:`MAX_CAPACITY_ROWS` with terms that never win."""
+    groups: dict[float, list[Preset]] = {}
+    for preset in presets:
+        if preset.memory_capacity_bytes is None:
+            raise InputError(f"memory chart: preset {preset.id} gives no memory capacity")
+        groups.setdefault(preset.memory_capacity_bytes, []).append(preset)
+    if len(groups) > MAX_CAPACITY_ROWS:
+        raise InputError(f"memory chart: at most {MAX_CAPACITY_ROWS} distinct capacities: {len(groups)}")
+    capacities = sorted(groups)
+    rows = []
+    for i, capacity in enumerate(capacities):
+        group = groups[capacity]
+        label = group[0].memory_capacity_label or ""
+        below = [c / 1e9 for c in capacities[: i + 1]]
+        pad = MAX_CAPACITY_ROWS - len(below)
+        rows.append({"bytes": capacity, "gb": capacity / 1e9, "cap": label.split(" (")[0],
+                     "ids": " · ".join(p.id for p in group), "names": ", ".join(p.name for p in group),
+                     "lc": below + [0] * pad, "ls": [i - j for j in range(i + 1)] + [-MAX_CAPACITY_ROWS] * pad})
+    return rows
+
+
+def _wrap(message: str, width: int = 44) -> str:
+    return "\n".join(textwrap.wrap(message, width))
+
+
+def chart_rows(models: Sequence[ModelPreset], *, dropout: bool) -> dict[str, list[dict[str, Any]]]:
+    """The datasets ``models``, ``acts`` and ``invalid`` for these models (see the module docstring)."""
+    model_rows, acts, invalid = [], [], []
+    for model in models:
+        model_rows.append({"m": model.id, "name": model.name, "params": model.params, "layers": model.layers,
+                           "vocab": model.vocab})
+        for tp in TP_CHOICES:
+            for pp in PP_CHOICES:
+                try:
+                    TrainingMemory(model=model, tp=tp, pp=pp, label=_control_label)
+                except InputError as exc:
+                    invalid.append({"k": f"{model.id}|{tp}|{pp}", "why": _wrap(str(exc))})
+            try:
+                TrainingMemory(model=model, tp=tp, label=_control_label)
+            except InputError:
+                continue
+            c = memory.activation_coefficients(model, tp=tp, dropout=dropout)
+            acts.append({"k": f"{model.id}|{tp}", "rep": c.replicated, "shard": c.sharded, "score": c.scores,
+                         "stats": c.stats, "input": c.layer_input})
+    return {"models": model_rows, "acts": acts, "invalid": invalid}
+
+
+_CONTROL_LABELS = {"tp": "Tensor parallel", "pp": "Pipeline stages"}
+
+
+def _control_label(key: str) -> str:
+    """How a refusal in the chart names a field: as its select does."""
+    return _CONTROL_LABELS.get(key, repr(key))
+
+
+def _round(value: float) -> float:
+    """Coefficients are whole or simple fractions of bytes; 12 figures keep them exact to the core's tests."""
+    return float(f"{value:.12g}")
+
+
+def memory_spec(
+    models: Sequence[ModelPreset],
+    presets: Sequence[Preset],
+    config: TrainingMemory,
+    *,
+    title: str | None = None,
+    theme: Theme = "light",
+    cached: bool = True,
+) -> dict[str, Any]:
+    """The training-memory chart as a Vega-Lite dict: :data:`GRAMMAR` with these models' and GPUs' data.
+
+    ``config`` (a model among ``models``, its micro-batch and sequence length set) is the
+    selects' first state and what the static pictures show; its optimizer, FP32 accumulation and
+    dropout hold for the whole chart."""
+    models, presets = tuple(models), tuple(presets)
+    if not models or not presets:
+        raise InputError("memory chart: needs at least one model and one GPU with a capacity")
+    if config.model is None or config.model.id not in {m.id for m in models}:
+        raise InputError("memory chart: the first configuration's model must be one of the chart's models")
+    if config.micro_batch is None or config.seq_len is None:
+        raise InputError("memory chart: the first configuration needs a micro-batch and a sequence length")
+    for what, text in (("title", title or ""), *(("model name", m.name) for m in models)):
+        bad = bad_character(text)
+        if bad is not None:
+            raise InputError(f"memory chart: the {what} {short(text)} holds a control character ({bad})")
+    check_initial(config)
+    gpus = gpu_rows(presets)  # refuses a GPU without a capacity
+    y_max = y_max_gb([row["gb"] for row in gpus])
+    rows = chart_rows(models, dropout=config.dropout)
+    rows["acts"] = [{k: (_round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows["acts"]]
+    per_param = memory.state_bytes_per_param(config.optimizer, fp32_grad_accum=config.fp32_grad_accum)
+    initial = {param: getattr(config, field) for param, field in PARAM_FIELDS.items()}
+    spec = GRAMMAR.spec(
+        datasets={"stages": [{"stage": z, "label": str(z)} for z in ZERO_CHOICES], **rows,
+                  "gpus": gpus},
+        params={"model": config.model.id, **initial,
+                "bpp": {part: per_param.of(part) for part in memory.PARTS},
+                "y_max": y_max, "y_clip": round(y_max * CLIP_FRACTION, 6)},
+        config=theme_config(theme),
+        top={"title": {"text": title if title is not None else default_title(),
+                       "subtitle": subtitle(config)},
+             "description": description(config, presets)},
+        cached=cached,
+    )
+    for signal in spec["params"]:
+        if signal["name"] == "model":
+            signal["bind"].update(options=[m.id for m in models], labels=[m.name for m in models])
+    return spec
+
+
+def check_initial(config: TrainingMemory) -> None:
+    """The first state must be one the selects offer."""
+    choices = {"zero": ZERO_CHOICES, "dp": DP_CHOICES, "tp": TP_CHOICES, "pp": PP_CHOICES,
+               "micro_batch": MICRO_BATCH_CHOICES, "seq_len": SEQ_LEN_CHOICES}
+    for field, offered in choices.items():
+        if getattr(config, field) not in offered:
+            raise InputError(f"memory chart: {field!r} must be one of {', '.join(map(str, offered))}: "
+                             f"{short(getattr(config, field))}")
+
+
+def default_title() -> str:
+    return "Memory per GPU of a training run"
+
+
+def subtitle(config: TrainingMemory) -> str:
+    extra = ", FP32 gradient accumulation" if config.fp32_grad_accum else ""
+    dropout = "" if config.dropout else ", no dropout"
+    return f"{memory.OPTIMIZER_TITLES[config.optimizer]}{extra}{dropout}; first pipeline stage"
+
+
+def description(config: TrainingMemory, presets: Sequence[Preset]) -> str:
+    assert config.model is not None
+    return (f"Stacked bar chart: memory per GPU of training {config.model.name} at ZeRO stages 0 to 3 (weights, "
+            f"gradients, optimizer states, activations), against the memory of "
+            f"{', '.join(p.name for p in presets)}.")
+
+
+def caption_html(config: TrainingMemory, presets: Sequence[Preset]) -> str:
+    """What the chart assumes, and the first view's numbers from the core; user strings escaped."""
+    assert config.model is not None
+    estimate = config.estimate()
+    verdicts = []
+    for preset in presets:
+        fits = _with_preset(config, preset).estimate().fits
+        verdicts.append(f"{html.escape(preset.name)}: {'fits' if fits else 'does not fit'}")
+    logits = estimate.logits_bytes or 0.0
+    sp = ", sequence parallel" if config.sequence_parallel else ""
+    return (
+        f"As first drawn: {html.escape(config.model.name)} ({html.escape(amount_text(config.model.params / 1e9))} B "
+        f"parameters), ZeRO stage {config.zero} over {config.dp} data-parallel ranks, tensor parallel {config.tp}, "
+        f"{config.pp} pipeline stage{'s' if config.pp > 1 else ''}, micro-batch {config.micro_batch} × "
+        f"{config.seq_len:,} tokens, recompute {config.recompute}, {config.attention} attention{sp}: "
+        f"{html.escape(bytes_text(estimate.total_bytes))} per GPU ({'; '.join(verdicts)}). "
+        "Model states per Rajbhandari et al. (ZeRO, 2020), activations per Korthikanti et al. (2022), for the "
+        "first pipeline stage, which holds the most. Not in the bars, so measured memory sits above them: the "
+        f"logits ({html.escape(bytes_text(logits))} here in FP32), allocator fragmentation, communication buffers, "
+        "temporary workspaces. GB = 10⁹ bytes; a capacity printed in GiB is drawn at its size in GB."
+    )
+
+
+def _with_preset(config: TrainingMemory, preset: Preset) -> TrainingMemory:
+    from dataclasses import replace
+
+    return replace(config, preset=preset)
+
+
+# --- the figure -----------------------------------------------------------------------------------
+
+
+def narrow_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """The phone's picture: the same chart drawn at a 360 px phone's width, so its text stays 11 px or more."""
+    return {**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX}
+
+
+def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, caption_html: str,
+                downloads: Mapping[str, str], stylesheet: str) -> str:
+    """The in-page figure: ``vega-charts.js``'s markup (:func:`ainotes.charts.embed.interactive_figure_html`)
+    with a phone picture beside the desk one, and the selects in a grid (``assets/memory-chart.css``,
+    linked from the figure at ``stylesheet``, a URL relative to the page)."""
+    from ainotes.charts import embed
+
+    narrow_light, narrow_dark = render.svg(narrow_spec(light)), render.svg(narrow_spec(dark))
+    light_still, width, height = embed._still(render.svg(light), "light", chart_id)
+    dark_still, _, _ = embed._still(render.svg(dark), "dark", chart_id)
+    narrow = "".join(embed._still(text, scheme, chart_id, narrow=True)[0]
+                     for scheme, text in (("light", narrow_light), ("dark", narrow_dark)))
+    narrow_width, narrow_height = render.svg_size(narrow_light)
+    box_style = (f"--ainotes-aspect: {width:g} / {height:g}; "
+                 f"--ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}")
+    specs = "".join(
+        f'<template class="ainotes-chart__spec" data-scheme="{scheme}">'
+        f"{render.vega_script_json(render.responsive(spec))}</template>"
+        for scheme, spec in (("light", light), ("dark", dark))
+    )
+    cid = html.escape(chart_id)
+    controls = '<div class="ainotes-chart__controls"></div>'
+    return (
+        f'<figure class="ainotes-chart ainotes-memory" id="{cid}">'
+        f'<link rel="stylesheet" href="{html.escape(stylesheet)}">'
+        f'<div class="ainotes-chart__box ainotes-chart__box--narrow" style="{box_style}">'
+        f'{light_still}{dark_still}{narrow}<div class="ainotes-chart__view"></div></div>'
+        f"{controls}{specs}<figcaption>{caption_html}</figcaption>"
+        f"{embed.downloads_html(chart_id, downloads, title=embed._spec_title(light))}"
+        "</figure>"
+    )
+
+
+def prefetch(light: dict[str, Any], dark: dict[str, Any], progress: Any = None) -> None:
+    """Queue every render the figure and its files will ask for, as one job (see ``site._prefetch_renders``)."""
+    parts = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.svg_request(dark),
+             render.svg_request(narrow_spec(light)), render.svg_request(narrow_spec(dark)),
+             render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark))]
+    render.prefetch([render.group_request(parts), render.RUNTIME_REQUEST], progress=progress)
