@@ -40,19 +40,24 @@ ROOFLINE_SUFFIXES = (".svg", ".png", ".json", ".html")
 
 KERNEL_HELP = """\
 kernel SPEC syntax (--kernel, repeatable):
-  [LABEL=]KIND:SHAPE[:DTYPE][:sparse]
+  [LABEL=]KIND:SHAPE[:DTYPE][:COMPUTE][:sparse]
                                   DTYPE: fp64, fp32, tf32, fp16, bf16 (default), fp8, fp4, int8
-  gemm:MxNxK                      (M×K)·(K×N) matrix product
+  gemm:MxNxK                      (M×K)·(K×N) matrix product, K×N the weights
+  gemm:MxNxK:fp8:bf16             8-bit weights (also int8, fp4, int4), BF16 activations and roof
   gemm:MxNxK:fp8:sparse           2:4 structured-sparse weights: K×N bytes halve, sparse roof
   add:N                           element-wise add of N elements
   softmax:RxC                     row-wise softmax of an R×C matrix
   layernorm:RxC                   layer norm over C columns of R rows
   attention:BxHxSxD               fused attention (scores stay on chip)
   attention-naive:BxHxSxD         unfused attention (S×S scores written to memory)
+  decode-attention:BxHxKVxSxD     one query per sequence against S cached keys, KV key/value heads
+  attention-kv:BxHxKVxTxSxD       T queries per sequence against S cached keys (prefill: T = S)
+                                  (a second dtype is the KV cache's: decode-attention:...:fp8:bf16)
 Dimensions are whole numbers from 1 to 2**31; 'x' or '×' separates them.
 Each kernel is plotted at its ideal intensity: every operand read once and
-every output written once. Matrix kernels meet the tensor roof of their dtype
-(fp32: the CUDA-core FP32 roof); add, softmax and layernorm meet the vector
+every output written once, each tensor a whole number of bytes (4-bit packed).
+Matrix kernels meet the tensor roof of their compute dtype (fp32: the
+CUDA-core FP32 roof); add, softmax and layernorm meet the vector
 FP32 roof (FP64 for fp64 data).
 
 examples:
