@@ -340,27 +340,8 @@ def parse_kernel_spec(spec: str, label: str | None = None) -> Kernel:
     if sparse and kind not in SPARSE_KINDS:
         raise InputError(f"{where}: only {', '.join(SPARSE_KINDS)} kernels can be 2:4 sparse "
                          "(the pruned operand is a GEMM's K×N weights)")
-    storage: str | None = None
-    if len(parts) == 4:
-        if kind not in MIXED_KINDS:
-            raise InputError(f"{where}: only {', '.join(MIXED_KINDS)} kernels take two dtypes (a stored "
-                             f"operand's, then the compute dtype); {kind} moves every tensor in one dtype")
-        storage = _check_storage_word(parts[2], where=where)
-        dtype = _check_dtype(parts[3], where=where)
-    else:
-        dtype = _check_dtype(parts[2] if len(parts) == 3 else DEFAULT_DTYPE, where=where)
-    names = KERNEL_SHAPES[kind]
-    texts = [t.strip() for t in re.split(r"[x×X]", parts[1])]
-    if len(texts) != len(names):
-        raise InputError(
-            f"{where}: {kind} takes {len(names)} dimension{'s' if len(names) > 1 else ''} "
-            f"{'x'.join(names)}, got {len(texts)}: {parts[1]!r}"
-        )
-    dims = []
-    for name, text in zip(names, texts, strict=True):
-        if not _DIMENSION_TEXT.fullmatch(text):
-            raise InputError(f"{where}: dimension {name} must be a whole number: {text!r}")
-        dims.append(_check_dimension(int(text), name, where=where))
+    storage, dtype = _spec_dtypes(kind, parts[2:], where)
+    dims = _spec_dims(kind, parts[1], where)
     if kind in ("decode-attention", "attention-kv"):
         _check_groups(dims[1], dims[2], where=where)
     storage = _check_storage(kind, storage, dtype, where=where)
@@ -371,6 +352,32 @@ def parse_kernel_spec(spec: str, label: str | None = None) -> Kernel:
         m, n, k = dims
         return gemm(m, n, k, dtype=dtype, label=label, sparse=True, **extra)
     return _BUILDERS[kind](*dims, dtype=dtype, label=label, **extra)
+
+
+def _spec_dtypes(kind: str, words: list[str], where: str) -> tuple[str | None, str]:
+    """(stored operand's dtype or None, compute dtype) from the spec's words after the shape."""
+    if len(words) == 2:
+        if kind not in MIXED_KINDS:
+            raise InputError(f"{where}: only {', '.join(MIXED_KINDS)} kernels take two dtypes (a stored "
+                             f"operand's, then the compute dtype); {kind} moves every tensor in one dtype")
+        return _check_storage_word(words[0], where=where), _check_dtype(words[1], where=where)
+    return None, _check_dtype(words[0] if words else DEFAULT_DTYPE, where=where)
+
+
+def _spec_dims(kind: str, shape: str, where: str) -> list[int]:
+    names = KERNEL_SHAPES[kind]
+    texts = [t.strip() for t in re.split(r"[x×X]", shape)]
+    if len(texts) != len(names):
+        raise InputError(
+            f"{where}: {kind} takes {len(names)} dimension{'s' if len(names) > 1 else ''} "
+            f"{'x'.join(names)}, got {len(texts)}: {shape!r}"
+        )
+    dims = []
+    for name, text in zip(names, texts, strict=True):
+        if not _DIMENSION_TEXT.fullmatch(text):
+            raise InputError(f"{where}: dimension {name} must be a whole number: {text!r}")
+        dims.append(_check_dimension(int(text), name, where=where))
+    return dims
 
 
 def _check_dtype(dtype: str, *, where: str) -> str:
