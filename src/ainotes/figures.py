@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import checks, collectives, cost_notes, kernels, roofline, units
+from ainotes import checks, collectives, cost_notes, inference_notes, kernels, roofline, units
 from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
@@ -70,6 +70,7 @@ def mathml(latex: str, *, block: bool) -> str:
 # Forms of the later chapters (models, memory, inference): name → form(args, options, context),
 # each module's FORMS merged here, one line per module.
 CHAPTER_FORMS: dict[str, Form] = {}
+CHAPTER_FORMS.update(inference_notes.FORMS)
 
 
 def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,

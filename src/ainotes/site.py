@@ -356,7 +356,14 @@ def _prefetch_renders(
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     presets = [site.presets_by_id[i] for i in request.preset_ids]
-    title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
+    kernels, title = request.kernels, request.title
+    if request.layer is not None:  # a model's layer as its operators (ainotes.inference_notes)
+        from ainotes import inference_notes
+
+        kernels = inference_notes.layer_request_kernels(request.layer, site.models(), kernels,
+                                                        limit=directives.MAX_KERNELS_PER_CHART)
+        title = title or inference_notes.layer_title(request.layer, site.models())
+    title = title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
 
@@ -366,7 +373,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         from ainotes.charts import roofline as roofline_chart
 
         light = roofline_chart.roofline_spec(
-            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme="light",
+            presets, kernels=kernels, sparsity=request.sparsity, title=title if request.layer else request.title,
+            theme="light",
             precision=request.precision,
         )
         dark = roofline_chart.retheme(light, "dark")
@@ -391,7 +399,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
             vega_dark=roofline_chart.dark_vega(render.vega(render.responsive(light))),  # no second compile
         )
 
-    return site.chart_figure(chart, page, (request, presets), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
+    return site.chart_figure(chart, page, (request, presets, kernels), draw,
+                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
