@@ -158,7 +158,7 @@ def kv_heads_per_chip(model: ModelPreset, tp: int) -> int:
     return math.ceil(model.kv_heads / tp)
 
 
-def check_tp(model: ModelPreset, tp: int, *, name: str = "'tp'") -> int:
+def check_tp(model: ModelPreset, tp: Any, *, name: str = "'tp'") -> int:
     """t must split the query heads evenly, and the key/value heads evenly or into replicas."""
     tp = checks.whole_number(tp, name, "tp", low=1, high=MAX_TP)
     if model.heads % tp:
@@ -275,14 +275,22 @@ class InferenceSetup:
     def weights_bytes_per_chip(self) -> float:
         return self.weights_bytes / self.tp
 
+    def coefficients(self) -> DecodeCoefficients:
+        """What a decode step's time is made of, per chip, before the batch, the context and the GPU's rates."""
+        rounds, share = (0.0, 0.0) if self.tp == 1 else cc.coefficients("all-reduce", "ring", self.tp)
+        return DecodeCoefficients(
+            kv_bytes_per_token=self.kv_bytes_per_token_per_chip,
+            weights_bytes=self.weights_bytes_per_chip,
+            flops_per_sequence=2 * self.model.active_params / self.tp,
+            allreduce_latencies=2 * self.model.layers * rounds,
+            allreduce_bytes_per_sequence=2 * self.model.layers * share * allreduce_bytes(self.model, 1,
+                                                                                         self.compute_dtype),
+        )
+
     def decode_step(self) -> DecodeStep:
         """One decode step at this batch and context (the module docstring's formula)."""
-        kv_s = self.batch * self.context * self.kv_bytes_per_token_per_chip / self.bandwidth_bytes_per_s
-        weights_s = self.weights_bytes_per_chip / self.bandwidth_bytes_per_s
-        compute_s = 2 * self.batch * self.model.active_params / self.tp / self.peak_flops_per_s
-        allreduce_s = self._allreduce_s(self.batch)
-        return DecodeStep(kv_s=kv_s, weights_s=weights_s, compute_s=compute_s, allreduce_s=allreduce_s,
-                          batch=self.batch)
+        return self.coefficients().step(self.batch, self.context, peak_flops_per_s=self.peak_flops_per_s,
+                                        bandwidth_bytes_per_s=self.bandwidth_bytes_per_s, link=self.link)
 
     def prefill(self) -> Prefill:
         """Prefill of B prompts of T tokens: FLOPs = 2·P_active·B·T + 4·B·L·(a·d_head)·T² (attention,
@@ -414,6 +422,35 @@ def _lookup(items: Mapping[str, Any], item_id: Any, what: str, label: Callable[[
         known = ", ".join(sorted(items)) or "none"
         raise FieldError(f"{label(what)}: unknown {what} {short(item_id)} (known: {known})", what)
     return items[item_id]
+
+
+@dataclass(frozen=True)
+class DecodeCoefficients:
+    """One chip's share of a decode step, independent of batch, context and the GPU's rates.
+
+    time(B, S) = B·S·kv/W + max(weights/W, B·flops/F) + latencies·α + B·allreduce_bytes/B_link,
+    the last two the 2·L ring all-reduces of t chips (2(t−1)·α + 2(t−1)/t · B·h·a / B_link
+    each, :func:`ainotes.collective_cost.coefficients`), zero for t = 1.
+    """
+
+    kv_bytes_per_token: float  # per sequence, per token of context
+    weights_bytes: float
+    flops_per_sequence: float  # 2·P_active/t
+    allreduce_latencies: float  # 2·L·2(t−1): how many α a step waits
+    allreduce_bytes_per_sequence: float  # 2·L·2(t−1)/t·h·a: bytes each sequence adds to the link's share
+
+    def step(self, batch: int, context: int, *, peak_flops_per_s: float, bandwidth_bytes_per_s: float,
+             link: Link | None) -> DecodeStep:
+        allreduce_s = 0.0
+        if self.allreduce_latencies and link is not None:
+            allreduce_s = (self.allreduce_latencies * link.latency_s
+                           + batch * self.allreduce_bytes_per_sequence / link.bandwidth_bytes_per_s)
+        return DecodeStep(
+            kv_s=batch * context * self.kv_bytes_per_token / bandwidth_bytes_per_s,
+            weights_s=self.weights_bytes / bandwidth_bytes_per_s,
+            compute_s=batch * self.flops_per_sequence / peak_flops_per_s,
+            allreduce_s=allreduce_s, batch=batch,
+        )
 
 
 @dataclass(frozen=True)

@@ -381,28 +381,8 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     reader = _Reader(fence, where, data, _CHART_KEYS, lines)
     compute = reader.checked(checks.one_of, "compute_dtype", data.get("compute_dtype", inference.DEFAULT_DTYPE),
                              choices=inference.COMPUTE_DTYPES)
-    with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None)
-    if "presets" in data:
-        preset_ids = reader.preset_ids(tuple(presets))
-        for preset_id in preset_ids:
-            if preset_id not in with_rate:
-                try:
-                    inference.peak_flops_per_s(presets[preset_id], compute, name="'compute_dtype'")
-                except InputError as exc:
-                    reader.fail("presets", str(exc))
-    elif not with_rate:
-        reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")
-    else:
-        preset_ids = with_rate
-    model_ids = None
-    if "models" in data:
-        raw = data["models"]
-        raw = [raw] if isinstance(raw, str) else raw
-        if not isinstance(raw, list) or not raw or not all(isinstance(m, str) and m for m in raw):
-            reader.fail("models", f"'models' must be a list of model preset ids: {short(data['models'])}")
-        if len(raw) > MAX_MODELS_PER_CHART:
-            reader.fail("models", f"'models' may name at most {MAX_MODELS_PER_CHART}: {len(raw)}")
-        model_ids = tuple(dict.fromkeys(raw))
+    preset_ids = _presets_with_rate(reader, data, presets, compute)
+    model_ids = _model_ids(reader, data)
     contexts = _choices(reader, data, "contexts", CONTEXT_CHOICES,
                         lambda v: reader.checked(checks.whole_number, "contexts", v, high=inference.MAX_CONTEXT))
     context = reader.integer("context", contexts[0] if 4096 not in contexts else 4096, 1, inference.MAX_CONTEXT)
@@ -437,6 +417,66 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     )
 
 
+def _presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str
+                       ) -> tuple[str, ...]:
+    """The fence's ``presets`` (each with a rate at the compute dtype), else every preset with one."""
+    with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None)
+    if "presets" not in data:
+        if not with_rate:
+            reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")
+        return with_rate
+    preset_ids: tuple[str, ...] = reader.preset_ids(tuple(presets))
+    for preset_id in preset_ids:
+        try:
+            inference.peak_flops_per_s(presets[preset_id], compute, name="'compute_dtype'")
+        except InputError as exc:
+            reader.fail("presets", str(exc))
+    return preset_ids
+
+
+def _model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The fence's ``models`` ids (checked against the model presets when drawn), or ``None``: every model."""
+    if "models" not in data:
+        return None
+    raw = data["models"]
+    raw = [raw] if isinstance(raw, str) else raw
+    if not isinstance(raw, list) or not raw or not all(isinstance(m, str) and m for m in raw):
+        reader.fail("models", f"'models' must be a list of model preset ids: {short(data['models'])}")
+    if len(raw) > MAX_MODELS_PER_CHART:
+        reader.fail("models", f"'models' may name at most {MAX_MODELS_PER_CHART}: {len(raw)}")
+    return tuple(dict.fromkeys(raw))
+
+
+def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links: Mapping[str, Any]
+                ) -> dict[str, Any]:
+    """Each GPU's link for its all-reduces: the fence's ``link``, else :func:`inference.default_link_id`."""
+    chosen = {}
+    for preset in presets:
+        link_id = request.link_id
+        try:
+            if link_id is None:
+                link_id = inference.default_link_id(preset, links)
+            if link_id not in links:
+                raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+        except InputError as exc:
+            raise InputError(f"{request.where}: {exc}") from None
+        chosen[preset.id] = links[link_id]
+    return chosen
+
+
+def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset, links: Mapping[str, Any]
+                  ) -> str:
+    """The chart's caption, with the figures of its initial view (:func:`ainotes.charts.inference.caption_html`)."""
+    from ainotes.charts import inference as inference_chart
+
+    weights, kv = request.precision.split("/")
+    tp = request.tp if _tp_allowed(model, request.tp) else 1
+    one = inference.InferenceSetup(model, preset, batch=1, context=request.context, weights_dtype=weights,
+                                   kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp,
+                                   link=links[preset.id])
+    return inference_chart.caption_html(model, preset, one, links[preset.id] if max(request.tps) > 1 else None)
+
+
 def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
     if key not in data:
         return default
@@ -461,7 +501,7 @@ def _precision(reader: Any, key: str, value: Any) -> str:
 def _fits_compute(precision: str, compute: str) -> bool:
     from ainotes.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES
 
-    return STORAGE_DTYPE_BYTES[precision.split("/")[0]] <= DTYPE_BYTES[compute]
+    return STORAGE_DTYPE_BYTES[precision.split("/", maxsplit=1)[0]] <= DTYPE_BYTES[compute]
 
 
 def precision_label(precision: str) -> str:
@@ -507,22 +547,8 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     for key, choices in (("weights_dtype", inference.STORAGE_DTYPES), ("kv_dtype", inference.STORAGE_DTYPES),
                          ("compute_dtype", inference.COMPUTE_DTYPES)):
         dtypes[key] = reader.checked(checks.one_of, key, data.get(key, inference.DEFAULT_DTYPE), choices=choices)
-    compute = dtypes["compute_dtype"]
-    with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None)
-    preset_ids = reader.preset_ids(tuple(presets)) if "presets" in data else with_rate
-    for preset_id in preset_ids:
-        try:
-            inference.peak_flops_per_s(presets[preset_id], compute, name="'compute_dtype'")
-        except InputError as exc:
-            reader.fail("presets" if "presets" in data else "compute_dtype", str(exc))
-    if not preset_ids:
-        reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")
-    model_ids = None
-    if "models" in data:
-        raw = data["models"]
-        if not isinstance(raw, list) or not raw or not all(isinstance(m, str) and m for m in raw):
-            reader.fail("models", f"'models' must be a list of model preset ids: {short(raw)}")
-        model_ids = tuple(dict.fromkeys(raw))
+    preset_ids = _presets_with_rate(reader, data, presets, dtypes["compute_dtype"])
+    model_ids = _model_ids(reader, data)
     tp: int | str = data.get("tp", AUTO_TP)
     if tp != AUTO_TP:
         tp = reader.integer("tp", 1, 1, inference.MAX_TP)

@@ -33,7 +33,7 @@ from typing import Any, Literal, TypeVar
 
 import orjson
 
-from ainotes import collectives, cost_notes, directives, figures, tables
+from ainotes import collectives, cost_notes, directives, figures, inference_notes, tables
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
@@ -46,7 +46,7 @@ _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css
                    "THIRD_PARTY_NOTICES.txt")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
-_VEGA_KINDS = ("roofline", "collective-cost")  # charts drawn by the Vega runtime
+_VEGA_KINDS = ("roofline", "collective-cost", "inference")  # charts drawn by the Vega runtime
 _T = TypeVar("_T")
 
 
@@ -466,6 +466,52 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
     return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
+def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequest, page: Page) -> Drawn:
+    from ainotes.charts import inference as inference_chart
+
+    models = inference_notes.resolve_models(request.model_ids, site.models(), request.where)
+    presets = [site.presets_by_id[i] for i in request.preset_ids]
+    links = inference_notes.chart_links(request, presets, site.links())
+    title = request.title or inference_chart.default_title(request.compute_dtype)
+    chart = site.new_chart(page, "inference", "inference", request.chart_id, title)
+    chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets],
+                   "compute_dtype": request.compute_dtype}
+
+    def draw() -> Callable[[], str]:
+        from ainotes import render
+        from ainotes.charts import embed
+
+        def spec(theme: Literal["light", "dark"]) -> dict:
+            return inference_chart.inference_spec(
+                models, presets, links, model_id=models[0].id, preset_id=presets[0].id, context=request.context,
+                contexts=request.contexts, precision=request.precision, precisions=request.precisions,
+                compute_dtype=request.compute_dtype, tp=request.tp, tps=request.tps, metric=request.metric,
+                title=request.title, theme=theme)
+
+        light, dark = spec("light"), spec("dark")
+        _prefetch_renders(site, light, dark, dark_svg=True)
+        chart.files = {
+            "svg": lambda: render.svg(light),
+            "svg-dark": lambda: render.svg(dark),
+            "png": lambda: render.png(light),
+            "json": lambda: embed_json_bytes(light),
+            "html": lambda: render.standalone_html(light, title=title),
+        }
+        caption = inference_notes.chart_caption(request, models[0], presets[0], links)
+        downloads = site.downloads(chart, page)
+        return lambda: embed.interactive_figure_html(chart.chart_id, light, dark, caption_html=caption,
+                                                     downloads=downloads)
+
+    return site.chart_figure(chart, page, (request, models, presets, links), draw,
+                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
+
+
+def _draw_inference_table(site: NotesSite, request: inference_notes.InferenceTableRequest, page: Page) -> Drawn:
+    models = inference_notes.resolve_models(request.model_ids, site.models(), request.where)
+    rows = inference_notes.table_rows(request, models, site.presets_by_id, site.links)
+    return Drawn(inference_notes.inference_table_html(rows, request))
+
+
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
     return Drawn(tables.links_table_html(tuple(site.links().values())))
 
@@ -497,6 +543,8 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
         FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
         FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
+        FenceKind("inference", inference_notes.parse_inference_chart, _draw_inference, chart=True),
+        FenceKind("inference-table", inference_notes.parse_inference_table, _draw_inference_table, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)
