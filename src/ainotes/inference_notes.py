@@ -632,35 +632,37 @@ def _tp_allowed(model: ModelPreset, tp: int) -> bool:
 
 
 def inference_table_html(rows: Sequence[TableRow], request: InferenceTableRequest) -> str:
-    """The table: each model on each GPU, its chips, where it turns compute-bound, how large a batch fits
-    at the context, which comes first, and the tokens per second at that batch. Names escaped."""
+    """One row per model, one column per GPU; each cell the largest batch whose KV cache fits at the
+    context and the batch past which the matmuls turn compute-bound, the one that limits first in bold
+    (and the chips, when the fence lets each cell take the fewest that hold the model). Names escaped."""
     from ainotes.tables import _table
 
-    cells = []
+    presets = list(dict.fromkeys(row.preset.id for row in rows))
+    names = {row.preset.id: row.preset.name for row in rows}
+    by_model: dict[str, dict[str, TableRow]] = {}
     for row in rows:
-        name = f"{html.escape(row.model.name)}<br><code>{html.escape(row.model.id)}</code>"
-        gpu = html.escape(row.preset.name)
-        one = row.setup
-        if one is None:
-            cells.append([name, gpu, f"&gt; {row.tried_up_to}", "—", "—", "—",
-                          f"the weights do not fit {row.tried_up_to} chips", "—"])
-            continue
-        largest = one.max_batch
-        star = one.compute_bound_batch
-        at = math.floor(star) if largest is None else max(1, min(largest, math.floor(star)))
-        if one.max_batch == 0:
-            limit = "the weights do not fit"
-            at_text = "—"
-        else:
-            limit = {"memory": "KV cache (memory)", "compute": "compute", "unknown": "capacity not given"}[row.limit]
-            step = inference.InferenceSetup(one.model, one.preset, batch=at, context=one.context,
-                                            weights_dtype=one.weights_dtype, kv_dtype=one.kv_dtype,
-                                            compute_dtype=one.compute_dtype, tp=one.tp, link=one.link).decode_step()
-            at_text = f"{number_text(step.tokens_per_s)} at B = {at:,}"
-        cells.append([
-            name, gpu, str(one.tp), html.escape(bytes_text(one.weights_bytes_per_chip)),
-            html.escape(number_text(star)), "—" if largest is None else f"{largest:,}", html.escape(limit), at_text,
-        ])
-    head = ["model", "GPU", "chips (TP)", "weights per chip", "compute-bound from batch",
-            f"largest batch at {request.context:,} tokens", "limits the batch first", "tokens/s"]
-    return _table(head, cells, "ainotes-inference", numeric_from=2)
+        by_model.setdefault(row.model.id, {})[row.preset.id] = row
+    body = []
+    for cells in by_model.values():
+        model = next(iter(cells.values())).model
+        body.append([f"{html.escape(model.name)}<br><code>{html.escape(model.id)}</code>",
+                     *(_table_cell(cells[p], request) for p in presets)])
+    head = ["model", *(names[p] for p in presets)]
+    return _table(head, body, "ainotes-inference", numeric_from=1)
+
+
+def _table_cell(row: TableRow, request: InferenceTableRequest) -> str:
+    one = row.setup
+    if one is None or one.max_batch == 0:
+        chips = row.tried_up_to if one is None else one.tp
+        return f'<span class="ainotes-bound">weights do not fit {chips} chip{"s" if chips > 1 else ""}</span>'
+    star = html.escape(number_text(one.compute_bound_batch))
+    largest = one.max_batch
+    fits = "capacity not given" if largest is None else f"fits {largest:,}"
+    compute = f"compute past {star}"
+    if row.limit == "memory":
+        fits = f"<strong>{fits}</strong>"
+    elif row.limit == "compute":
+        compute = f"<strong>{compute}</strong>"
+    chips = f"<br><small>{one.tp} chip{'s' if one.tp > 1 else ''}</small>" if request.tp == AUTO_TP else ""
+    return f"{fits}<br>{compute}{chips}"

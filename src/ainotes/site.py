@@ -489,7 +489,8 @@ def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequ
                 title=request.title, theme=theme)
 
         light, dark = spec("light"), spec("dark")
-        _prefetch_renders(site, light, dark, dark_svg=True)
+        narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
+        _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
         chart.files = {
             "svg": lambda: render.svg(light),
             "svg-dark": lambda: render.svg(dark),
@@ -499,8 +500,9 @@ def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequ
         }
         caption = inference_notes.chart_caption(request, models[0], presets[0], links)
         downloads = site.downloads(chart, page)
-        return lambda: embed.interactive_figure_html(chart.chart_id, light, dark, caption_html=caption,
-                                                     downloads=downloads)
+        return lambda: embed.interactive_figure_html(
+            chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
+            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])))
 
     return site.chart_figure(chart, page, (request, models, presets, links), draw,
                              scripts=(_RUNTIME_FILE, "vega-charts.js"))

@@ -43,9 +43,13 @@ MIN_BATCH = 1
 MAX_BATCH = 16384
 # Batches the browser evaluates: four points per doubling, 1 to 16,384.
 GRID_STEPS_PER_DOUBLING = 4
-# Room a rule's label needs beside it (px, "compute-bound past B = 1,071" at 12 px).
+# Room a rule's label needs beside it (px, "compute-bound past B = 1,071" at 12 px; the short form on phones).
 LABEL_ROOM_PX = 190
-SUBTITLE = "one decode step per chip; shaded: where the weight matmuls are compute-bound"
+NARROW_LABEL_ROOM_PX = 100
+SUBTITLE = "per chip; shaded: where the matmuls are compute-bound"
+NARROW_WIDTH_PX = 336  # the phone picture (static, before the live view)
+NARROW_HEIGHT_PX = 390
+NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short form
 Theme = Literal["light", "dark"]
 
 #: The browser's arithmetic, the core's formula (DecodeCoefficients.step, InferenceSetup.max_batch,
@@ -64,9 +68,9 @@ MARK_EXPRESSIONS: dict[str, str] = {
     "bstar": "datum.wc * datum.peak / (datum.bw * datum.fl)",
     "bmax": "max(0, floor((datum.cap - datum.wc) / (context * datum.kvc)))",
 }
-OVERFLOW_TITLE = "decode step, KV cache does not fit"
-SERIES = (("step_s", "decode step"), ("weights_s", "weights (P·w/W)"), ("kv_s", "KV cache reads"),
-          ("compute_s", "compute (2·B·P/F)"), ("allreduce_s", "all-reduces"))
+OVERFLOW_TITLE = "step (KV does not fit)"
+SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
+          ("compute_s", "compute 2·B·P/F"), ("allreduce_s", "all-reduces"))
 
 _THEMES: dict[str, dict[str, Any]] = {
     "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
@@ -210,6 +214,11 @@ def inference_spec(
     return spec
 
 
+def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
+    """The phone picture: the same chart laid out at :data:`NARROW_WIDTH_PX` (labels in their short form)."""
+    return {**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX}
+
+
 def precision_text(precision: str) -> str:
     from ainotes.inference_notes import precision_label
 
@@ -273,12 +282,14 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     def px(field: str) -> str:
         return f"log(datum.{field} / {MIN_BATCH}) / log({MAX_BATCH / MIN_BATCH}) * width"
 
+    label_room = f"(width < {NARROW_PLOT_PX} ? {NARROW_LABEL_ROOM_PX} : {LABEL_ROOM_PX})"
+
     # A rule's label goes on the side away from the other rule, where it has the room.
     right_of = {
-        "bstar_x": (f"{px('bstar_x')} + {LABEL_ROOM_PX} < width && (!datum.has_cap || datum.bstar >= datum.bmax "
-                    f"|| {px('bstar_x')} < {LABEL_ROOM_PX})"),
-        "bmax": (f"{px('bmax')} + {LABEL_ROOM_PX} < width && (datum.bmax > datum.bstar "
-                 f"|| {px('bmax')} < {LABEL_ROOM_PX})"),
+        "bstar_x": (f"{px('bstar_x')} + {label_room} < width && (!datum.has_cap || datum.bstar >= datum.bmax "
+                    f"|| {px('bstar_x')} < {label_room})"),
+        "bmax": (f"{px('bmax')} + {label_room} < width && (datum.bmax > datum.bstar "
+                 f"|| {px('bmax')} < {label_room})"),
     }
 
     def room(field: str) -> str:
@@ -369,13 +380,15 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .transform_calculate(
             log_batch=f"sequence(0, {doublings} + {0.5 / GRID_STEPS_PER_DOUBLING}, {1 / GRID_STEPS_PER_DOUBLING})",
             bstar_x=f"clamp(datum.bstar, {MIN_BATCH}, {MAX_BATCH})", has_cap="isValid(datum.cap)",
-            bstar_text="'compute-bound past B = ' + format(datum.bstar, ',.0f')",
+            bstar_text=(f"(width < {NARROW_PLOT_PX} ? 'compute past ' : 'compute-bound past B = ') "
+                        "+ format(datum.bstar, ',.0f')"),
             start=f"{MIN_BATCH}", end=f"{MAX_BATCH}",
             # the last grid batch that fits: the dotted part starts there, so the line does not break
             last_fit=(f"isValid(datum.cap) && datum.bmax >= 1 ? round(pow(2, floor(log(datum.bmax) / LN2 * "
                       f"{GRID_STEPS_PER_DOUBLING}) / {GRID_STEPS_PER_DOUBLING})) : 0"))
         .transform_calculate(
-            bmax_text="datum.has_cap ? 'KV cache full past B = ' + format(datum.bmax, ',') : ''",
+            bmax_text=(f"datum.has_cap ? (width < {NARROW_PLOT_PX} ? 'KV full past ' : 'KV cache full past B = ') "
+                       "+ format(datum.bmax, ',') : ''"),
             note=("'The weights alone (' + format(datum.wc / 1e9, '.3~r') + ' GB a chip) do not fit in ' "
                   "+ datum.capacity"))
         .transform_flatten(["log_batch"])
