@@ -29,7 +29,6 @@ is allowed; a GPU without the needed figure (no capacity, no FP8 path) says so.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
