@@ -663,5 +663,5 @@ def _table_cell(row: TableRow, request: InferenceTableRequest) -> str:
         fits = f"<strong>{fits}</strong>"
     elif row.limit == "compute":
         compute = f"<strong>{compute}</strong>"
-    chips = f"<br><small>{one.tp} chip{'s' if one.tp > 1 else ''}</small>" if request.tp == AUTO_TP else ""
-    return f"{fits}<br>{compute}{chips}"
+    on = f"<br><small>{one.tp} chip{'s' if one.tp > 1 else ''}</small>" if request.tp == AUTO_TP else ""
+    return f"{fits}<br>{compute}{on}"
