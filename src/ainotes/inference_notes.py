@@ -363,6 +363,7 @@ class InferenceChartRequest:
     title: str | None
     chart_id: str | None
     where: str  # page:line of the fence, or of its 'models' key
+    link_where: str = ""  # page:line of its 'link' key, or of the fence
 
 
 _CHART_KEYS = ("models", "presets", "context", "contexts", "precision", "precisions", "compute_dtype", "tp",
@@ -407,13 +408,19 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     metric = data.get("metric", "time")
     if metric not in METRICS:
         reader.fail("metric", f"'metric' must be one of {', '.join(METRICS)}: {short(metric)}")
-    line = lines.get(id(data), {}).get("models")
     return InferenceChartRequest(
         model_ids=model_ids, preset_ids=preset_ids, context=context, contexts=contexts, precision=precision,
         precisions=precisions, compute_dtype=compute, tp=tp, tps=tps, link_id=link_id, metric=metric,
-        title=reader.text("title"), chart_id=reader.chart_id(),
-        where=f"{where}:{fence.start_line if line is None else fence.start_line + 1 + line}",
+        title=reader.text("title"), chart_id=reader.chart_id(), where=_key_where(fence, where, lines, data, "models"),
+        link_where=_key_where(fence, where, lines, data, "link"),
     )
+
+
+def _key_where(fence: Fence, where: str, lines: Mapping[int, Mapping[object, int]], data: Mapping[str, Any],
+               key: str) -> str:
+    """``page:line`` of ``key`` in the fence body, or of the fence where the body lacks it."""
+    line = lines.get(id(data), {}).get(key)
+    return f"{where}:{fence.start_line if line is None else fence.start_line + 1 + line}"
 
 
 def _presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str
@@ -458,7 +465,7 @@ def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links
             if link_id not in links:
                 raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
         except InputError as exc:
-            raise InputError(f"{request.where}: {exc}") from None
+            raise InputError(f"{request.link_where or request.where}: {exc}") from None
         chosen[preset.id] = links[link_id]
     return chosen
 
@@ -554,11 +561,10 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     link_id = data.get("link")
     if link_id is not None and (not isinstance(link_id, str) or not link_id):
         reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
-    line = lines.get(id(data), {}).get("models")
     return InferenceTableRequest(
         model_ids=model_ids, preset_ids=preset_ids,
         context=reader.integer("context", 4096, 1, inference.MAX_CONTEXT), tp=tp, link_id=link_id,
-        where=f"{where}:{fence.start_line if line is None else fence.start_line + 1 + line}", **dtypes,
+        where=_key_where(fence, where, lines, data, "models"), **dtypes,
     )
 
 

@@ -48,7 +48,7 @@ LABEL_ROOM_PX = 190
 NARROW_LABEL_ROOM_PX = 100
 SUBTITLE = "per chip; shaded: where the matmuls are compute-bound"
 NARROW_WIDTH_PX = 336  # the phone picture (static, before the live view)
-NARROW_HEIGHT_PX = 390
+NARROW_HEIGHT_PX = 370
 NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short form
 Theme = Literal["light", "dark"]
 
@@ -126,8 +126,9 @@ def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequen
         for tp in tps:
             try:
                 inference.check_tp(model, tp, name="TP")
-            except InputError as exc:
-                text = str(exc).replace(f" of {model.id}", f" of {model.name}")
+            except InputError:  # the core's rule, said short enough for a phone's plot
+                text = (f"TP {tp} does not divide its {model.heads} heads" if model.heads % tp
+                        else f"TP {tp} and its {model.kv_heads} KV heads do not divide")
                 notes.extend({"m": model.id, "q": precision, "t": tp, "text": text} for precision in precisions)
                 continue
             for precision in precisions:
@@ -313,11 +314,10 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     )
     seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
                      "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
-    y = alt.Y("value:Q", scale=alt.Scale(type="log", nice=True),
-              title=alt.ExprRef(f"{metric.name} == 'time' ? 'Time per decode step (log)' : "
-                                "'Tokens per second, whole batch (log)'"),
-              axis=alt.Axis(labelExpr=f"{metric.name} == 'time' ? ({seconds_label}) : format(datum.value, '~s')",
-                            tickCount=6))
+    # An axis title cannot follow a param, so the labels carry the unit: "10 ms", "3k tokens/s".
+    y = alt.Y("value:Q", scale=alt.Scale(type="log", nice=True), title=None,
+              axis=alt.Axis(labelExpr=(f"{metric.name} == 'time' ? ({seconds_label}) : "
+                                       "format(datum.value, '~s') + ' tok/s'"), tickCount=6))
     x = alt.X("batch:Q", scale=x_scale, title="Batch size B (sequences, log)",
               axis=alt.Axis(values=x_ticks, labelExpr="format(datum.value, ',')", labelOverlap="greedy"))
     legend = alt.Legend(orient="bottom", direction="horizontal", columns=2, symbolType="stroke", labelLimit=300)
@@ -359,7 +359,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
           .encode(x=at("bmax"), text="bmax_text:N")
           for side, flag in sides),
         marks.transform_filter("datum.has_cap && datum.bmax < 1").mark_text(
-            style="note", baseline="top", y=24, x=alt.ExprRef("width / 2"), align="center").encode(text="note:N"),
+            style="note", baseline="top", y=24, x=6, align="left").encode(text="note:N"),
         one.transform_filter("isValid(datum.text)").mark_text(
             style="note", baseline="middle", x=alt.ExprRef("width / 2"), y=alt.ExprRef("height / 2"),
             align="center").encode(text="text:N"),
@@ -389,8 +389,8 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .transform_calculate(
             bmax_text=(f"datum.has_cap ? (width < {NARROW_PLOT_PX} ? 'KV full past ' : 'KV cache full past B = ') "
                        "+ format(datum.bmax, ',') : ''"),
-            note=("'The weights alone (' + format(datum.wc / 1e9, '.3~r') + ' GB a chip) do not fit in ' "
-                  "+ datum.capacity"))
+            note=(f"(width < {NARROW_PLOT_PX} ? 'Weights ' : 'The weights alone (') + format(datum.wc / 1e9, "
+                  f"'.3~r') + (width < {NARROW_PLOT_PX} ? ' GB > ' : ' GB a chip) do not fit in ') + datum.capacity"))
         .transform_flatten(["log_batch"])
         .transform_calculate(batch=f"round(pow(2, datum.log_batch) * {MIN_BATCH})")
     )
