@@ -188,3 +188,15 @@ def test_layer_key_errors_name_the_page_and_line(site: NotesSite, body: str, mes
         page(site, f"# Serve\n\n```roofline\n{body}```\n")
     assert str(caught.value).startswith(message.split(": ", 1)[0] + ":")
     assert message in str(caught.value)
+
+
+def test_the_kernel_command_names_both_dtypes(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from ainotes.cli import main
+
+    assert main(["--presets-dir", str(FIXTURES), "kernel", "gemm:16x8192x8192:fp8:bf16", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["dtype"], record["storage_dtype"]) == ("bf16", "fp8")
+    assert record["bytes"] == 16 * 8192 * 2 + 8192 * 8192 + 16 * 8192 * 2
+    assert {(p["id"], p["precision"]) for p in record["presets"]} >= {("lab-gpu", "bf16")}

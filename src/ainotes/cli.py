@@ -574,7 +574,8 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
         rows.append(record)
     if args.json:
         print(json.dumps({
-            "spec": kernel.spec, "kind": kernel.kind, "dtype": kernel.dtype, "sparse": kernel.sparse,
+            "spec": kernel.spec, "kind": kernel.kind, "dtype": kernel.dtype, "storage_dtype": kernel.storage_dtype,
+            "sparse": kernel.sparse,
             "label": kernel.label, "flops": kernel.flops, "bytes": kernel.bytes_moved,
             "intensity_flop_per_byte": kernel.intensity_flop_per_byte, "presets": rows,
         }, indent=2, ensure_ascii=False))
