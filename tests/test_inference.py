@@ -327,3 +327,77 @@ def test_cli_defaults_and_text(capsys: pytest.CaptureFixture[str]) -> None:
                         "--batch", "64", "--context", "8192")
     assert code == 0
     assert "327,680 bytes (320 KiB)" in out and "B_crit: 295.3" in out and "all-reduces" in out
+
+
+# --- the inline forms ----------------------------------------------------------------------------------
+
+
+def form(body: str) -> str:
+    from ainotes import figures
+
+    return figures.evaluate(body, PRESETS, lambda: LINKS, lambda: MODELS)
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("kv-cache lab-70b", "327,680 bytes"),
+    ("kv-cache lab-70b KiB", "320 KiB"),
+    ("kv-cache lab-70b kv=fp8 KiB", "160 KiB"),
+    ("kv-cache lab-13b tokens=8192 GB digits=2", "6.7 GB"),
+    ("b-crit lab-gpu", "295"),
+    ("b-crit lab-gpu weights=fp8", "148"),
+    ("b-crit lab-tpu", "240"),
+    ("weight-bytes lab-70b GB", "141 GB"),
+    ("decode-step lab-70b lab-gpu batch=400 context=1 tp=2 link=lab-link part=bound", "compute-bound"),
+    ("decode-step lab-70b lab-gpu batch=1 context=1 tp=2 link=lab-link part=bound", "memory-bound"),
+    ("prefill lab-13b lab-gpu prompt=8192 part=bound", "compute-bound"),
+    ("prefill lab-13b lab-gpu prompt=16 part=bound", "memory-bound"),
+])
+def test_forms_print_the_published_numbers(body: str, expected: str) -> None:
+    assert form(body) == expected
+
+
+def test_forms_agree_with_the_core() -> None:
+    one = setup(model="lab-13b", batch=32, context=4096)
+    assert form("max-batch lab-13b lab-gpu context=4096") == f"{setup(model='lab-13b', context=4096).max_batch:,}"
+    seconds = one.decode_step().time_s
+    assert form("decode-step lab-13b lab-gpu batch=32 context=4096 digits=6") == f"{seconds * 1e3:.6g} ms"
+    rate = one.decode_step().tokens_per_s
+    assert form("decode-step lab-13b lab-gpu batch=32 context=4096 part=tokens-per-second") == f"{rate:,.0f} tokens/s"
+    assert form("b-crit lab-gpu model=lab-moe") == f"{compute_bound_batch(MOE, GPU):,.0f}"
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("kv-cache", "'kv-cache' needs MODEL or a unit"),
+    ("kv-cache lab-70b parsecs", "'kv-cache' needs MODEL or a unit (bytes, kB, MB, GB, TB, KiB, MiB, GiB): "
+                                 "'lab-70b parsecs'"),
+    ("kv-cache lab-7b", "'kv-cache': unknown model 'lab-7b'"),
+    ("kv-cache lab-70b kv=fp6", "'kv-cache': kv= must be one of"),
+    ("kv-cache lab-70b token=3", "'kv-cache' does not take token= (allowed: kv=, tokens=, digits=)"),
+    ("kv-cache lab-70b digits=9", "digits= must be a whole number from 1 to 6: '9'"),
+    ("decode-step lab-70b lab-gpu batch=8", "'decode-step' needs context="),
+    ("decode-step lab-70b lab-gpu batch=8 context=8 part=speed", "part= must be one of time, tokens-per-second"),
+    ("decode-step lab-70b lab-gpu batch=0 context=8", "'decode-step': batch= must be a whole number from 1"),
+    ("decode-step lab-70b lab-gpu batch=8 context=8 tp=2", "'decode-step': link=: tensor parallelism needs"),
+    ("decode-step lab-70b lab-nocap batch=8 context=8 compute=fp8 weights=fp8",
+     "'decode-step': compute= fp8: preset lab-nocap (Lab GPU without a capacity) has no FP8 path"),
+    ("b-crit lab-nocap compute=fp8", "'b-crit': compute= fp8: preset lab-nocap (Lab GPU without a capacity) has no "
+                                     "FP8 path"),
+    ("b-crit lab-cpu", "'b-crit': unknown preset 'lab-cpu'"),
+    ("max-batch lab-13b lab-nocap context=8", "'max-batch': preset lab-nocap gives no memory capacity"),
+    ("max-batch lab-13b lab-gpu", "'max-batch' needs context="),
+    ("prefill lab-13b lab-gpu", "'prefill' needs prompt="),
+    ("weight-bytes lab-70b tp=3", "'weight-bytes': tp= 3 does not divide the 64 attention heads"),
+])
+def test_form_errors_are_one_line(body: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        form(body)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_form_error_names_the_page_and_line(tmp_path: Path) -> None:
+    from ainotes.markdown import convert_page
+    from ainotes.site import NotesSite
+
+    with pytest.raises(InputError, match=r"^serve\.md:3: 'max-batch': preset lab-nocap gives no memory capacity"):
+        convert_page(NotesSite(FIXTURES), "# T\n\nIt fits {{ max-batch lab-13b lab-nocap context=8 }}.\n",
+                     "serve.md", "serve/")
