@@ -84,11 +84,14 @@ def test_label_and_dtype_options() -> None:
 
 @given(
     kind=st.sampled_from(sorted(KERNEL_SHAPES)),
-    dims=st.lists(st.integers(1, 4096), min_size=4, max_size=4),
+    dims=st.lists(st.integers(1, 4096), min_size=6, max_size=6),
     dtype=st.sampled_from(sorted(DTYPE_BYTES)),
 )
 def test_canonical_spec_round_trips(kind: str, dims: list[int], dtype: str) -> None:
-    shape = "x".join(str(d) for d in dims[: len(KERNEL_SHAPES[kind])])
+    dims = dims[: len(KERNEL_SHAPES[kind])]
+    if "KV" in KERNEL_SHAPES[kind]:  # query heads come in whole groups per key/value head
+        dims[1] *= dims[2]
+    shape = "x".join(str(d) for d in dims)
     kernel = parse_kernel_spec(f"{kind}:{shape}:{dtype}")
     assert parse_kernel_spec(kernel.spec) == kernel
     assert kernel.flops > 0 and kernel.bytes_moved > 0
@@ -103,9 +106,10 @@ def test_gemm_intensity_grows_linearly_with_scale(m: int, n: int, k: int) -> Non
 
 
 BAD_SPECS = [
-    ("gemm", "expected KIND:SHAPE[:DTYPE]"),
-    ("", "expected KIND:SHAPE[:DTYPE]"),
-    ("gemm:1x2x3:bf16:extra", "expected KIND:SHAPE[:DTYPE]"),
+    ("gemm", "expected KIND:SHAPE[:DTYPE][:COMPUTE][:sparse]"),
+    ("", "expected KIND:SHAPE[:DTYPE][:COMPUTE][:sparse]"),
+    ("gemm:1x2x3:bf16:extra", "unknown dtype 'extra'; known dtypes: fp64"),
+    ("gemm:1x2x3:fp8:bf16:fp8", "expected KIND:SHAPE[:DTYPE][:COMPUTE][:sparse]"),
     ("conv:3x3", "unknown kernel kind 'conv'; known kinds: gemm, add, softmax"),
     ("gemm:1x2", "gemm takes 3 dimensions MxNxK, got 2: '1x2'"),
     ("add:4x4", "add takes 1 dimension N, got 2: '4x4'"),
@@ -113,9 +117,11 @@ BAD_SPECS = [
     ("gemm:4x-4x4", "dimension N must be a whole number: '-4'"),
     ("softmax:4xfive", "dimension C must be a whole number: 'five'"),
     ("gemm:4x4x4.5", "dimension K must be a whole number: '4.5'"),
-    ("gemm:4x4x4:int4", "unknown dtype 'int4'; known dtypes: fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8"),
+    ("gemm:4x4x4:int5", "unknown dtype 'int5'; known dtypes: fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8"),
+    ("gemm:4x4x4:int4", "int4 is a storage dtype only (no matrix unit computes in it): give the compute dtype "
+                        "after it, as in gemm:MxNxK:int4:bf16"),
     ("add:4:fp8:sparse", "only gemm kernels can be 2:4 sparse"),
-    ("gemm:4x4x4:sparse:fp8", "expected KIND:SHAPE[:DTYPE][:sparse]"),
+    ("gemm:4x4x4:sparse:fp8", "':sparse' goes last: gemm:MxNxK:DTYPE[:COMPUTE]:sparse"),
     (f"attention:1x1x{MAX_DIMENSION + 1}x64", f"dimension S must be <= 2**31 ({MAX_DIMENSION}): {MAX_DIMENSION + 1}"),
 ]
 

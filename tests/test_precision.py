@@ -168,7 +168,7 @@ def test_unknown_and_impossible_precision_names_are_errors() -> None:
 # --- which ceiling a kernel meets -------------------------------------------------------------
 
 
-MATRIX = ("gemm", "attention", "attention-naive")
+MATRIX = ("gemm", "attention", "attention-naive", "decode-attention", "attention-kv")
 ELEMENTWISE = ("add", "softmax", "layernorm")
 
 
@@ -295,10 +295,17 @@ def test_ceiling_at_per_precision() -> None:
 
 rates = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
 paths = st.sampled_from([(u, p) for u in UNITS for p in UNIT_PRECISIONS[u]])
+def _shape(kind: str, dims: list[int]) -> str:
+    dims = dims[: len(KERNEL_SHAPES[kind])]
+    if "KV" in KERNEL_SHAPES[kind]:  # H = a whole number of groups of KV heads
+        dims[1] *= dims[2]
+    return "x".join(str(d) for d in dims)
+
+
 specs = st.builds(
-    lambda kind, dims, dtype: f"{kind}:{'x'.join(str(d) for d in dims[: len(KERNEL_SHAPES[kind])])}:{dtype}"
+    lambda kind, dims, dtype: f"{kind}:{_shape(kind, dims)}:{dtype}"
     + (":sparse" if kind == "gemm" and dims[0] % 2 else ""),
-    st.sampled_from(sorted(KERNEL_SHAPES)), st.lists(st.integers(1, 1 << 14), min_size=4, max_size=4),
+    st.sampled_from(sorted(KERNEL_SHAPES)), st.lists(st.integers(1, 1 << 14), min_size=6, max_size=6),
     st.sampled_from(sorted(DTYPE_BYTES)),
 )
 

@@ -11,7 +11,7 @@ from html import unescape
 import pytest
 
 from ainotes.markdown import locate_fences
-from ainotes.site import CHART_KINDS, FENCE_KINDS
+from ainotes.site import _VEGA_KINDS, CHART_KINDS, FENCE_KINDS
 from preset_support import ADDED, presets_with_additions
 from sitebuild import (
     CSS_IMPORT,
@@ -61,7 +61,7 @@ def test_every_fence_became_a_chart_or_table(real_site):
     assert counts["collectives.md"].get("collective", 0) == 7
     for src, kinds in counts.items():
         html_text = real_site.page(_page_url(src))
-        vega_charts = kinds.get("roofline", 0) + kinds.get("collective-cost", 0)  # both are Vega figures
+        vega_charts = sum(kinds.get(kind, 0) for kind in _VEGA_KINDS)  # the Vega figures
         assert len(_with_class(html_text, "ainotes-chart")) == vega_charts, src
         assert len(_with_class(html_text, "ainotes-stepper")) == kinds.get("collective", 0), src
         assert html_text.count('class="ainotes-table ainotes-presets"') == kinds.get("presets-table", 0), src

@@ -51,7 +51,7 @@ class UseKind:
 USE_KINDS: dict[str, UseKind] = {
     "gpu": UseKind("gpu", "GPU presets", "presets-table", "preset-", lambda site: site.presets_by_id),
     "link": UseKind("link", "Interconnect presets", "links-table", "link-", lambda site: site.links()),
-    # "model": UseKind("model", "Model presets", "models-table", "model-", lambda site: site.models()),
+    "model": UseKind("model", "Model presets", "models-table", "model-", lambda site: site.models()),
 }
 
 

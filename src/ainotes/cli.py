@@ -40,19 +40,24 @@ ROOFLINE_SUFFIXES = (".svg", ".png", ".json", ".html")
 
 KERNEL_HELP = """\
 kernel SPEC syntax (--kernel, repeatable):
-  [LABEL=]KIND:SHAPE[:DTYPE][:sparse]
+  [LABEL=]KIND:SHAPE[:DTYPE][:COMPUTE][:sparse]
                                   DTYPE: fp64, fp32, tf32, fp16, bf16 (default), fp8, fp4, int8
-  gemm:MxNxK                      (M×K)·(K×N) matrix product
+  gemm:MxNxK                      (M×K)·(K×N) matrix product, K×N the weights
+  gemm:MxNxK:fp8:bf16             8-bit weights (also int8, fp4, int4), BF16 activations and roof
   gemm:MxNxK:fp8:sparse           2:4 structured-sparse weights: K×N bytes halve, sparse roof
   add:N                           element-wise add of N elements
   softmax:RxC                     row-wise softmax of an R×C matrix
   layernorm:RxC                   layer norm over C columns of R rows
   attention:BxHxSxD               fused attention (scores stay on chip)
   attention-naive:BxHxSxD         unfused attention (S×S scores written to memory)
+  decode-attention:BxHxKVxSxD     one query per sequence against S cached keys, KV key/value heads
+  attention-kv:BxHxKVxTxSxD       T queries per sequence against S cached keys (prefill: T = S)
+                                  (a second dtype is the KV cache's: decode-attention:...:fp8:bf16)
 Dimensions are whole numbers from 1 to 2**31; 'x' or '×' separates them.
 Each kernel is plotted at its ideal intensity: every operand read once and
-every output written once. Matrix kernels meet the tensor roof of their dtype
-(fp32: the CUDA-core FP32 roof); add, softmax and layernorm meet the vector
+every output written once, each tensor a whole number of bytes (4-bit packed).
+Matrix kernels meet the tensor roof of their compute dtype (fp32: the
+CUDA-core FP32 roof); add, softmax and layernorm meet the vector
 FP32 roof (FP64 for fp64 data).
 
 examples:
@@ -185,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_cost_commands(commands, common)
     _add_memory(commands, common)
+    _add_inference(commands, common)
 
     _add_site_assets(commands, common)
 
@@ -655,7 +661,8 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
         rows.append(record)
     if args.json:
         print(json.dumps({
-            "spec": kernel.spec, "kind": kernel.kind, "dtype": kernel.dtype, "sparse": kernel.sparse,
+            "spec": kernel.spec, "kind": kernel.kind, "dtype": kernel.dtype, "storage_dtype": kernel.storage_dtype,
+            "sparse": kernel.sparse,
             "label": kernel.label, "flops": kernel.flops, "bytes": kernel.bytes_moved,
             "intensity_flop_per_byte": kernel.intensity_flop_per_byte, "presets": rows,
         }, indent=2, ensure_ascii=False))
@@ -1054,6 +1061,82 @@ def _memory_lines(config: Any, estimate: Any) -> list[str]:
         above = f"the logits ({units.si(estimate.logits_bytes, 'B')} in FP32, last stage), " + above
     lines.append(f"not in the total (measured memory sits above it): {above}")
     return lines
+
+
+
+
+# --- serving: the KV cache, decode and prefill -------------------------------------------
+
+
+def _add_inference(commands: Any, common: argparse.ArgumentParser) -> None:
+    from ainotes import inference
+
+    serve = commands.add_parser(
+        "inference", parents=[common], help="KV cache, decode step, tokens/s, B_crit and the largest batch",
+        description="Serve a model preset on a GPU preset (Scaling Book, 'All About Transformer Inference'): "
+        "KV cache per token = 2·L·kv_heads·d_head·bytes; one decode step = B·S·KV/W + max(2·B·P_active/F, P·w/W) "
+        "(+ two all-reduces per layer with --tp); tokens/s = B ÷ step; B_crit = (F/W)·(w/2); the largest batch "
+        "= (capacity − weights) ÷ (S·KV). F is the dense tensor peak at --compute-dtype, W the memory bandwidth.",
+    )
+    serve.add_argument("--model", required=True, metavar="ID", help="model preset id (presets/models)")
+    serve.add_argument("--preset", required=True, metavar="ID", help="GPU preset id")
+    serve.add_argument("--batch", type=_count, default=1, metavar="B", help="sequences per decode step (default 1)")
+    serve.add_argument("--context", type=_count, default=1, metavar="S", help="tokens of context per sequence "
+                       "(default 1)")
+    serve.add_argument("--prompt", type=_count, metavar="T", help="prompt tokens to prefill (default: --context)")
+    for flag, what in (("--weights-dtype", "weights"), ("--kv-dtype", "KV cache")):
+        serve.add_argument(flag, default="bf16", metavar="P",
+                           help=f"{what} stored in P: {', '.join(inference.STORAGE_DTYPES)} (default bf16)")
+    serve.add_argument("--compute-dtype", default="bf16", metavar="P",
+                       help=f"matmuls at this precision's roof: {', '.join(inference.COMPUTE_DTYPES)} (default bf16)")
+    serve.add_argument("--tp", type=_count, default=1, metavar="N", help="tensor-parallel chips (default 1)")
+    serve.add_argument("--link", metavar="ID", help="link preset timing the TP all-reduces (default: the GPU's "
+                       "NVLink, else nvlink-4)")
+    serve.add_argument("--json", action="store_true", help="print JSON")
+    serve.set_defaults(handler=_cmd_inference)
+
+
+def _cmd_inference(args: argparse.Namespace) -> int:
+    from ainotes.inference import InferenceSetup
+    from ainotes.models import default_models_dir, load_models
+
+    presets_dir = _presets_dir(args)
+    fields = {key: getattr(args, key) for key in ("model", "preset", "batch", "context", "prompt", "weights_dtype",
+                                                  "kv_dtype", "compute_dtype", "tp", "link")}
+    setup = InferenceSetup.from_fields(
+        {k: v for k, v in fields.items() if v is not None},
+        models={m.id: m for m in load_models(default_models_dir(presets_dir))},
+        presets={p.id: p for p in load_presets(presets_dir)}, links=lambda: {
+            link.id: link for link in _load_links(args)}, label=_flag)
+    record = setup.record()
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return 0
+    terms = record["decode_terms_s"]
+    print(f"{setup.model.name} on {setup.tp} × {setup.preset.name}: batch {setup.batch}, context {setup.context:,}, "
+          f"weights {setup.weights_dtype}, KV {setup.kv_dtype}, compute {setup.compute_dtype}")
+    print(f"KV cache per token: {record['kv_bytes_per_token']:,.0f} bytes "
+          f"({units.significant(record['kv_bytes_per_token'] / 1024, 4)} KiB); "
+          f"weights {units.si(record['weights_bytes'], 'B')}")
+    print(f"decode step: {_seconds(record['decode_step_s'])} ({record['decode_bound']}-bound matmuls; "
+          f"KV reads {_seconds(terms['kv'])}, weights {_seconds(terms['weights'])}, "
+          f"compute {_seconds(terms['compute'])}"
+          + (f", all-reduces {_seconds(terms['allreduce'])} over {record['link']}" if setup.tp > 1 else "") + ")")
+    print(f"tokens per second: {units.significant(record['tokens_per_s'], 4)}")
+    print(f"B_crit: {units.significant(record['b_crit'], 4)}"
+          + (f" (this mixture of experts: {units.significant(record['compute_bound_batch'], 4)})"
+             if setup.model.is_moe else ""))
+    if record["max_batch"] is None:
+        print(f"largest batch: unknown ({setup.preset.file or setup.preset.id} gives no memory capacity)")
+    elif record["max_batch"] == 0:
+        print(f"largest batch: none; the weights alone take {units.si(setup.weights_bytes_per_chip, 'B')} of "
+              f"{setup.preset.memory_capacity_label} per chip (try a larger --tp)")
+    else:
+        print(f"largest batch that fits at context {setup.context:,}: {record['max_batch']:,} "
+              f"({setup.preset.memory_capacity_label} per chip)")
+    print(f"prefill of {setup.prompt:,} tokens × {setup.batch}: {_seconds(record['prefill_s'])} "
+          f"({record['prefill_bound']}-bound)")
+    return 0
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ class RooflineRequest:
     title: str | None
     chart_id: str | None
     precision: str = "bf16"
+    layer: Any = None  # ainotes.inference_notes.LayerRequest: a model's layer as kernels (drawn with the models)
 
 
 @dataclass(frozen=True)
@@ -273,13 +274,18 @@ class _Reader:
 
 
 def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> RooflineRequest:
-    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16)."""
+    """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16),
+    and a model's layer as kernels: model, phase, batch, context, weights_dtype, kv_dtype, compute_dtype, tp
+    (:func:`ainotes.inference_notes.parse_layer`; precision then defaults to compute_dtype)."""
     from ainotes.hardware import PRECISIONS
+    from ainotes.inference_notes import LAYER_KEYS, parse_layer
 
     data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision"), lines)
+    reader = _Reader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision", *LAYER_KEYS),
+                     lines)
     kernels = _kernels(reader, data.get("kernels"))
-    precision = data.get("precision", "bf16")
+    layer = parse_layer(reader, data)
+    precision = data.get("precision", layer.compute_dtype if layer is not None else "bf16")
     if precision not in PRECISIONS:
         reader.fail("precision", f"'precision' must be one of {', '.join(PRECISIONS)}: {short(precision)}")
     preset_ids = reader.preset_ids(tuple(presets))
@@ -293,6 +299,7 @@ def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> R
         kernels=kernels,
         title=reader.text("title"),
         chart_id=reader.chart_id(),
+        layer=layer,
     )
 
 

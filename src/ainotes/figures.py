@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 from latex2mathml.converter import convert as latex_to_mathml
 
-from ainotes import checks, collective_cost, cost_notes, kernels, memory_notes, roofline, units
+from ainotes import checks, collective_cost, cost_notes, inference_notes, kernels, memory_notes, roofline, units
 from ainotes.errors import InputError
 from ainotes.formcontext import Form, FormContext, ModelsLoader
 from ainotes.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
@@ -88,6 +88,7 @@ def _register_chapter(forms: Mapping[str, Form]) -> None:
 
 _register_chapter(MODEL_FORMS)
 _register_chapter(memory_notes.FORMS)
+_register_chapter(inference_notes.FORMS)
 
 
 def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,

@@ -36,7 +36,7 @@ Bound = Literal["memory", "compute", "unsupported", "unknown"]
 
 # Matrix kernels run on the tensor cores at their dtype; element-wise and
 # reduction kernels run on the CUDA cores, whatever their storage dtype.
-MATRIX_KINDS = ("gemm", "attention", "attention-naive")
+MATRIX_KINDS = ("gemm", "attention", "attention-naive", "decode-attention", "attention-kv")
 VECTOR_KINDS = ("add", "softmax", "layernorm")
 
 
@@ -147,8 +147,9 @@ def ceiling_at(preset: Preset, precision: str, *, unit: str = "tensor", sparsity
 def kernel_ceiling(kernel: Kernel) -> tuple[str, str]:
     """``(unit, precision)`` of the flat ceiling a kernel meets.
 
-    Matrix kernels (gemm, attention, attention-naive) meet the tensor rate of
-    their dtype, except fp32, which runs on the CUDA cores (``("vector", "fp32")``;
+    Matrix kernels (gemm and the attention kinds) meet the tensor rate of
+    their compute dtype (``Kernel.dtype``: a GEMM with 8-bit weights and BF16
+    compute meets the BF16 roof), except fp32, which runs on the CUDA cores (``("vector", "fp32")``;
     ``tf32`` is the FP32-input tensor path). Element-wise and reduction kernels
     (add, softmax, layernorm) compute in FP32 on the CUDA cores whatever they
     store (``("vector", "fp32")``), and in FP64 for fp64 data

@@ -33,12 +33,22 @@ from typing import Any, Literal, TypeVar
 
 import orjson
 
-from ainotes import backlinks, collectives, cost_notes, directives, figures, memory_notes, notes_pages, tables
+from ainotes import (
+    backlinks,
+    collectives,
+    cost_notes,
+    directives,
+    figures,
+    inference_notes,
+    memory_notes,
+    notes_pages,
+    tables,
+)
 from ainotes.errors import InputError
 from ainotes.files import write_atomic
 from ainotes.hardware import Preset, load_presets
 from ainotes.links import Link, default_links_dir, load_links
-from ainotes.model_notes import draw_models_table, parse_models_table
+from ainotes.model_notes import ModelsTableRequest, draw_models_table, parse_models_table
 from ainotes.models import ModelPreset, default_models_dir, load_models
 
 ASSET_URL = "assets/ainotes"
@@ -47,7 +57,7 @@ _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css
                    "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css")
 _RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
-_VEGA_KINDS = ("roofline", "collective-cost", "training-memory")  # charts drawn by the Vega runtime
+_VEGA_KINDS = ("roofline", "collective-cost", "training-memory", "inference")  # charts drawn by the Vega runtime
 _T = TypeVar("_T")
 
 
@@ -366,7 +376,14 @@ def _prefetch_renders(
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     presets = [site.presets_by_id[i] for i in request.preset_ids]
-    title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
+    kernels, title = request.kernels, request.title
+    if request.layer is not None:  # a model's layer as its operators (ainotes.inference_notes)
+        from ainotes import inference_notes
+
+        kernels = inference_notes.layer_request_kernels(request.layer, site.models(), kernels,
+                                                        limit=directives.MAX_KERNELS_PER_CHART)
+        title = title or inference_notes.layer_title(request.layer, site.models())
+    title = title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
 
@@ -376,7 +393,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         from ainotes.charts import roofline as roofline_chart
 
         light = roofline_chart.roofline_spec(
-            presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme="light",
+            presets, kernels=kernels, sparsity=request.sparsity, title=title if request.layer else request.title,
+            theme="light",
             precision=request.precision,
         )
         dark = roofline_chart.retheme(light, "dark")
@@ -407,7 +425,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
             vega_dark=vega_dark(), embed_urls=urls, kind=chart.kind,
         )
 
-    return site.chart_figure(chart, page, (request, presets), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
+    return site.chart_figure(chart, page, (request, presets, kernels), draw,
+                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
@@ -484,23 +503,26 @@ def _draw_training_memory(site: NotesSite, request: memory_notes.TrainingMemoryR
 
     def draw() -> Callable[[], str]:
         from ainotes import render
+        from ainotes.charts import embed
         from ainotes.charts import memory as memory_chart
 
         light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
                        for theme in ("light", "dark"))
         memory_chart.prefetch(light, dark, progress=site.render_progress)
+        caption = memory_chart.caption_html(config, presets)
         chart.files = {
             "svg": lambda: render.svg(light),
             "svg-dark": lambda: render.svg(dark),
             "png": lambda: render.png(light),
             "json": lambda: embed_json_bytes(light),
-            "html": lambda: render.standalone_html(light, title=title),
+            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption,
+                                                  chart_id=chart.chart_id),
         }
-        caption = memory_chart.caption_html(config, presets)
-        downloads = site.downloads(chart, page)
+        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
         return lambda: memory_chart.figure_html(chart.chart_id, light, dark, caption_html=caption,
-                                                downloads=downloads, stylesheet=stylesheet)
+                                                downloads=downloads, stylesheet=stylesheet, embed_urls=urls,
+                                                kind=chart.kind)
 
     return site.chart_figure(chart, page, (request, models, presets), draw,
                              scripts=(_RUNTIME_FILE, "vega-charts.js"))
@@ -510,9 +532,65 @@ def _draw_memory_fit_table(site: NotesSite, request: memory_notes.MemoryFitTable
     return Drawn(memory_notes.memory_fit_table_html(request, site.models(), site.presets_by_id))
 
 
+def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequest, page: Page) -> Drawn:
+    from ainotes.charts import inference as inference_chart
+
+    models = inference_notes.resolve_models(request.model_ids, site.models(), request.where)
+    presets = [site.presets_by_id[i] for i in request.preset_ids]
+    links = inference_notes.chart_links(request, presets, site.links())
+    title = request.title or inference_chart.default_title(request.compute_dtype)
+    chart = site.new_chart(page, "inference", "inference", request.chart_id, title)
+    chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets],
+                   "compute_dtype": request.compute_dtype}
+
+    def draw() -> Callable[[], str]:
+        from ainotes import render
+        from ainotes.charts import embed
+
+        def spec(theme: Literal["light", "dark"]) -> dict:
+            return inference_chart.inference_spec(
+                models, presets, links, model_id=models[0].id, preset_id=presets[0].id, context=request.context,
+                contexts=request.contexts, precision=request.precision, precisions=request.precisions,
+                compute_dtype=request.compute_dtype, tp=request.tp, tps=request.tps, metric=request.metric,
+                title=request.title, theme=theme)
+
+        light, dark = spec("light"), spec("dark")
+        caption = inference_notes.chart_caption(request, models[0], presets[0], links)
+        narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
+        _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
+        chart.files = {
+            "svg": lambda: render.svg(light),
+            "svg-dark": lambda: render.svg(dark),
+            "png": lambda: render.png(light),
+            "json": lambda: embed_json_bytes(light),
+            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption,
+                                                  chart_id=chart.chart_id),
+        }
+        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
+        return lambda: embed.interactive_figure_html(
+            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
+            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])))
+
+    return site.chart_figure(chart, page, (request, models, presets, links), draw,
+                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
+
+
+def _draw_inference_table(site: NotesSite, request: inference_notes.InferenceTableRequest, page: Page) -> Drawn:
+    models = inference_notes.resolve_models(request.model_ids, site.models(), request.where)
+    rows = inference_notes.table_rows(request, models, site.presets_by_id, site.links)
+    return Drawn(inference_notes.inference_table_html(rows, request))
+
+
 def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
     used_in = backlinks.used_in_html(site, "link", site.links(), relative_prefix(page.links_from))
     return Drawn(tables.links_table_html(tuple(site.links().values())) + used_in)
+
+
+def _draw_models_table(site: NotesSite, request: ModelsTableRequest, page: Page) -> Drawn:
+    drawn = draw_models_table(site, request, page)
+    ids = list(site.models()) if request.model_ids is None else request.model_ids
+    drawn.html += backlinks.used_in_html(site, "model", ids, relative_prefix(page.links_from))
+    return drawn
 
 
 def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest, page: Page) -> Drawn:
@@ -543,11 +621,13 @@ FENCE_KINDS: Mapping[str, FenceKind] = {
         FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
         FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
         FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
-        FenceKind("models-table", parse_models_table, draw_models_table, chart=False),
+        FenceKind("models-table", parse_models_table, _draw_models_table, chart=False),
         FenceKind("whats-new", notes_pages.parse_whats_new, notes_pages.draw_whats_new, chart=False),
         FenceKind("tags-index", notes_pages.parse_tags_index, notes_pages.draw_tags_index, chart=False),
         FenceKind("training-memory", memory_notes.parse_training_memory, _draw_training_memory, chart=True),
         FenceKind("memory-fit-table", memory_notes.parse_memory_fit_table, _draw_memory_fit_table, chart=False),
+        FenceKind("inference", inference_notes.parse_inference_chart, _draw_inference, chart=True),
+        FenceKind("inference-table", inference_notes.parse_inference_table, _draw_inference_table, chart=False),
     )
 }
 CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)

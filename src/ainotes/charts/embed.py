@@ -142,6 +142,7 @@ def interactive_figure_html(
     vega_dark: dict[str, Any] | None = None,
     embed_urls: Mapping[str, str] | None = None,
     kind: str | None = None,
+    narrow_svgs: tuple[str, str] | None = None,
 ) -> str:
     """The in-page figure for one chart (see the module docstring).
 
@@ -149,7 +150,8 @@ def interactive_figure_html(
     ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
     relative to the page. ``svg_dark`` and ``vega_dark`` are the dark static SVG and the dark
     live view's compiled Vega when the caller has them already (made from ``spec_dark``
-    otherwise). ``embed_urls`` and ``kind`` go to :func:`downloads_html`.
+    otherwise). ``embed_urls`` and ``kind`` go to :func:`downloads_html`; ``narrow_svgs`` are a chart's
+    light and dark phone pictures (a roofline draws its own).
     """
     light, width, height = _still(render.svg(spec_light), "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
@@ -186,6 +188,10 @@ def interactive_figure_html(
         # Vega draws one row per bound param; the room is reserved (charts.css) so nothing below moves.
         rows = sum(1 for param in spec_light.get("params", []) if "bind" in param)
         controls = f'<div class="ainotes-chart__controls" style="--ainotes-bind-rows: {rows}"></div>'
+        if narrow_svgs is not None:  # phones get a picture drawn at their size
+            narrow = "".join(_still(text, scheme, chart_id, narrow=True)[0]
+                             for scheme, text in zip(("light", "dark"), narrow_svgs, strict=True))
+            box_style += "; --ainotes-aspect-narrow: {:g} / {:g}".format(*render.svg_size(narrow_svgs[0]))
     return (
         f'<figure class="ainotes-chart" id="{cid}">{summary}'
         f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '

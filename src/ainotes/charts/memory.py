@@ -498,7 +498,8 @@ def narrow_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, caption_html: str,
-                downloads: Mapping[str, str], stylesheet: str) -> str:
+                downloads: Mapping[str, str], stylesheet: str, embed_urls: Mapping[str, str] | None = None,
+                kind: str | None = None) -> str:
     """The in-page figure: ``vega-charts.js``'s markup (:func:`ainotes.charts.embed.interactive_figure_html`)
     with a phone picture beside the desk one, and the selects in a grid (``assets/memory-chart.css``,
     linked from the figure at ``stylesheet``, a URL relative to the page)."""
@@ -525,7 +526,7 @@ def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, c
         f'<div class="ainotes-chart__box ainotes-chart__box--narrow" style="{box_style}">'
         f'{light_still}{dark_still}{narrow}<div class="ainotes-chart__view"></div></div>'
         f"{controls}{specs}<figcaption>{caption_html}</figcaption>"
-        f"{embed.downloads_html(chart_id, downloads, title=embed._spec_title(light))}"
+        f"{embed.downloads_html(chart_id, downloads, title=embed._spec_title(light), embed_urls=embed_urls, kind=kind)}"
         "</figure>"
     )
 

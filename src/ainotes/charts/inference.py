@@ -1,0 +1,460 @@
+"""Serving a model, as a chart: one decode step's time (or the tokens per second) against the batch size.
+
+Log-log axes, batch 1 to 16,384. For the model, GPU, context, weight/KV dtypes and TP degree the
+reader picks (Vega-Lite params bound to selects), the chart draws the step time and its terms
+(weights, KV reads, compute, all-reduces), shades where the weight matmuls are memory- and
+compute-bound, marks the batch where they turn compute-bound (B_crit, or B_crit·P/P_active for a
+mixture of experts) and the batch beyond which the KV cache no longer fits beside the weights
+(drawn dashed past it).
+
+Every number comes from the core (:mod:`ainotes.inference`): per model, weights/KV choice and TP
+degree, :meth:`ainotes.inference.InferenceSetup.coefficients` (KV bytes per token, weight bytes,
+FLOPs per sequence, all-reduce latencies and bytes per chip); per GPU its bandwidth, its peak at
+the compute dtype, its capacity and its link's α and bandwidth. The browser only evaluates the
+core's formula on a grid of batches, :data:`EXPRESSIONS`,
+
+    time(B) = B·S·kv/W + max(weights/W, B·flops/F) + latencies·α + B·bytes/B_link,
+
+which :meth:`ainotes.inference.DecodeCoefficients.step` states; the tests evaluate these expressions
+and compare them with the core at sampled states, in Python and in the browser.
+
+The structure is one :class:`~ainotes.charts.grammar.Grammar` built with altair once; a chart puts
+in its datasets, the selects' choices and initial values, its title and its theme's config.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+from ainotes import inference, units
+from ainotes.charts.grammar import Grammar
+from ainotes.errors import InputError
+from ainotes.hardware import Preset
+from ainotes.links import Link
+from ainotes.models import ModelPreset
+from ainotes.textcheck import bad_character, short
+
+STATIC_WIDTH_PX = 720
+STATIC_HEIGHT_PX = 460
+MIN_BATCH = 1
+MAX_BATCH = 16384
+# Batches the browser evaluates: four points per doubling, 1 to 16,384.
+GRID_STEPS_PER_DOUBLING = 4
+# Room a rule's label needs beside it (px, "compute-bound past B = 1,071" at 12 px; the short form on phones).
+LABEL_ROOM_PX = 190
+NARROW_LABEL_ROOM_PX = 100
+SUBTITLE = "per chip; shaded: where the matmuls are compute-bound"
+NARROW_WIDTH_PX = 336  # the phone picture (static, before the live view)
+NARROW_HEIGHT_PX = 370
+NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short form
+Theme = Literal["light", "dark"]
+
+#: The browser's arithmetic, the core's formula (DecodeCoefficients.step, InferenceSetup.max_batch,
+#: inference.compute_bound_batch) written as Vega expressions over one setup row, its GPU's row and
+#: the ``context`` param; evaluated in this order.
+EXPRESSIONS: dict[str, str] = {
+    "kv_s": "datum.batch * context * datum.kvc / datum.bw",
+    "weights_s": "datum.wc / datum.bw",
+    "compute_s": "datum.batch * datum.fl / datum.peak",
+    "allreduce_s": "datum.ara * datum.alpha + datum.batch * datum.arb / datum.lbw",
+    "step_s": "datum.kv_s + max(datum.weights_s, datum.compute_s) + datum.allreduce_s",
+    "tokens_per_s": "datum.batch / datum.step_s",
+}
+#: Per setup and GPU (no batch): where the matmuls turn compute-bound, and the largest batch that fits.
+MARK_EXPRESSIONS: dict[str, str] = {
+    "bstar": "datum.wc * datum.peak / (datum.bw * datum.fl)",
+    "bmax": "max(0, floor((datum.cap - datum.wc) / (context * datum.kvc)))",
+}
+OVERFLOW_TITLE = "step (KV does not fit)"
+SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
+          ("compute_s", "compute 2·B·P/F"), ("allreduce_s", "all-reduces"))
+
+_THEMES: dict[str, dict[str, Any]] = {
+    "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
+              "domain": "#9aa0a8", "memory": "#f3f5f8", "compute": "#fdf0e6",
+              "palette": ["#1f2329", "#0072B2", "#009E73", "#D55E00", "#CC79A7"]},
+    "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
+             "domain": "#6b7180", "memory": "#252933", "compute": "#3a2e25",
+             "palette": ["#e2e4e9", "#56B4E9", "#009E73", "#E69F00", "#CC79A7"]},
+}
+_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+
+
+def theme_config(theme: Theme) -> dict[str, Any]:
+    """The Vega-Lite ``config`` of a theme: every colour the chart uses."""
+    if theme not in _THEMES:
+        raise InputError(f"inference chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    c = _THEMES[theme]
+    return {
+        "background": c["background"], "font": _FONT, "view": {"stroke": c["grid"]},
+        "range": {"category": c["palette"]},
+        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"], "domainColor": c["domain"],
+                 "tickColor": c["domain"], "labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+        "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolStrokeWidth": 3},
+        "title": {"color": c["text"], "fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12,
+                  "subtitleColor": c["muted"], "subtitleFontSize": 12},
+        "style": {
+            "band-memory": {"color": c["memory"]},
+            "band-compute": {"color": c["compute"]},
+            "band-label": {"color": c["muted"], "fontSize": 11, "fontStyle": "italic"},
+            "mark-rule": {"color": c["muted"], "strokeDash": [4, 3]},
+            "mark-label": {"color": c["text"], "fontSize": 12},
+            "note": {"color": c["text"], "fontSize": 12},
+        },
+    }
+
+
+# --- data from the core ---------------------------------------------------------------------------
+
+
+def _round(value: float) -> float:
+    """Nine significant digits: exact enough for any test, shorter than a float's seventeen."""
+    return float(f"{value:.9g}")
+
+
+def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequence[str], tps: Sequence[int],
+               compute_dtype: str, link: Link | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per model, weights/KV choice and TP degree, the core's per-chip coefficients; and per model and
+    TP degree the core's reason where that degree is not allowed. ``preset`` only completes a setup
+    (coefficients do not depend on the GPU)."""
+    rows: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    for model in models:
+        for tp in tps:
+            try:
+                inference.check_tp(model, tp, name="TP")
+            except InputError:  # the core's rule, said short enough for a phone's plot
+                text = (f"TP {tp} does not divide its {model.heads} heads" if model.heads % tp
+                        else f"TP {tp} and its {model.kv_heads} KV heads do not divide")
+                notes.extend({"m": model.id, "q": precision, "t": tp, "text": text} for precision in precisions)
+                continue
+            for precision in precisions:
+                weights, kv = precision.split("/")
+                one = inference.InferenceSetup(model, preset, weights_dtype=weights, kv_dtype=kv,
+                                               compute_dtype=compute_dtype, tp=tp, link=link)
+                c = one.coefficients()
+                rows.append({"m": model.id, "q": precision, "t": tp, "kvc": _round(c.kv_bytes_per_token),
+                             "wc": _round(c.weights_bytes), "fl": _round(c.flops_per_sequence),
+                             "ara": _round(c.allreduce_latencies), "arb": _round(c.allreduce_bytes_per_sequence)})
+    return rows, notes
+
+
+def gpu_rows(presets: Sequence[Preset], compute_dtype: str, links: Mapping[str, Link]) -> list[dict[str, Any]]:
+    """Per GPU: W, F at the compute dtype, capacity (absent where the file gives none), its link's α and B."""
+    rows = []
+    for preset in presets:
+        link = links[preset.id]
+        row: dict[str, Any] = {
+            "g": preset.id, "name": preset.name, "bw": preset.memory_bandwidth_bytes_per_s,
+            "peak": inference.peak_flops_per_s(preset, compute_dtype), "alpha": link.latency_s,
+            "lbw": link.bandwidth_bytes_per_s, "link": link.name,
+            "capacity": preset.memory_capacity_label or "not given",
+        }
+        if preset.memory_capacity_bytes is not None:
+            row["cap"] = preset.memory_capacity_bytes
+        rows.append(row)
+    return rows
+
+
+def inference_spec(
+    models: Sequence[ModelPreset],
+    presets: Sequence[Preset],
+    links: Mapping[str, Link],
+    *,
+    model_id: str,
+    preset_id: str,
+    context: int,
+    contexts: Sequence[int],
+    precision: str,
+    precisions: Sequence[str],
+    compute_dtype: str,
+    tp: int,
+    tps: Sequence[int],
+    metric: str = "time",
+    title: str | None = None,
+    theme: Theme = "light",
+    cached: bool = True,
+) -> dict[str, Any]:
+    """The chart as a Vega-Lite dict: :data:`GRAMMAR` with these models' and GPUs' data.
+
+    ``links`` maps each preset id to the link its tensor-parallel all-reduces use. The keyword
+    arguments ending in ``_id`` and the initial ``context``, ``precision``, ``tp`` and ``metric``
+    are the selects' initial values, which the static render shows.
+    """
+    models, presets = tuple(models), tuple(presets)
+    _check_request(models, presets, links, model_id, preset_id, context, contexts, precision, precisions, tp, tps,
+                   metric, title)
+    rows, notes = setup_rows(models, presets[0], precisions, tps, compute_dtype, links.get(presets[0].id))
+    model_names = {m.id: m.name for m in models}
+    spec = GRAMMAR.spec(
+        datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype, links)},
+        params={"model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
+                "metric": metric},
+        config=theme_config(theme),
+        top={
+            "title": {"text": title if title is not None else default_title(compute_dtype), "subtitle": SUBTITLE},
+            "description": (f"Line chart on log-log axes: time of one decode step of {model_names[model_id]} "
+                            f"against batch size, with its terms, B_crit and the largest batch that fits marked."),
+        },
+        cached=cached,
+    )
+    choices: dict[str, tuple[list[Any], list[str]]] = {
+        "model": ([m.id for m in models], [m.name for m in models]),
+        "gpu": ([p.id for p in presets], [p.name for p in presets]),
+        "context": (list(contexts), [f"{c:,} tokens" for c in contexts]),
+        "precision": (list(precisions), [precision_text(p) for p in precisions]),
+        "tp": (list(tps), [f"{t} chip{'s' if t > 1 else ''}" for t in tps]),
+    }
+    for signal in spec["params"]:
+        if signal["name"] in choices:
+            options, labels = choices[signal["name"]]
+            signal["bind"].update(options=options, labels=labels)
+    return spec
+
+
+def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
+    """The phone picture: the same chart laid out at :data:`NARROW_WIDTH_PX` (labels in their short form)."""
+    return {**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX}
+
+
+def precision_text(precision: str) -> str:
+    from ainotes.inference_notes import precision_label
+
+    return precision_label(precision)
+
+
+def default_title(compute_dtype: str) -> str:
+    return f"Decode: time per step against batch size ({compute_dtype.upper()} compute)"
+
+
+def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link],
+                   model_id: str, preset_id: str, context: int, contexts: Sequence[int], precision: str,
+                   precisions: Sequence[str], tp: int, tps: Sequence[int], metric: str, title: str | None) -> None:
+    if not models or not presets:
+        raise InputError("inference chart: at least one model and one GPU preset are needed")
+    checks = (("model", model_id, [m.id for m in models]), ("preset", preset_id, [p.id for p in presets]),
+              ("context", context, list(contexts)), ("precision", precision, list(precisions)),
+              ("tp", tp, list(tps)), ("metric", metric, ["time", "tokens-per-second"]))
+    for what, value, known in checks:
+        if value not in known:
+            raise InputError(f"inference chart: the initial {what} {short(value)} is not among its choices "
+                             f"({', '.join(str(k) for k in known)})")
+    missing = [p.id for p in presets if p.id not in links]
+    if missing:
+        raise InputError(f"inference chart: no link for {', '.join(missing)}")
+    for what, text in (("title", title or ""), *(("model name", m.name) for m in models),
+                       *(("preset name", p.name) for p in presets)):
+        bad = bad_character(text)
+        if bad is not None:
+            raise InputError(f"inference chart: the {what} {short(text)} holds a control character ({bad})")
+
+
+# --- the structure -------------------------------------------------------------------------------
+
+
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers over the dataset ``setups`` (looked up in ``gpus``) and the params
+    model, gpu, context, precision, tp and metric (placeholder values and choices).
+
+    The layer's own transforms pick the setup row, look up its GPU, lay the grid of batches and
+    evaluate :data:`EXPRESSIONS` once for every layer; the marks that need one row per setup
+    (bands, rules, labels) keep the grid's first batch."""
+    import altair as alt  # here: a build whose grammar is cached never loads it
+
+    def select(name: str, label: str, value: Any) -> Any:
+        return alt.param(name=name, value=value, bind=alt.binding_select(options=[value], labels=[str(value)],
+                                                                         name=label))
+
+    model = select("model", "Model ", "")
+    gpu = select("gpu", "GPU ", "")
+    context = select("context", "Context ", 1)
+    precision = select("precision", "Weights / KV ", "bf16/bf16")
+    tp = select("tp", "Tensor parallel ", 1)
+    metric = alt.param(name="metric", value="time", bind=alt.binding_select(
+        options=["time", "tokens-per-second"], labels=["time per step", "tokens per second"], name="Show "))
+
+    x_scale = alt.Scale(type="log", domain=[MIN_BATCH, MAX_BATCH], nice=False)
+    doublings = round(math.log2(MAX_BATCH / MIN_BATCH))
+    x_ticks = [2**e for e in range(0, doublings + 1, 2)]
+
+    def px(field: str) -> str:
+        return f"log(datum.{field} / {MIN_BATCH}) / log({MAX_BATCH / MIN_BATCH}) * width"
+
+    label_room = f"(width < {NARROW_PLOT_PX} ? {NARROW_LABEL_ROOM_PX} : {LABEL_ROOM_PX})"
+
+    # A rule's label goes on the side away from the other rule, where it has the room.
+    right_of = {
+        "bstar_x": (f"{px('bstar_x')} + {label_room} < width && (!datum.has_cap || datum.bstar >= datum.bmax "
+                    f"|| {px('bstar_x')} < {label_room})"),
+        "bmax": (f"{px('bmax')} + {label_room} < width && (datum.bmax > datum.bstar "
+                 f"|| {px('bmax')} < {label_room})"),
+    }
+
+    def room(field: str) -> str:
+        return right_of[field]
+
+    one = alt.Chart().transform_filter("datum.log_batch == 0")  # one row per setup: its marks
+    marks = one.transform_filter("isValid(datum.wc)")
+    series_titles = [title for _, title in SERIES] + [OVERFLOW_TITLE]
+    series_keys = [key for key, _ in SERIES] + ["over_s"]
+    folded = (
+        alt.Chart().transform_calculate(
+            over_s="isValid(datum.cap) && datum.batch >= datum.last_fit ? datum.step_s : -1",
+            step_fit_s="datum.fits ? datum.step_s : -1")
+        .transform_fold(["step_fit_s", *series_keys[1:]], as_=["series_key", "seconds"])
+        .transform_filter(f"({metric.name} == 'time' || datum.series_key == 'step_fit_s' || "
+                          "datum.series_key == 'over_s') && datum.seconds > 0")
+        .transform_calculate(
+            series="{" + ", ".join(f"'{k}': '{t}'" for k, t in (("step_fit_s", SERIES[0][1]), *SERIES[1:],
+                                                                ("over_s", OVERFLOW_TITLE))) + "}[datum.series_key]",
+            value=f"{metric.name} == 'time' ? datum.seconds : datum.batch / datum.seconds")
+    )
+    seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
+                     "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
+    # An axis title cannot follow a param, so the labels carry the unit: "10 ms", "3k tokens/s".
+    y = alt.Y("value:Q", scale=alt.Scale(type="log", nice=True), title=None,
+              axis=alt.Axis(labelExpr=(f"{metric.name} == 'time' ? ({seconds_label}) : "
+                                       "format(datum.value, '~s') + ' tok/s'"), tickCount=6))
+    x = alt.X("batch:Q", scale=x_scale, title="Batch size B (sequences, log)",
+              axis=alt.Axis(values=x_ticks, labelExpr="format(datum.value, ',')", labelOverlap="greedy"))
+    legend = alt.Legend(orient="bottom", direction="horizontal", columns=2, symbolType="stroke", labelLimit=300)
+    color = alt.Color("series:N", title=None, scale=alt.Scale(domain=series_titles), legend=legend)
+    dash = alt.StrokeDash("series:N", title=None, legend=legend, scale=alt.Scale(
+        domain=series_titles, range=[[1, 0], [5, 3], [5, 3], [5, 3], [5, 3], [2, 3]]))
+    width = alt.StrokeWidth("series:N", legend=None, scale=alt.Scale(
+        domain=series_titles, range=[3, 1.5, 1.5, 1.5, 1.5, 2]))
+    tips = [alt.Tooltip("batch:Q", title="batch", format=","),
+            alt.Tooltip("step_s:Q", title="step (s)", format=".3~s"),
+            alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"), alt.Tooltip("bound:N", title="matmuls")]
+    sides: tuple[tuple[Literal["left", "right"], str], ...] = (("left", "true"), ("right", "false"))
+
+    def at(field: str) -> Any:
+        return alt.X(f"{field}:Q", scale=x_scale)
+
+    in_range = f"datum.bstar <= {MAX_BATCH}"
+    fits_shown = f"datum.has_cap && datum.bmax >= 1 && datum.bmax <= {MAX_BATCH}"
+    layers = [
+        # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units.
+        marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
+        marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
+        marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2}").mark_text(
+            style="band-label", align="left", dx=6, baseline="bottom", y=alt.ExprRef("height - 6"),
+            text="memory-bound").encode(x=at("start")),
+        marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
+            style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
+            text="compute-bound").encode(x=at("end")),
+        marks.transform_filter(in_range).mark_rule(style="mark-rule").encode(x=at("bstar")),
+        *(marks.transform_filter(f"{in_range} && ({room('bstar_x')}) == {flag}")
+          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top", y=6)
+          .encode(x=at("bstar_x"), text="bstar_text:N")
+          for side, flag in sides),
+        # The largest batch whose KV cache fits beside the weights.
+        marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2)
+        .encode(x=at("bmax")),
+        *(marks.transform_filter(f"{fits_shown} && ({room('bmax')}) == {flag}")
+          .mark_text(style="mark-label", baseline="top", y=24, align=side, dx=5 if side == "left" else -5)
+          .encode(x=at("bmax"), text="bmax_text:N")
+          for side, flag in sides),
+        marks.transform_filter("datum.has_cap && datum.bmax < 1").mark_text(
+            style="note", baseline="top", y=24, x=6, align="left").encode(text="note:N"),
+        one.transform_filter("isValid(datum.text)").mark_text(
+            style="note", baseline="middle", x=alt.ExprRef("width / 2"), y=alt.ExprRef("height / 2"),
+            align="center").encode(text="text:N"),
+        # The terms (dashed) and the step (solid while its batch fits, dotted past it).
+        folded.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, strokeWidth=width, order="batch:Q",
+                                  detail="series_key:N"),
+        folded.transform_filter("datum.series_key == 'step_fit_s' || datum.series_key == 'over_s'")
+        .mark_point(size=60, opacity=0, filled=True).encode(x=x, y=y, tooltip=tips),
+    ]
+    setup_filter = f"datum.m == {model.name} && datum.q == {precision.name} && datum.t == {tp.name}"
+    chart = (
+        alt.layer(*layers, data=alt.NamedData(name="setups"))
+        .transform_filter(setup_filter)
+        .transform_calculate(g=gpu.name)
+        .transform_lookup(lookup="g", from_=alt.LookupData(
+            alt.NamedData(name="gpus"), "g", ["bw", "peak", "cap", "alpha", "lbw", "capacity"]))
+        .transform_calculate(**MARK_EXPRESSIONS)
+        .transform_calculate(
+            log_batch=f"sequence(0, {doublings} + {0.5 / GRID_STEPS_PER_DOUBLING}, {1 / GRID_STEPS_PER_DOUBLING})",
+            bstar_x=f"clamp(datum.bstar, {MIN_BATCH}, {MAX_BATCH})", has_cap="isValid(datum.cap)",
+            bstar_text=(f"(width < {NARROW_PLOT_PX} ? 'compute past ' : 'compute-bound past B = ') "
+                        "+ format(datum.bstar, ',.0f')"),
+            start=f"{MIN_BATCH}", end=f"{MAX_BATCH}",
+            # the last grid batch that fits: the dotted part starts there, so the line does not break
+            last_fit=(f"isValid(datum.cap) && datum.bmax >= 1 ? round(pow(2, floor(log(datum.bmax) / LN2 * "
+                      f"{GRID_STEPS_PER_DOUBLING}) / {GRID_STEPS_PER_DOUBLING})) : 0"))
+        .transform_calculate(
+            bmax_text=(f"datum.has_cap ? (width < {NARROW_PLOT_PX} ? 'KV full past ' : 'KV cache full past B = ') "
+                       "+ format(datum.bmax, ',') : ''"),
+            note=(f"(width < {NARROW_PLOT_PX} ? 'Weights ' : 'The weights alone (') + format(datum.wc / 1e9, "
+                  f"'.3~r') + (width < {NARROW_PLOT_PX} ? ' GB > ' : ' GB a chip) do not fit in ') + datum.capacity"))
+        .transform_flatten(["log_batch"])
+        .transform_calculate(batch=f"round(pow(2, datum.log_batch) * {MIN_BATCH})")
+    )
+    for name, expression in EXPRESSIONS.items():
+        chart = chart.transform_calculate(**{name: expression})
+    chart = (
+        chart.transform_calculate(
+            fits="!isValid(datum.cap) || datum.batch <= datum.bmax",
+            bound="datum.compute_s > datum.weights_s ? 'compute-bound' : 'memory-bound'")
+        .add_params(model, gpu, context, precision, tp, metric)
+        .properties(width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX, padding=8,
+                    autosize=alt.AutoSizeParams(type="fit", contains="padding"))
+    )
+    spec = chart.to_dict(validate=False)
+    spec.pop("config", None)
+    return spec
+
+
+GRAMMAR = Grammar("inference", _build_structure, __file__)
+
+
+# --- what the caption says -------------------------------------------------------------------------
+
+
+def caption_html(model: ModelPreset, preset: Preset, setup: inference.InferenceSetup, link: Link | None) -> str:
+    """What the chart assumes, with the figures of its initial view; names escaped."""
+    step = setup.decode_step()
+    largest = setup.max_batch
+    fit = ("its file gives no memory capacity, so no batch is marked as the last that fits" if largest is None
+           else "the weights alone do not fit one chip" if largest == 0
+           else f"the KV cache of {largest:,} sequences fills the rest of its "
+                f"{html.escape(str(preset.memory_capacity_label))}")
+    tp = (f" Tensor parallelism over t chips divides weights, KV cache and FLOPs by t and adds two all-reduces "
+          f"per layer, timed with the α–β model on {html.escape(link.name)}." if link is not None else "")
+    return (
+        f"As first drawn: {html.escape(model.name)} on {html.escape(preset.name)} at a context of "
+        f"{setup.context:,} tokens, {html.escape(precision_text(setup.weights_dtype + '/' + setup.kv_dtype))}, "
+        f"{setup.compute_dtype.upper()} compute: one step at batch {setup.batch} takes "
+        f"{html.escape(_seconds(step.time_s))}, the matmuls turn compute-bound past B = "
+        f"{setup.compute_bound_batch:,.0f}, and {fit}. Each step reads every weight once (P·w/W) and each "
+        "sequence's KV cache (B·S·KV/W), and does 2·P_active FLOPs per sequence at the compute dtype's peak "
+        f"(F); the step takes the KV reads plus the longer of weight loading and compute.{tp} No activations, "
+        "no overheads: a lower bound on the time, an upper bound on tokens per second."
+    )
+
+
+def _seconds(value: float) -> str:
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if value >= scale:
+            return f"{units.significant(value / scale, 3)} {unit}"
+    return f"{units.significant(value / 1e-9, 3)} ns"
+
+
+def evaluate_expressions(row: Mapping[str, Any], gpu: Mapping[str, Any], *, batch: int, context: int
+                         ) -> dict[str, float]:
+    """:data:`EXPRESSIONS` and :data:`MARK_EXPRESSIONS` evaluated in Python on one setup row and GPU row,
+    as the browser evaluates them (the tests compare the result with the core)."""
+    import re
+
+    values: dict[str, Any] = {**row, **gpu, "batch": batch}
+    names: dict[str, Callable[..., float] | int] = {"max": max, "floor": math.floor, "context": context}
+    for name, expression in {**EXPRESSIONS, **MARK_EXPRESSIONS}.items():
+        if name == "bmax" and "cap" not in values:
+            continue
+        python = re.sub(r"datum\.(\w+)", r"values['\1']", expression)  # our own expressions; no builtins
+        values[name] = eval(python, {"__builtins__": {}}, {**names, "values": values})
+    return values
