@@ -41,10 +41,12 @@ test: $(VENV)/.installed-test chromium
 test-fast: $(VENV)/.installed-test
 	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow"
 
-# Lint and types: ruff (rules in pyproject.toml, each ignore justified) and mypy.
+# Lint, types and import contracts: ruff (rules in pyproject.toml, each ignore justified), mypy and
+# import-linter (the contracts in pyproject.toml).
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff check src hooks tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench
