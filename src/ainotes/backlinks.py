@@ -68,6 +68,9 @@ def request_uses(request: object) -> set[Use]:
             if kind is not None:
                 ids = content if isinstance(content, (tuple, list)) else (content,)
                 found.update((kind, i) for i in ids if isinstance(i, str))
+            elif isinstance(content, Mapping):  # fields as an author typed them (an mfu-table job)
+                found.update((_OPTION_KINDS[key], value) for key, value in content.items()
+                             if key in _OPTION_KINDS and isinstance(value, str))
             elif isinstance(content, (tuple, list)):
                 for element in content:
                     walk(element, depth + 1)
