@@ -189,7 +189,7 @@ VIEW_DATA_JS = """async ([op, ranks, link]) => {
     try { rows = view.data(name); } catch (e) { continue; }
     for (const row of rows || []) {
       if ('log_bytes' in row && 'time' in row) out.lines.push([row.algorithm, row.bytes, row.time]);
-      else if ('pair' in row && 'bytes' in row) out.crosses.push([row.pair, row.bytes]);
+      else if ('pair' in row && 'label' in row) out.crosses.push([row.kind, row.pair, row.bytes, row.label]);
       else if ('balance' in row && 'bytes' in row) out.balance.push([row.algorithm, row.balance]);
     }
   }
@@ -205,7 +205,7 @@ VIEW_DATA_JS = """async ([op, ranks, link]) => {
 def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_path: Path, op, ranks, link_id) -> None:
     from ainotes import collective_cost as cc
     from ainotes import render
-    from ainotes.charts.cost import cost_spec
+    from ainotes.charts.cost import cost_spec, size_label
 
     links = _links()
     (link,) = [candidate for candidate in links if candidate.id == link_id]
@@ -227,11 +227,22 @@ def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_pa
         expected = cc.algorithm_time(op, algorithm, ranks, size, **figures).time_s
         assert time == pytest.approx(expected, rel=1e-9), (algorithm, size)
     first = cc.ALGORITHMS[op][0]
-    expected_crossings = sorted(c.message_bytes for other in cc.ALGORITHMS[op][1:]
-                                for c in cc.crossovers(op, ranks, first, other, **figures))
+    switches = cc.best_algorithm_changes(op, ranks, **figures)
+    expected = [("switch", f"{cc.short_title(op, c.faster_below)} → {cc.short_title(op, c.faster_above)}",
+                 c.message_bytes) for c in switches]
+    expected += [("meet", f"{cc.short_title(op, first)} = {cc.short_title(op, other)}", c.message_bytes)
+                 for other in cc.ALGORITHMS[op][1:] for c in cc.crossovers(op, ranks, first, other, **figures)
+                 if not any({s.faster_below, s.faster_above} == {first, other}
+                            and c.message_bytes == pytest.approx(s.message_bytes, rel=1e-6) for s in switches)]
+    expected.sort(key=lambda row: row[2])
     # Layers that share a filtered dataset list its rows once each: compare the distinct rows.
-    drawn_crossings = sorted({(pair, round(size)) for pair, size in data["crosses"]}, key=lambda row: row[1])
-    assert [size for _, size in drawn_crossings] == pytest.approx(expected_crossings, rel=2e-3)
+    drawn = sorted({(kind, pair, size, label) for kind, pair, size, label in data["crosses"]},
+                   key=lambda row: row[2])
+    assert [(kind, pair) for kind, pair, _, _ in drawn] == [(kind, pair) for kind, pair, _ in expected]
+    assert [size for _, _, size, _ in drawn] == pytest.approx([size for _, _, size in expected], rel=1e-6)
+    # Each label prints its size as the caption does (units.si, three figures).
+    for (kind, pair, _, label), (_, _, size) in zip(drawn, expected, strict=True):
+        assert label == f"{'◆' if kind == 'switch' else '○'} {pair} at {size_label(size)}"
     (balance,) = {(algorithm, value) for algorithm, value in data["balance"]}
     assert balance[1] == pytest.approx(cc.latency_bandwidth_balance_bytes(op, first, ranks, **figures), rel=1e-9)
 

@@ -432,7 +432,8 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
                                         title=request.title, theme=theme)
 
         light, dark = spec("light"), spec("dark")
-        _prefetch_renders(site, light, dark, dark_svg=True)
+        narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
+        _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
         chart.files = {
             "svg": lambda: render.svg(light),
             "svg-dark": lambda: render.svg(dark),
@@ -440,10 +441,11 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
             "json": lambda: embed_json_bytes(light),
             "html": lambda: render.standalone_html(light, title=title),
         }
-        caption = cost_chart.caption_html(request.op, request.ranks, link)
+        caption = cost_chart.caption_html(request.op, request.ranks, link, links)
         downloads = site.downloads(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads,
+            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])),
         )
 
     return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))

@@ -111,6 +111,7 @@ def interactive_figure_html(
     downloads: Mapping[str, str],
     svg_dark: str | None = None,
     vega_dark: dict[str, Any] | None = None,
+    narrow_svgs: tuple[str, str] | None = None,
 ) -> str:
     """The in-page figure for one chart (see the module docstring).
 
@@ -118,7 +119,8 @@ def interactive_figure_html(
     ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
     relative to the page. ``svg_dark`` and ``vega_dark`` are the dark static SVG and the dark
     live view's compiled Vega when the caller has them already (made from ``spec_dark``
-    otherwise).
+    otherwise). ``narrow_svgs`` (light, dark) are stills drawn at a phone's width, shown there
+    instead of the desk ones (a roofline makes its own).
     """
     light, width, height = _still(render.svg(spec_light), "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
@@ -155,6 +157,11 @@ def interactive_figure_html(
         # Vega draws one row per bound param; the room is reserved (charts.css) so nothing below moves.
         rows = sum(1 for param in spec_light.get("params", []) if "bind" in param)
         controls = f'<div class="ainotes-chart__controls" style="--ainotes-bind-rows: {rows}"></div>'
+        if narrow_svgs is not None:
+            narrow = "".join(_still(text, scheme, chart_id, narrow=True)[0]
+                             for scheme, text in zip(("light", "dark"), narrow_svgs, strict=True))
+            narrow_width, narrow_height = render.svg_size(narrow_svgs[0])
+            box_style += f"; --ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}"
     return (
         f'<figure class="ainotes-chart" id="{cid}">{summary}'
         f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
