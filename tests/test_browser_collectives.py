@@ -156,6 +156,51 @@ def test_play_runs_through_a_new_rank_count(open_stepper) -> None:
     assert page.get_attribute(".ainotes-stepper-play", "aria-pressed") == "false"
 
 
+# The smallest text a reader sees in the shown frame, in CSS pixels: each text's font size times the
+# scale its SVG is drawn at; and how wide that frame is drawn against the box it sits in.
+SMALLEST_TEXT_JS = """(root) => {
+  const svg = root.querySelector('.ainotes-stepper-frame:not([hidden]) svg');
+  let smallest = Infinity, which = '';
+  for (const t of svg.querySelectorAll('text')) {
+    const px = parseFloat(getComputedStyle(t).fontSize) * svg.getScreenCTM().a;
+    if (px < smallest) { smallest = px; which = t.textContent; }
+  }
+  const box = svg.parentNode;
+  return {smallest, which, drawn: svg.getBoundingClientRect().width, box: box.clientWidth,
+          scrolls: box.scrollWidth > box.clientWidth + 1,
+          hint: !root.querySelector('.ainotes-stepper-hint').hidden};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
+@pytest.mark.parametrize(("op", "schedule"), [("all-reduce", "ring"), ("reduce-scatter", "ring"),
+                                              ("all-gather", "logical"), ("broadcast", "logical"),
+                                              ("all-to-all", "logical")])
+def test_at_eight_ranks_every_text_stays_eleven_px_or_more(open_stepper, viewport, op, schedule) -> None:
+    page = open_stepper(op, viewport=viewport)
+    page.select_option('[data-control="ranks"]', "8")
+    if schedule == "ring":
+        page.select_option('[data-control="schedule"]', "ring")
+    run = simulate(op, 8, schedule=schedule)
+    root = page.locator(".ainotes-stepper").element_handle()
+    for index in range(len(run.frames)):
+        seen = page.evaluate(SMALLEST_TEXT_JS, root)
+        assert seen["smallest"] >= 11, (index, seen)
+        if viewport is DESK:  # the whole frame fits a desk's column: nothing to scroll
+            assert not seen["scrolls"] and not seen["hint"], seen
+        else:  # a phone scrolls the frame sideways instead of shrinking it, and says so
+            assert seen["scrolls"] and seen["hint"], seen
+        if index < len(run.frames) - 1:
+            page.click(".ainotes-stepper-next")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
+
+
+def test_four_ranks_fit_a_phone_without_scrolling(open_stepper) -> None:
+    page = open_stepper("all-reduce", viewport=PHONE)
+    seen = page.evaluate(SMALLEST_TEXT_JS, page.locator(".ainotes-stepper").element_handle())
+    assert seen["smallest"] >= 11 and not seen["scrolls"] and not seen["hint"], seen
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
 def test_screenshots_of_the_ring_stepper(open_stepper, scheme: str, viewport: dict) -> None:
