@@ -286,8 +286,8 @@ def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_pa
     assert [(kind, pair) for kind, pair, _, _ in drawn] == [(kind, pair) for kind, pair, _ in expected]
     assert [size for _, _, size, _ in drawn] == pytest.approx([size for _, _, size in expected], rel=1e-6)
     # Each label prints its size as the caption does (units.si, three figures).
-    for (kind, pair, _, label), (_, _, size) in zip(drawn, expected, strict=True):
-        assert label == f"{'◆' if kind == 'switch' else '○'} {pair} at {size_label(size)}"
+    for (_, pair, _, label), (_, _, size) in zip(drawn, expected, strict=True):
+        assert label == f"{pair} at {size_label(size)}"
     (balance,) = {(algorithm, value) for algorithm, value in data["balance"]}
     assert balance[1] == pytest.approx(cc.latency_bandwidth_balance_bytes(op, first, ranks, **figures), rel=1e-9)
 

@@ -400,7 +400,7 @@
       if (facts.r === 2) parts.push(t.rings);
     }
     if (facts.m.length) {
-      parts.push(fill(t.meets, {first: sentenceStart(names[0]), list: andList(facts.m.map(function (m) {
+      parts.push(fill(t.meets, {first: names[0], list: andList(facts.m.map(function (m) {
         return fill(t.meet, {other: names[m[0]], size: m[1]});
       }))}));
     }

@@ -3,8 +3,8 @@
 Log-log axes from 1 kB to 10 GB. Every number in the data comes from the core
 (:mod:`ainotes.collective_cost`): each algorithm's terms (latency rounds
 a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b0 + b1·(p−1)/p + b2·log₂p), the links' α and B,
-the marks (◆ where the fastest algorithm changes, ○ where the first algorithm (ring, chain,
-pairwise, direct) takes as long as another), and the size where the first algorithm's latency
+the marks (diamonds where the fastest algorithm changes, circles where the first algorithm (ring,
+chain, pairwise, direct) takes as long as another), and the size where the first algorithm's latency
 and bandwidth terms are equal (the shaded latency-bound regime lies left of it). The browser
 only re-evaluates the formula the core states,
 
@@ -53,16 +53,18 @@ MAX_BYTES = 1e10
 RANK_CHOICES = tuple(2**i for i in range(1, 11))
 # Grid of log10(size) the browser evaluates each line on: 16 points per decade.
 GRID_STEP_DECADES = 1 / 16
-# A crossover label left of its point needs about two decades of room.
-LABEL_LEFT_FROM_BYTES = 1e6
+# Where a size sits on the plot, in px from its left edge (the x scale: log, MIN_BYTES to MAX_BYTES, not niced).
+_PIXEL_X = (f"width * (log(datum.bytes) / LN10 - {math.log10(MIN_BYTES):g}) / "
+            f"{math.log10(MAX_BYTES) - math.log10(MIN_BYTES):g}")
+# Room a regime label needs beside the balance rule, in px (the longer, "bandwidth-bound", at 12 px italic).
+REGIME_LABEL_PX = 100
 # Below this plot width (px) mark labels are left to tooltips and the caption.
 NARROW_PLOT_PX = 420
 # Below this chart width (px) the title takes two lines.
 NARROW_TITLE_PX = 420
-SUBTITLE = ["α–β model, one line per algorithm;", "shaded: the first line is latency-bound;",
-            "◆ the fastest changes; ○ the first line meets another"]
-#: What the two kinds of mark mean (the subtitle and the caption say it in words).
-SWITCH_MARK, MEET_MARK = "◆", "○"
+# Words, not symbols: the PNG's renderer draws a line with a glyph its font lacks in another font.
+SUBTITLE = ["α–β model, one line per algorithm; shaded: the first", "line is latency-bound; diamonds: the fastest changes;",
+            "circles: the first line meets another"]
 
 Theme = Literal["light", "dark"]
 
@@ -377,36 +379,43 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .transform_filter(f"datum.bytes >= {MIN_BYTES:g} && datum.bytes <= {MAX_BYTES:g}")
         # "41.3 kB", as the caption (units.si) writes it.
         .transform_calculate(size="replace(format(datum.bytes, '.3~s'), /([kMGTP])$/, ' $1') + 'B'")
-        .transform_calculate(label=f"(datum.kind == 'switch' ? '{SWITCH_MARK} ' : '{MEET_MARK} ') + datum.pair"
-                                   " + ' at ' + datum.size")
+        .transform_calculate(label="datum.pair + ' at ' + datum.size")
+        # Drawn on two lines, and not at all on a narrow plot: a label that is not drawn takes no room,
+        # where a transparent one would still push the plot aside (autosize fits every mark's bounds).
+        .transform_calculate(text=f"width >= {NARROW_PLOT_PX} ? [datum.pair, 'at ' + datum.size] : ''", px=_PIXEL_X)
     )
     cross_tips = [alt.Tooltip("label:N", title="Mark"), alt.Tooltip("below:N", title="Faster below")]
-    # On a phone the labels would collide; the marks stay, with their tooltips, and the caption says where.
-    narrow_hidden = alt.ExprRef(f"width >= {NARROW_PLOT_PX} ? 1 : 0")
     at = {"x": alt.X("bytes:Q", scale=x_scale), "y": "time:Q"}
+
+    def regime_text(text: str, room: str) -> alt.ExprRef:
+        # Drawn only where it fits between the rule and the plot's edge.
+        return alt.ExprRef(f"{room} >= {REGIME_LABEL_PX} ? '{text}' : ''")
+
     layers = [
         # Left of the balance point the first algorithm's latency term is the larger one.
         balance.mark_rect(style="regime-band").encode(x=alt.X("start:Q", scale=x_scale), x2="bytes:Q"),
         balance.mark_rule(style="balance-rule").encode(x=alt.X("bytes:Q", scale=x_scale)),
-        balance.mark_text(style="regime-label", align="right", baseline="top", dx=-6, y=6, text="latency-bound")
+        balance.mark_text(style="regime-label", align="right", baseline="top", dx=-6, y=6,
+                          text=regime_text("latency-bound", _PIXEL_X))
         .encode(x=alt.X("bytes:Q", scale=x_scale)),
-        balance.mark_text(style="regime-label", align="left", baseline="top", dx=6, y=6, text="bandwidth-bound")
+        balance.mark_text(style="regime-label", align="left", baseline="top", dx=6, y=6,
+                          text=regime_text("bandwidth-bound", f"width - {_PIXEL_X}"))
         .encode(x=alt.X("bytes:Q", scale=x_scale)),
         lines,
-        # ◆ where the fastest algorithm changes; ○ where the first one meets another.
+        # Diamonds where the fastest algorithm changes; circles where the first one meets another.
         crosses.transform_filter("datum.kind == 'switch'")
         .mark_point(style="cross-point", shape="diamond", size=110, filled=True, opacity=1)
         .encode(**at, tooltip=cross_tips),
         crosses.transform_filter("datum.kind == 'meet'")
         .mark_point(style="meet-point", shape="circle", size=90, filled=False, opacity=1)
         .encode(**at, tooltip=cross_tips),
-        # Labels go left of their point, except near the left edge, where they go right.
-        crosses.transform_filter(f"datum.bytes >= {LABEL_LEFT_FROM_BYTES:g}")
-        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6, opacity=narrow_hidden)
-        .encode(**at, text="label:N", tooltip=cross_tips),
-        crosses.transform_filter(f"datum.bytes < {LABEL_LEFT_FROM_BYTES:g}")
-        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, opacity=narrow_hidden)
-        .encode(**at, text="label:N", tooltip=cross_tips),
+        # Each label goes on the side of its point with more room.
+        crosses.transform_filter("datum.px >= width / 2")
+        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6)
+        .encode(**at, text="text:N", tooltip=cross_tips),
+        crosses.transform_filter("datum.px < width / 2")
+        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6)
+        .encode(**at, text="text:N", tooltip=cross_tips),
     ]
     chart = (
         alt.layer(*layers)
@@ -431,12 +440,12 @@ CAPTION_SENTENCES = {
     "setting": "{op} over {ranks} ranks on {link}. Each line is one algorithm's latency–bandwidth estimate, "
                "a·α + b·S/B, on log-log axes; in the shaded part {first} spends more time on per-message "
                "latency than on moving bytes.",
-    "changes": SWITCH_MARK + " The fastest algorithm changes as the message grows: {list}.",
+    "changes": "Diamonds mark where the fastest algorithm changes as the message grows: {list}.",
     "change": "{above} takes over from {below} at {size}",
     "winner": "{winner} is fastest at every size drawn.",
     "same-bytes": "In this model it moves as many bytes as {first} in fewer rounds.",
     "rings": "Real libraries still favour rings, whose messages only ever go to a neighbour.",
-    "meets": MEET_MARK + " {first} takes as long as {list}.",
+    "meets": "Circles mark where {first} takes as long as {list}.",
     "meet": "{other} at {size}",
     "tail": "No contention, no topology, no in-network reduction, no overlap with compute: real libraries "
             "tune all of these.",
@@ -494,8 +503,8 @@ def _reason(op: str, ranks: int, winner: str) -> int:
 
 
 def _state_facts(op: str, ranks: int, link: Link, marks: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the caption says of one state, as the core computed it: the marks drawn (◆ and ○, with
-    their sizes as the labels print them) and, where the fastest never changes, which one it is."""
+    """What the caption says of one state, as the core computed it: the marks drawn (diamonds and
+    circles, with their sizes as the labels print them) and, where the fastest never changes, which one it is."""
     product = link.latency_s * link.bandwidth_bytes_per_s
     names = cc.ALGORITHMS[op]
     drawn = sorted((row for row in marks if row["op"] == op and row["ranks"] == ranks
@@ -553,7 +562,7 @@ def fill_caption(data: dict[str, Any], op: str, ranks: int, link_id: str) -> str
             parts.append(t["rings"])
     if facts["m"]:
         meets = _and_list([t["meet"].format(other=names[other], size=size) for other, size in facts["m"]])
-        parts.append(t["meets"].format(first=_sentence_start(names[0]), list=meets))
+        parts.append(t["meets"].format(first=names[0], list=meets))
     parts.append(t["tail"])
     return " ".join(parts)
 
