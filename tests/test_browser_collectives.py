@@ -167,7 +167,7 @@ SMALLEST_TEXT_JS = """(root) => {
   }
   const box = svg.parentNode;
   return {smallest, which, drawn: svg.getBoundingClientRect().width, box: box.clientWidth,
-          scrolls: box.scrollWidth > box.clientWidth + 1,
+          scrolls: box.scrollWidth > box.clientWidth + 1, focusable: box.tabIndex === 0,
           hint: !root.querySelector('.ainotes-stepper-hint').hidden};
 }"""
 
@@ -188,11 +188,22 @@ def test_at_eight_ranks_every_text_stays_eleven_px_or_more(open_stepper, viewpor
         assert seen["smallest"] >= 11, (index, seen)
         if viewport is DESK:  # the whole frame fits a desk's column: nothing to scroll
             assert not seen["scrolls"] and not seen["hint"], seen
-        else:  # a phone scrolls the frame sideways instead of shrinking it, and says so
-            assert seen["scrolls"] and seen["hint"], seen
+        else:  # a phone scrolls the frame sideways instead of shrinking it, says so, and lets a keyboard scroll
+            assert seen["scrolls"] and seen["hint"] and seen["focusable"], seen
         if index < len(run.frames) - 1:
             page.click(".ainotes-stepper-next")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
+
+
+def test_on_a_phone_the_arrow_keys_scroll_a_focused_wide_frame(open_stepper) -> None:
+    page = open_stepper("all-gather", viewport=PHONE)
+    page.select_option('[data-control="ranks"]', "8")
+    box = visible_frame(page).locator(".ainotes-stepper-figure")
+    box.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('.ainotes-stepper-frame:not([hidden]) "
+                           ".ainotes-stepper-figure').scrollLeft > 0", timeout=WAIT_MS)
+    assert counter(page) == "Frame 1 of 3", "an arrow in the picture scrolls it; it does not step"
 
 
 def test_four_ranks_fit_a_phone_without_scrolling(open_stepper) -> None:

@@ -298,7 +298,11 @@
     function render() {
       frames.forEach(function (frame, i) { frame.hidden = i !== current; });
       var shown = frames[current].querySelector(".ainotes-stepper-figure");
-      hint.hidden = !(shown && shown.scrollWidth > shown.clientWidth + 1);
+      var scrolls = !!shown && shown.scrollWidth > shown.clientWidth + 1;
+      hint.hidden = !scrolls;
+      // A box that scrolls takes focus, so a keyboard can scroll it (its arrows then scroll, not step).
+      if (shown && scrolls) shown.setAttribute("tabindex", "0");
+      else if (shown) shown.removeAttribute("tabindex");
       prev.disabled = current === 0;
       next.disabled = current === count - 1;
       counter.textContent = "Frame " + (current + 1) + " of " + count;
@@ -342,6 +346,7 @@
     play.addEventListener("click", toggle);
     root.addEventListener("keydown", function (event) {
       if (event.altKey || event.ctrlKey || event.metaKey) return;
+      if (event.target !== root && event.target.classList.contains("ainotes-stepper-figure")) return;
       var target = { ArrowLeft: current - 1, ArrowRight: current + 1, Home: 0, End: count - 1 }[event.key];
       if (target === undefined) return;
       event.preventDefault();

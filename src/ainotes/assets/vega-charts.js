@@ -380,7 +380,7 @@
     return items.length === 1 ? items[0] : items.slice(0, -1).join(", ") + " and " + items[items.length - 1];
   }
 
-  function fill(template, values) {
+  function fillSentence(template, values) {
     return template.replace(/\{([a-z]+)\}/g, function (whole, key) { return key in values ? String(values[key]) : whole; });
   }
 
@@ -388,20 +388,20 @@
     var t = data.t, about = data.ops[op], facts = data.states[op + "|" + ranks + "|" + link];
     if (!about || !facts) return null;
     var names = about.names;
-    var parts = [fill(t.setting, {op: about.title, ranks: ranks, link: data.links[link], first: names[0]})];
+    var parts = [fillSentence(t.setting, {op: about.title, ranks: ranks, link: data.links[link], first: names[0]})];
     if (about.note) parts.push(about.note);
     if (facts.s.length) {
-      parts.push(fill(t.changes, {list: facts.s.map(function (c) {
-        return fill(t.change, {above: names[c[1]], below: names[c[0]], size: c[2]});
+      parts.push(fillSentence(t.changes, {list: facts.s.map(function (c) {
+        return fillSentence(t.change, {above: names[c[1]], below: names[c[0]], size: c[2]});
       }).join("; ")}));
     } else {
-      parts.push(fill(t.winner, {winner: sentenceStart(names[facts.w])}));
-      if (facts.r >= 1) parts.push(fill(t["same-bytes"], {first: names[0]}));
+      parts.push(fillSentence(t.winner, {winner: sentenceStart(names[facts.w])}));
+      if (facts.r >= 1) parts.push(fillSentence(t["same-bytes"], {first: names[0]}));
       if (facts.r === 2) parts.push(t.rings);
     }
     if (facts.m.length) {
-      parts.push(fill(t.meets, {first: names[0], list: andList(facts.m.map(function (m) {
-        return fill(t.meet, {other: names[m[0]], size: m[1]});
+      parts.push(fillSentence(t.meets, {first: names[0], list: andList(facts.m.map(function (m) {
+        return fillSentence(t.meet, {other: names[m[0]], size: m[1]});
       }))}));
     }
     parts.push(t.tail);
