@@ -183,7 +183,8 @@ STATES_JS = """async ([id, states]) => {
       if (box.left < frame.left - 1 || box.right > frame.right + 1) outside.push(text.textContent);
     }
     if (out.length === states.length - 1) {  // the page's own text does not change with the state: once
-      for (const node of figure.querySelectorAll('figcaption, figcaption *, label, select, .ainotes-downloads, .ainotes-downloads *')) {
+      const texts = 'figcaption, figcaption *, label, select, .ainotes-downloads, .ainotes-downloads *';
+      for (const node of figure.querySelectorAll(texts)) {
         if (!node.getClientRects().length) continue;
         if (![...node.childNodes].some(c => c.nodeType === 3 && c.textContent.trim())) continue;
         const px = parseFloat(getComputedStyle(node).fontSize);

@@ -79,6 +79,9 @@
     if (parts.length > g.full_sum_parts) {
       var first = chunk.sources[0], last = chunk.sources[chunk.sources.length - 1];
       if (last - first === chunk.sources.length - 1) return ["Σ " + parts[0] + "…" + parts[parts.length - 1]];
+      var gaps = [];
+      for (var i = 1; i < chunk.sources.length; i++) if (chunk.sources[i] !== chunk.sources[i - 1] + 1) gaps.push(i);
+      if (gaps.length === 1 && first === 0) return ["Σ " + parts[gaps[0]] + "…" + parts[gaps[0] - 1]];
       return ["Σ " + chunk.sources.map(function (r) { return g.letters[r]; }).join(""), "chunk " + chunk.index];
     }
     if (parts.length <= 2) return [parts.join("+")];

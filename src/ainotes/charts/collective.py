@@ -156,7 +156,8 @@ def _n(value: float) -> str:
 
 
 def chunk_box_label(chunk: Chunk) -> tuple[str, ...]:
-    """Text lines inside a chunk's box: ``a0``; ``a0+b0+`` / ``c0+d0``; ``Σ a0…h0``."""
+    """Text lines inside a chunk's box: ``a0``; ``a0+b0+`` / ``c0+d0``; ``Σ a0…h0``; ``Σ g0…c0`` for a
+    ring's running sum that wrapped around from g0 through h0 to a0, b0 and c0."""
     if not chunk.is_sum:
         return (chunk.label,)
     parts = [f"{RANK_LETTERS[r]}{chunk.index}" for r in chunk.sources]
@@ -164,6 +165,10 @@ def chunk_box_label(chunk: Chunk) -> tuple[str, ...]:
         contiguous = list(chunk.sources) == list(range(chunk.sources[0], chunk.sources[-1] + 1))
         if contiguous:
             return (f"Σ {parts[0]}…{parts[-1]}",)
+        # A ring's running sum wraps around past the last rank: name it from where it started.
+        gaps = [i for i in range(1, len(chunk.sources)) if chunk.sources[i] != chunk.sources[i - 1] + 1]
+        if len(gaps) == 1 and chunk.sources[0] == 0:
+            return (f"Σ {parts[gaps[0]]}…{parts[gaps[0] - 1]}",)
         return ("Σ " + "".join(RANK_LETTERS[r] for r in chunk.sources), f"chunk {chunk.index}")
     if len(parts) <= 2:
         return ("+".join(parts),)

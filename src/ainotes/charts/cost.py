@@ -63,8 +63,8 @@ NARROW_PLOT_PX = 420
 # Below this chart width (px) the title takes two lines.
 NARROW_TITLE_PX = 420
 # Words, not symbols: the PNG's renderer draws a line with a glyph its font lacks in another font.
-SUBTITLE = ["α–β model, one line per algorithm; shaded: the first", "line is latency-bound; diamonds: the fastest changes;",
-            "circles: the first line meets another"]
+SUBTITLE = ["α–β model, one line per algorithm; shaded: the first",
+            "line is latency-bound; diamonds: the fastest changes;", "circles: the first line meets another"]
 
 Theme = Literal["light", "dark"]
 
