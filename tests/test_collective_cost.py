@@ -511,6 +511,21 @@ def test_train_time_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv
     assert fragment in err
 
 
+def test_train_time_offers_only_the_precisions_it_accepts(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "train-time", "--help")
+    assert status == 0
+    help_text = " ".join(out.split())
+    offered = help_text.split("for --preset (", 1)[1].split(";", 1)[0].split(", ")
+    assert "fp32" not in offered and "bf16" in offered  # fp32 is the vector units' rate, never a job's peak
+    base = ["train-time", "--params", "70e9", "--tokens", "1.4e12", "--gpus", "2048", "--mfu", "0.4",
+            "--preset", "a100"]
+    status, _, err = run(capsys, *base, "--precision", "fp32")
+    assert status == 2 and len(err.splitlines()) == 1 and "invalid choice: 'fp32'" in err
+    for precision in ("tf32", "fp16", "bf16", "int8"):  # what the A100's tensor cores run
+        status, out, err = run(capsys, *base, "--precision", precision)
+        assert status == 0 and "time to train" in out, err
+
+
 def test_the_cost_core_imports_neither_mkdocs_nor_altair() -> None:
     import subprocess
     import sys
