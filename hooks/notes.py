@@ -11,11 +11,12 @@ extension without these hooks; ``ainotes site-assets`` then writes what
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from ainotes import feed, notes_meta
+from ainotes import feed, notes_meta, publish
 from ainotes.errors import InputError
 from ainotes.site import NotesSite
 
@@ -23,11 +24,19 @@ log = logging.getLogger("mkdocs.plugins.ainotes")
 
 EXTENSION = "ainotes.markdown"
 _site: NotesSite | None = None
+_command: str | None = None
+
+
+def on_startup(command, **kwargs):
+    """Remember the command: only ``serve`` may keep the local preview site_url."""
+    global _command
+    _command = command
 
 
 def on_config(config, **kwargs):
     """Load the GPU presets next to mkdocs.yml and give them to the Markdown extension."""
     global _site
+    publish.warn_about_site_url(config.site_url, _command, os.environ)
     presets_dir = Path(config.config_file_path).parent / "presets"
     try:
         _site = NotesSite(presets_dir)

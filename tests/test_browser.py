@@ -898,8 +898,9 @@ def test_instant_navigation_renders_charts(sites, contexts):
 OVERFLOW_JS = """() => {
   const vw = document.documentElement.clientWidth;
   const scroller = document.scrollingElement;
+  // A stepper frame wider than a phone scrolls inside its own box (.ainotes-stepper-figure) rather than shrink.
   const wide = [...document.querySelectorAll('figure.ainotes-chart, .ainotes-chart svg, .ainotes-stepper, '
-      + '.ainotes-stepper svg, .ainotes-chart__controls, .ainotes-coll-table-wrap, .ainotes-downloads')]
+      + '.ainotes-stepper-figure, .ainotes-chart__controls, .ainotes-coll-table-wrap, .ainotes-downloads')]
     .filter(el => el.getClientRects().length)
     .map(el => [el, el.getBoundingClientRect()])
     .filter(([el, r]) => r.left < -0.5 || r.right > vw + 0.5)

@@ -156,6 +156,62 @@ def test_play_runs_through_a_new_rank_count(open_stepper) -> None:
     assert page.get_attribute(".ainotes-stepper-play", "aria-pressed") == "false"
 
 
+# The smallest text a reader sees in the shown frame, in CSS pixels: each text's font size times the
+# scale its SVG is drawn at; and how wide that frame is drawn against the box it sits in.
+SMALLEST_TEXT_JS = """(root) => {
+  const svg = root.querySelector('.ainotes-stepper-frame:not([hidden]) svg');
+  let smallest = Infinity, which = '';
+  for (const t of svg.querySelectorAll('text')) {
+    const px = parseFloat(getComputedStyle(t).fontSize) * svg.getScreenCTM().a;
+    if (px < smallest) { smallest = px; which = t.textContent; }
+  }
+  const box = svg.parentNode;
+  return {smallest, which, drawn: svg.getBoundingClientRect().width, box: box.clientWidth,
+          scrolls: box.scrollWidth > box.clientWidth + 1, focusable: box.tabIndex === 0,
+          hint: !root.querySelector('.ainotes-stepper-hint').hidden};
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
+@pytest.mark.parametrize(("op", "schedule"), [("all-reduce", "ring"), ("reduce-scatter", "ring"),
+                                              ("all-gather", "logical"), ("broadcast", "logical"),
+                                              ("all-to-all", "logical")])
+def test_at_eight_ranks_every_text_stays_eleven_px_or_more(open_stepper, viewport, op, schedule) -> None:
+    page = open_stepper(op, viewport=viewport)
+    page.select_option('[data-control="ranks"]', "8")
+    if schedule == "ring":
+        page.select_option('[data-control="schedule"]', "ring")
+    run = simulate(op, 8, schedule=schedule)
+    root = page.locator(".ainotes-stepper").element_handle()
+    for index in range(len(run.frames)):
+        seen = page.evaluate(SMALLEST_TEXT_JS, root)
+        assert seen["smallest"] >= 11, (index, seen)
+        if viewport is DESK:  # the whole frame fits a desk's column: nothing to scroll
+            assert not seen["scrolls"] and not seen["hint"], seen
+        else:  # a phone scrolls the frame sideways instead of shrinking it, says so, and lets a keyboard scroll
+            assert seen["scrolls"] and seen["hint"] and seen["focusable"], seen
+        if index < len(run.frames) - 1:
+            page.click(".ainotes-stepper-next")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
+
+
+def test_on_a_phone_the_arrow_keys_scroll_a_focused_wide_frame(open_stepper) -> None:
+    page = open_stepper("all-gather", viewport=PHONE)
+    page.select_option('[data-control="ranks"]', "8")
+    box = visible_frame(page).locator(".ainotes-stepper-figure")
+    box.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('.ainotes-stepper-frame:not([hidden]) "
+                           ".ainotes-stepper-figure').scrollLeft > 0", timeout=WAIT_MS)
+    assert counter(page) == "Frame 1 of 3", "an arrow in the picture scrolls it; it does not step"
+
+
+def test_four_ranks_fit_a_phone_without_scrolling(open_stepper) -> None:
+    page = open_stepper("all-reduce", viewport=PHONE)
+    seen = page.evaluate(SMALLEST_TEXT_JS, page.locator(".ainotes-stepper").element_handle())
+    assert seen["smallest"] >= 11 and not seen["scrolls"] and not seen["hint"], seen
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
 def test_screenshots_of_the_ring_stepper(open_stepper, scheme: str, viewport: dict) -> None:
@@ -190,7 +246,7 @@ VIEW_DATA_JS = """async ([op, ranks, link]) => {
     try { rows = view.data(name); } catch (e) { continue; }
     for (const row of rows || []) {
       if ('log_bytes' in row && 'time' in row) out.lines.push([row.algorithm, row.bytes, row.time]);
-      else if ('pair' in row && 'bytes' in row) out.crosses.push([row.pair, row.bytes]);
+      else if ('pair' in row && 'label' in row) out.crosses.push([row.kind, row.pair, row.bytes, row.label]);
       else if ('balance' in row && 'bytes' in row) out.balance.push([row.algorithm, row.balance]);
     }
   }
@@ -206,7 +262,7 @@ VIEW_DATA_JS = """async ([op, ranks, link]) => {
 def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_path: Path, op, ranks, link_id) -> None:
     from ainotes import collective_cost as cc
     from ainotes import render
-    from ainotes.charts.cost import cost_spec
+    from ainotes.charts.cost import cost_spec, size_label
 
     links = _links()
     (link,) = [candidate for candidate in links if candidate.id == link_id]
@@ -228,11 +284,22 @@ def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_pa
         expected = cc.algorithm_time(op, algorithm, ranks, size, **figures).time_s
         assert time == pytest.approx(expected, rel=1e-9), (algorithm, size)
     first = cc.ALGORITHMS[op][0]
-    expected_crossings = sorted(c.message_bytes for other in cc.ALGORITHMS[op][1:]
-                                for c in cc.crossovers(op, ranks, first, other, **figures))
+    switches = cc.best_algorithm_changes(op, ranks, **figures)
+    expected = [("switch", f"{cc.short_title(op, c.faster_below)} → {cc.short_title(op, c.faster_above)}",
+                 c.message_bytes) for c in switches]
+    expected += [("meet", f"{cc.short_title(op, first)} = {cc.short_title(op, other)}", c.message_bytes)
+                 for other in cc.ALGORITHMS[op][1:] for c in cc.crossovers(op, ranks, first, other, **figures)
+                 if not any({s.faster_below, s.faster_above} == {first, other}
+                            and c.message_bytes == pytest.approx(s.message_bytes, rel=1e-6) for s in switches)]
+    expected.sort(key=lambda row: row[2])
     # Layers that share a filtered dataset list its rows once each: compare the distinct rows.
-    drawn_crossings = sorted({(pair, round(size)) for pair, size in data["crosses"]}, key=lambda row: row[1])
-    assert [size for _, size in drawn_crossings] == pytest.approx(expected_crossings, rel=2e-3)
+    drawn = sorted({(kind, pair, size, label) for kind, pair, size, label in data["crosses"]},
+                   key=lambda row: row[2])
+    assert [(kind, pair) for kind, pair, _, _ in drawn] == [(kind, pair) for kind, pair, _ in expected]
+    assert [size for _, _, size, _ in drawn] == pytest.approx([size for _, _, size in expected], rel=1e-6)
+    # Each label prints its size as the caption does (units.si, three figures).
+    for (_, pair, _, label), (_, _, size) in zip(drawn, expected, strict=True):
+        assert label == f"{pair} at {size_label(size)}"
     (balance,) = {(algorithm, value) for algorithm, value in data["balance"]}
     assert balance[1] == pytest.approx(cc.latency_bandwidth_balance_bytes(op, first, ranks, **figures), rel=1e-9)
 

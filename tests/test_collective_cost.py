@@ -7,6 +7,7 @@ step-by-step count of the rounds and bytes of each ring schedule.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -131,6 +132,8 @@ def facts_time(op: str, algorithm: str, p: int, s: float, alpha: float, b: float
         ("all-reduce", "ring"): 2 * (p - 1) * alpha + 2 * share * s / b,
         ("all-reduce", "rabenseifner"): 2 * lg * alpha + 2 * share * s / b,
         ("all-reduce", "binomial-tree"): 2 * lg * (alpha + s / b),
+        # NCCL's tuning model for its tree: two passes of the tree's depth, algbw = busbw ÷ 2.
+        ("all-reduce", "double-binary-tree"): 2 * lg * alpha + 2 * s / b,
         ("broadcast", "binomial-tree"): lg * (alpha + s / b),
         ("broadcast", "scatter-allgather"): (lg + p - 1) * alpha + 2 * share * s / b,
         ("reduce", "binomial-tree"): lg * (alpha + s / b),
@@ -254,6 +257,95 @@ def test_best_algorithm_changes_are_where_the_winner_changes() -> None:
                              latency_s=alpha)) == 2
 
 
+# MPICH's cost comments for p not a power of two (fl = ⌊log₂ p⌋, p' = 2^fl): the extra ranks fold their
+# whole vector into a neighbour first and get their result back last.
+# allreduce_intra_reduce_scatter_allgather.c: (2·fl + 2)·α; reduce_scatter_intra_recursive_halving.c: (fl + 2)·α.
+@pytest.mark.parametrize(("p", "fl"), [(3, 1), (5, 2), (6, 2), (7, 2), (12, 3), (1000, 9)])
+def test_rank_counts_that_are_not_powers_of_two_pay_the_folding_steps(p: int, fl: int) -> None:
+    b, alpha, s = 450e9, 1.9e-6, 1e9
+    kept = 2**fl
+    rab = cc.algorithm_time("all-reduce", "rabenseifner", p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert rab.latency_s == pytest.approx((2 * fl + 2) * alpha)
+    assert rab.bandwidth_s == pytest.approx((2 + 2 * (kept - 1) / kept) * s / b)
+    halving = cc.algorithm_time("reduce-scatter", "recursive-halving", p, s, bandwidth_bytes_per_s=b,
+                                latency_s=alpha)
+    assert halving.latency_s == pytest.approx((fl + 2) * alpha)
+    assert halving.bandwidth_s == pytest.approx((1 + (kept - 1) / kept + 1 / p) * s / b)
+    # The folding costs a whole tensor: at a large message the ring is faster again.
+    for op, algorithm in (("all-reduce", "rabenseifner"), ("reduce-scatter", "recursive-halving")):
+        ring = cc.algorithm_time(op, "ring", p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+        assert ring.time_s < cc.algorithm_time(op, algorithm, p, s, bandwidth_bytes_per_s=b, latency_s=alpha).time_s
+
+
+def test_five_ranks_no_longer_rank_rabenseifner_fastest(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "collective-cost", "all-reduce", "--ranks", "5", "--bytes", "1e9", "--link",
+                         "nvlink-4", "--json")
+    assert status == 0
+    times = {a["name"]: a["time_s"] for a in json.loads(out)["algorithms"]}
+    assert min(times, key=times.__getitem__) == "ring"
+    assert times["rabenseifner"] > times["ring"]
+
+
+@pytest.mark.parametrize("p", [2, 4, 8, 64, 1024])
+def test_the_double_binary_tree_is_priced_as_nccl_prices_its_tree(p: int) -> None:
+    b, alpha, s = 50e9, 4e-6, 1e8
+    tree = cc.algorithm_time("all-reduce", "double-binary-tree", p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert tree.latency_s == pytest.approx(2 * math.log2(p) * alpha)  # two passes of the tree's depth
+    assert s / tree.bandwidth_s == pytest.approx(b / 2)  # NCCL: the tree's algbw is half its bus bandwidth
+    ring = cc.algorithm_time("all-reduce", "ring", p, s, bandwidth_bytes_per_s=b, latency_s=alpha)
+    # Its bandwidth term is close to the ring's (2 against 2(p−1)/p), unlike the binomial tree's 2·log₂p.
+    assert ring.bandwidth_s <= tree.bandwidth_s <= 2 * ring.bandwidth_s
+    assert cc.coefficients("all-reduce", "double-binary-tree", 6) == (4, 2)  # ⌊log₂ 6⌋ = 2 hops deep
+
+
+def test_ring_and_double_binary_tree_trade_places_with_the_message_size() -> None:
+    b, alpha, p = 50e9, 4e-6, 64
+    (crossing,) = cc.crossovers("all-reduce", p, "ring", "double-binary-tree", bandwidth_bytes_per_s=b,
+                                latency_s=alpha)
+    # 2(p−1)α + 2(p−1)/p·S/B = 2·log₂p·α + 2·S/B  ⇒  S = (p − 1 − log₂p)·p·α·B
+    assert crossing.message_bytes == pytest.approx((p - 1 - 6) * p * alpha * b, rel=1e-12)
+    assert (crossing.faster_below, crossing.faster_above) == ("double-binary-tree", "ring")
+
+
+@pytest.mark.parametrize("p", range(2, 65))
+def test_the_binomial_trees_bandwidth_term_is_worse_than_the_rings_from_two_ranks(p: int) -> None:
+    # The collective-cost page: worse "for every p", twice the ring's already at p = 2.
+    ring = cc.coefficients("all-reduce", "ring", p)[1]
+    binomial = cc.coefficients("all-reduce", "binomial-tree", p)[1]
+    assert binomial > ring
+    if p == 2:
+        assert binomial == 2 * ring
+
+
+def test_a_three_rank_broadcast_has_ties_not_changes(capsys: pytest.CaptureFixture[str]) -> None:
+    # At p = 3 the chain with one chunk is the binomial tree (2α + 2S/B), and with three chunks it is
+    # scatter + all-gather (4α + 4/3·S/B): ties that rounding must not turn into a dozen changes.
+    for b, alpha in LINK_FIGURES:
+        assert cc.best_algorithm_changes("broadcast", 3, bandwidth_bytes_per_s=b, latency_s=alpha) == ()
+        assert cc.crossovers("broadcast", 3, "ring", "binomial-tree", bandwidth_bytes_per_s=b,
+                             latency_s=alpha) == ()
+    for link in ("nvlink-4", "ib-ndr", "pcie-4-x16"):
+        status, out, _ = run(capsys, "collective-cost", "broadcast", "--ranks", "3", "--bytes", "1e6", "--link", link)
+        assert status == 0 and "fastest changes" not in out
+        assert "the fastest algorithm is the same from 1 kB to 10 GB" in out
+
+
+@given(op=st.sampled_from(list(cc.ALGORITHMS)), p=st.integers(2, 256),
+       b=st.sampled_from([25e9, 450e9, 900e9]), alpha=st.sampled_from([0.5e-6, 1.9e-6, 4e-6]))
+def test_the_fastest_algorithm_never_flips_back_and_forth(op: str, p: int, b: float, alpha: float) -> None:
+    changes = cc.best_algorithm_changes(op, p, bandwidth_bytes_per_s=b, latency_s=alpha)
+    assert len(changes) <= len(cc.ALGORITHMS[op])
+    for before, after in itertools.pairwise(changes):
+        assert before.faster_above == after.faster_below
+        assert after.message_bytes > before.message_bytes * 1.01
+        assert {before.faster_below, before.faster_above} != {after.faster_below, after.faster_above}
+
+
+def test_the_model_docstring_cites_nccl_tests_scatter() -> None:
+    assert "src/scatter.cu" in (cc.__doc__ or "")
+    assert "does not measure" not in (cc.__doc__ or "")
+
+
 @given(p=st.integers(3, 1024), s=st.floats(1e3, 1e12))
 def test_the_chain_picks_the_best_whole_chunk_count(p: int, s: float) -> None:
     b, alpha = 300e9, 2e-6
@@ -342,7 +434,7 @@ def test_collective_cost_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     record = json.loads(out)
     assert list(record)[:5] == ["op", "ranks", "bytes", "link", "algorithms"]
     assert record["link"] == {"id": "nvlink-4", "bandwidth_gbps": 450.0, "latency_us": 1.9}
-    assert [a["name"] for a in record["algorithms"]] == ["ring", "rabenseifner", "binomial-tree"]
+    assert [a["name"] for a in record["algorithms"]] == ["ring", "rabenseifner", "binomial-tree", "double-binary-tree"]
     ring = record["algorithms"][0]
     assert set(ring) == {"name", "time_s", "latency_s", "bandwidth_s", "algbw_gbps", "busbw_gbps"}
     assert ring["time_s"] == pytest.approx(14 * 1.9e-6 + 1.75 * 1e9 / 450e9)
@@ -418,6 +510,21 @@ def test_train_time_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv
     assert status == 2 and out == ""
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert fragment in err
+
+
+def test_train_time_offers_only_the_precisions_it_accepts(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "train-time", "--help")
+    assert status == 0
+    help_text = " ".join(out.split())
+    offered = help_text.split("for --preset (", 1)[1].split(";", 1)[0].split(", ")
+    assert "fp32" not in offered and "bf16" in offered  # fp32 is the vector units' rate, never a job's peak
+    base = ["train-time", "--params", "70e9", "--tokens", "1.4e12", "--gpus", "2048", "--mfu", "0.4",
+            "--preset", "a100"]
+    status, _, err = run(capsys, *base, "--precision", "fp32")
+    assert status == 2 and len(err.splitlines()) == 1 and "invalid choice: 'fp32'" in err
+    for precision in ("tf32", "fp16", "bf16", "int8"):  # what the A100's tensor cores run
+        status, out, err = run(capsys, *base, "--precision", precision)
+        assert status == 0 and "time to train" in out, err
 
 
 def test_the_cost_core_imports_neither_mkdocs_nor_altair() -> None:

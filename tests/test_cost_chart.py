@@ -15,6 +15,7 @@ import pytest
 from ainotes import collective_cost as cc
 from ainotes import render
 from ainotes.charts import cost
+from ainotes.collectives import OP_TITLES
 from ainotes.errors import InputError
 from ainotes.links import Link, load_links
 
@@ -63,7 +64,7 @@ def test_a_second_chart_fills_in_the_grammar_without_altair(monkeypatch, tmp_pat
     params = {p["name"]: p for p in second["params"]}
     assert (params["op"]["value"], params["ranks"]["value"], params["link"]["value"]) == ("broadcast", 64, LINKS[1].id)
     assert params["link"]["bind"]["options"] == [link.id for link in LINKS[:2]]
-    assert second["title"]["text"] == "Other" and "64 ranks" in second["description"]
+    assert '"Other"' in second["title"]["text"]["expr"] and '"broadcast"' in second["title"]["text"]["expr"]
     assert [row["link"] for row in second["datasets"]["links"]] == [link.id for link in LINKS[:2]]
     # A fresh process with the grammar on disk does not even import altair.
     script = ("import sys; from pathlib import Path; from ainotes.charts import cost; from ainotes.links import"
@@ -94,48 +95,126 @@ def test_line_terms_reproduce_the_core(light: dict, link: Link) -> None:
         for ranks in cost.RANK_CHOICES:
             lg = round(math.log2(ranks))
             a = row["a1"] * (ranks - 1) + row["a2"] * lg
-            b = row["b1"] * (ranks - 1) / ranks + row["b2"] * lg
+            b = row["b0"] + row["b1"] * (ranks - 1) / ranks + row["b2"] * lg
             for size in (1e3, 4.2e6, 1e10):
                 expected = cc.algorithm_time(row["op"], row["algorithm"], ranks, size, **figures).time_s
                 drawn = a * link.latency_s + b * size / link.bandwidth_bytes_per_s
                 assert drawn == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
-def test_crossover_marks_scale_with_alpha_times_b_and_match_the_core(light: dict, link: Link) -> None:
+def core_marks(op: str, ranks: int, link: Link) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """What the chart must mark, asked of the core for this link: (switches, meets) as (pair, bytes)."""
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    first, *others = cc.ALGORITHMS[op]
+    switches = cc.best_algorithm_changes(op, ranks, low_bytes=cost.MIN_BYTES, high_bytes=cost.MAX_BYTES, **figures)
+    meets = [(f"{cc.short_title(op, first)} = {cc.short_title(op, other)}", c.message_bytes)
+             for other in others for c in cc.crossovers(op, ranks, first, other, **figures)
+             if not any({s.faster_below, s.faster_above} == {first, other}
+                        and c.message_bytes == pytest.approx(s.message_bytes, rel=1e-6) for s in switches)]
+    return ([(f"{cc.short_title(op, s.faster_below)} → {cc.short_title(op, s.faster_above)}", s.message_bytes)
+             for s in switches], sorted(meets, key=lambda m: m[1]))
+
+
+@pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
+def test_marks_scale_with_alpha_times_b_and_match_the_core(light: dict, link: Link) -> None:
     product = link.latency_s * link.bandwidth_bytes_per_s
     rows = light["datasets"]["crossovers"]
     for op in cc.ALGORITHMS:
-        first, *others = cc.ALGORITHMS[op]
         for ranks in cost.RANK_CHOICES:
-            drawn = sorted(r["x"] * product for r in rows if r["op"] == op and r["ranks"] == ranks
-                           and cost.MIN_BYTES <= r["x"] * product <= cost.MAX_BYTES)
-            core = sorted(c.message_bytes for other in others
-                          for c in cc.crossovers(op, ranks, first, other, **figures))
-            assert drawn == pytest.approx(core, rel=2e-3), (op, ranks)
+            drawn = {kind: sorted(((r["pair"], r["x"] * product) for r in rows if r["op"] == op and r["ranks"] == ranks
+                                   and r["kind"] == kind and cost.MIN_BYTES <= r["x"] * product <= cost.MAX_BYTES),
+                                  key=lambda m: m[1]) for kind in ("switch", "meet")}
+            switches, meets = core_marks(op, ranks, link)
+            for kind, expected in (("switch", switches), ("meet", meets)):
+                assert [pair for pair, _ in drawn[kind]] == [pair for pair, _ in expected], (op, ranks, kind)
+                assert [size for _, size in drawn[kind]] == pytest.approx([size for _, size in expected], rel=1e-6)
 
 
-def test_all_reduce_marks_ring_against_the_binomial_tree(light: dict) -> None:
+def test_all_reduce_marks_where_the_ring_meets_each_tree(light: dict) -> None:
     rows = [r for r in light["datasets"]["crossovers"] if r["op"] == "all-reduce" and r["ranks"] == 8]
-    assert [(r["pair"], r["below"]) for r in rows] == [("ring = binomial tree", "binomial tree")]
+    assert [(r["kind"], r["pair"], r["below"]) for r in rows] == [
+        ("meet", "ring = binomial tree", "binomial tree"), ("meet", "ring = double binary tree", "double binary tree")]
     # 2(p−1)α + 2(p−1)/p·S/B = 2·lg·(α + S/B) at p = 8: S/(α·B) = (14 − 6) ÷ (6 − 1.75)
-    assert rows[0]["x"] == pytest.approx(8 / 4.25, rel=1e-3)
+    assert rows[0]["x"] == pytest.approx(8 / 4.25, rel=1e-6)
+    # 2(p−1)α + 2(p−1)/p·S/B = 2·lg·α + 2·S/B: S/(α·B) = (p − 1 − lg)·p = 32
+    assert rows[1]["x"] == pytest.approx(32, rel=1e-6)
+
+
+def test_the_broadcast_chart_marks_the_switches_its_caption_names(light: dict) -> None:
+    (ndr,) = [link for link in LINKS if link.id == "ib-ndr"]
+    product = ndr.latency_s * ndr.bandwidth_bytes_per_s
+    rows = [r for r in light["datasets"]["crossovers"] if r["op"] == "broadcast" and r["ranks"] == 64
+            and cost.MIN_BYTES <= r["x"] * product <= cost.MAX_BYTES]
+    switches = [(r["pair"], cost.size_label(r["x"] * product)) for r in rows if r["kind"] == "switch"]
+    assert switches == [("binomial tree → scatter + all-gather", "3.13 MB"),
+                        ("scatter + all-gather → pipelined chain", "49.9 MB")]
+    caption = cost.caption_text("broadcast", 64, ndr, LINKS)
+    for _, size in switches:
+        assert f"at {size}" in caption
+    assert "the pipelined chain takes over from scatter + all-gather at 49.9 MB" in caption
 
 
 def test_expressions_state_the_core_formula(light: dict) -> None:
     text = json.dumps(light)
     assert "datum.a * datum.latency + datum.b * datum.bytes / datum.bandwidth" in text
     assert "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg" in text
+    assert "datum.b0 + datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg" in text
     assert "sqrt((datum.ranks - 2) * datum.bytes / (datum.latency * datum.bandwidth))" in text
 
 
-def test_static_render_draws_the_lines_and_the_crossover(light: dict) -> None:
+def test_static_render_draws_the_lines_and_the_marks(light: dict) -> None:
     svg = render.svg(light)
-    assert "ring = binomial tree at 1.61MB" in svg
+    for label in ("ring = binomial tree", "ring = double binary tree"):
+        assert f">{label}<" in svg
+    assert ">at 1.61 MB<" in svg and ">at 27.4 MB<" in svg
     assert "latency-bound" in svg and "bandwidth-bound" in svg
-    for title in ("ring", "Rabenseifner (halving + doubling)", "binomial tree"):
+    for title in ("ring", "Rabenseifner (halving + doubling)", "binomial tree", "double binary tree (NCCL's tree)"):
         assert f">{title}<" in svg
+    assert ">All-reduce: time against message size<" in svg
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_narrow_still_is_drawn_at_a_phones_column(theme: str) -> None:
+    spec = cost.narrow_static(cost.cost_spec(LINKS, op="broadcast", ranks=64, link_id="ib-ndr", theme=theme))
+    svg = render.svg(spec)
+    assert render.svg_size(svg) == (cost.NARROW_STATIC_WIDTH_PX, cost.NARROW_STATIC_HEIGHT_PX)
+    assert ">Broadcast:<" in svg and ">time against message size<" in svg  # two lines on a narrow chart
+
+
+def test_the_chain_is_never_called_a_ring() -> None:
+    for op in ("broadcast", "reduce"):
+        assert cc.algorithm_title(op, "ring").startswith("pipelined chain")
+        assert cost.algorithm_noun(op, "ring") == "the pipelined chain"
+        rows = [r for r in cost._algorithm_rows() if r["op"] == op and r["algorithm"] == "ring"]
+        assert [(r["title"], r["short"]) for r in rows] == [("pipelined chain (NCCL's ring)", "pipelined chain")]
+    assert cc.algorithm_title("all-reduce", "ring") == "ring"
+
+
+def test_every_state_has_a_caption_from_the_core() -> None:
+    data = cost.caption_states(LINKS, cached=False)
+    assert len(data["states"]) == len(cc.ALGORITHMS) * len(cost.RANK_CHOICES) * len(LINKS)
+    for op in cc.ALGORITHMS:
+        own = {cost.algorithm_noun(op, name) for name in cc.ALGORITHMS[op]}
+        foreign = {cost.algorithm_noun(other, name) for other in cc.ALGORITHMS for name in cc.ALGORITHMS[other]} - own
+        for ranks in cost.RANK_CHOICES:
+            for link in LINKS:
+                text = cost.fill_caption(data, op, ranks, link.id)
+                assert text.startswith(f"{OP_TITLES[op]} over {ranks} ranks on {link.name} ")
+                switches, meets = core_marks(op, ranks, link)
+                for _, size in switches + meets:
+                    assert f" at {cost.size_label(size)}" in text, (op, ranks, link.id)
+                if switches:
+                    assert "Diamonds mark where the fastest algorithm changes" in text
+                else:
+                    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+                    winner = cc.best_algorithm(op, ranks, cost.MIN_BYTES, **figures).algorithm
+                    assert f"{cost.algorithm_noun(op, winner)} is fastest at every size drawn".lower() in text.lower()
+                # It names only algorithms the chart draws for this primitive (the note says what NCCL calls them).
+                named = text.replace(data["ops"][op]["note"], "")
+                for noun in foreign:
+                    assert noun not in named, (op, noun)
+                if op != "all-reduce":
+                    assert "Rabenseifner" not in text
 
 
 @pytest.mark.parametrize(
@@ -160,3 +239,15 @@ def test_caption_escapes_and_states_the_fastest_algorithm() -> None:
     assert "α = 1.9 µs" in caption
     hostile = type(nvlink4)(id="x", name="<b>link</b>", bandwidth_gbps=1, latency_us=1, sources=(), path="")
     assert "&lt;b&gt;link&lt;/b&gt;" in cost.caption_html("all-gather", 8, hostile)
+    live = cost.caption_html("all-gather", 8, hostile, (hostile, nvlink4))
+    assert "<b>" not in live and live.count("<template") == 1 and live.endswith("</template>")
+    assert "data-cost-caption" in live
+
+
+def test_the_title_follows_the_primitive_and_an_authors_title_names_its_own_state_only(light: dict) -> None:
+    expression = light["title"]["text"]["expr"]
+    for op in cc.ALGORITHMS:
+        assert f'"{op}": "{OP_TITLES[op]}"' in expression
+    authored = cost.cost_spec(LINKS, op="broadcast", ranks=64, link_id="ib-ndr", title='A "quoted" title')
+    expression = authored["title"]["text"]["expr"]
+    assert expression.startswith('op == "broadcast" && ranks == 64 && link == "ib-ndr" ? "A \\"quoted\\" title" : (')

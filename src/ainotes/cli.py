@@ -823,8 +823,9 @@ def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     peak = train.add_mutually_exclusive_group(required=True)
     peak.add_argument("--preset", metavar="ID", help="GPU preset whose peak to use")
     peak.add_argument("--peak-tflops", type=_positive_number, metavar="P", help="peak TFLOP/s per device")
-    train.add_argument("--precision", choices=PRECISIONS, metavar="P",
-                       help=f"the precision the job trains in, for --preset ({', '.join(PRECISIONS)}; default bf16)")
+    train.add_argument("--precision", choices=JOB_PRECISIONS, metavar="P",
+                       help=f"the precision the job trains in, for --preset ({', '.join(JOB_PRECISIONS)}; "
+                       "default bf16)")
     train.add_argument("--layers", type=_count, metavar="L", help="layers (attention term)")
     train.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
     train.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")

@@ -12,10 +12,10 @@ with a and b depending on the algorithm and p. The per-algorithm counts are
 those of Thakur, Rabenseifner & Gropp, "Optimization of Collective
 Communication Operations in MPICH", IJHPCA 19(1), 2005; γ, the time to add
 the bytes of a reduction, is left out. ``lg`` below is ⌈log₂ p⌉, the number
-of rounds of a binomial tree or of recursive doubling (exact for powers of
-two; implementations add a round or two for other p, which this model
-ignores). S is the size of the whole tensor: an all-gather's output, a
-reduce-scatter's input, one rank's buffer in an all-to-all.
+of rounds of a binomial tree or of recursive doubling; ``fl`` is ⌊log₂ p⌋ and
+p' = 2^fl the largest power of two not above p. S is the size of the whole
+tensor: an all-gather's output, a reduce-scatter's input, one rank's buffer in
+an all-to-all.
 
 =============== ================== ================================ ===========================
 primitive       algorithm          latency term                     bandwidth term
@@ -24,13 +24,16 @@ all-gather      ring               (p−1)·α                          (p−1)/
 all-gather      recursive-doubling lg·α                             (p−1)/p · S/B
 reduce-scatter  ring               (p−1)·α                          (p−1)/p · S/B
 reduce-scatter  recursive-halving  lg·α                             (p−1)/p · S/B
+                (p not 2^k)        (fl + 2)·α                       (1 + (p'−1)/p' + 1/p) · S/B
 all-reduce      ring               2(p−1)·α                         2(p−1)/p · S/B
 all-reduce      rabenseifner       2·lg·α                           2(p−1)/p · S/B
+                (p not 2^k)        (2·fl + 2)·α                     (2 + 2(p'−1)/p') · S/B
 all-reduce      binomial-tree      2·lg·α                           2·lg · S/B
-broadcast       ring               (p−2+k)·α                        (p−2+k) · S/(kB)
+all-reduce      double-binary-tree 2·fl·α                           2 · S/B
+broadcast       ring (chain)       (p−2+k)·α                        (p−2+k) · S/(kB)
 broadcast       binomial-tree      lg·α                             lg · S/B
 broadcast       scatter-allgather  (lg + p−1)·α                     2(p−1)/p · S/B
-reduce          ring               (p−2+k)·α                        (p−2+k) · S/(kB)
+reduce          ring (chain)       (p−2+k)·α                        (p−2+k) · S/(kB)
 reduce          binomial-tree      lg·α                             lg · S/B
 scatter         direct             (p−1)·α                          (p−1)/p · S/B
 scatter         binomial-tree      lg·α                             (p−1)/p · S/B
@@ -38,20 +41,49 @@ all-to-all      pairwise           (p−1)·α                          (p−1)/
 all-to-all      bruck              lg·α                             lg/2 · S/B
 =============== ================== ================================ ===========================
 
+Rank counts that are not powers of two. MPICH's recursive halving and
+Rabenseifner's algorithm first fold the p − p' extra ranks into neighbours
+(each sends its whole vector, α + S/B), run among p' ranks, and send the
+results back at the end (S/p for a reduce-scatter, the whole S for an
+all-reduce): the rows marked "p not 2^k", after the algorithms and cost
+comments in MPICH's ``reduce_scatter_intra_recursive_halving.c`` and
+``allreduce_intra_reduce_scatter_allgather.c``. Their latency counts are
+MPICH's; for the bandwidth, whose comments write (p−1)/p for the middle
+exchange, this model counts it over the p' ranks that run it. MPICH's
+recursive-doubling all-gather runs on powers of two only; at other p it uses
+Bruck's all-gather, whose cost is the same lg·α + (p−1)/p·S/B.
+Binomial trees, Bruck's all-to-all and a binomial scatter take ⌈log₂ p⌉ rounds
+at any p.
+
+The double binary tree is NCCL's tree all-reduce (Sanders, Speck & Träff,
+"Two-tree algorithms for full bandwidth broadcast, reduction and scan",
+Parallel Computing 35, 2009): two binary trees, each carrying half the
+tensor, with every rank a leaf in one of them, so each link carries the tensor
+once up (reduce) and once down (broadcast), pipelined in chunks. Its terms are
+those of NCCL's own tuning model (``src/graph/tuning.cc``): algorithm bandwidth
+half the bus bandwidth, so 2·S/B, and latency twice the tree's depth,
+⌊log₂ p⌋ hops; the pipeline's fill is left out, as NCCL's model leaves it out.
+The binomial tree, by contrast, sends the whole tensor in every round, unpipelined.
+
 A ring broadcast or reduce is a pipelined chain: the tensor goes down the
 chain of p ranks in k chunks, (p−1) + (k−1) steps of α + S/(kB). The model
 picks the best whole k, near k* = √((p−2)·S/(α·B)), which is where the
-derivative of the time in k vanishes.
+derivative of the time in k vanishes. NCCL calls it a ring (the chain is the
+ring without its last link); the pages call it a pipelined chain.
 
 nccl-tests (doc/PERFORMANCE.md) reports, for a run of time t::
 
     algbw = S / t
     busbw = algbw × factor,  factor = 2(p−1)/p for all-reduce; (p−1)/p for all-gather,
-                                      reduce-scatter and all-to-all; 1 for broadcast and reduce
+                                      reduce-scatter, all-to-all and scatter; 1 for broadcast and reduce
 
-(scatter, which nccl-tests does not measure, takes (p−1)/p: its root sends
+(nccl-tests' scatter test, ``src/scatter.cu``, takes (p−1)/p: its root sends
 that share of S). With the factor, busbw of a bandwidth-optimal algorithm
 approaches B as S grows, whatever p: it is the figure to compare with the link.
+
+Two algorithms whose times agree to a relative :data:`TIE_RELATIVE` count as
+equally fast (floating-point rounding is no reason to change algorithm); the
+one listed first in :data:`ALGORITHMS` is then the fastest.
 """
 
 from __future__ import annotations
@@ -71,7 +103,7 @@ MAX_MESSAGE_BYTES = 1e15
 
 #: Algorithms per primitive, the bandwidth-optimal, neighbour-only one first.
 ALGORITHMS: dict[str, tuple[str, ...]] = {
-    "all-reduce": ("ring", "rabenseifner", "binomial-tree"),
+    "all-reduce": ("ring", "rabenseifner", "binomial-tree", "double-binary-tree"),
     "reduce": ("ring", "binomial-tree"),
     "reduce-scatter": ("ring", "recursive-halving"),
     "all-gather": ("ring", "recursive-doubling"),
@@ -80,11 +112,12 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
     "all-to-all": ("pairwise", "bruck"),
 }
 
-#: How each algorithm reads in a legend.
+#: How each algorithm reads in a legend (:func:`algorithm_title` names the chains).
 ALGORITHM_TITLES = {
     "ring": "ring",
     "rabenseifner": "Rabenseifner (halving + doubling)",
     "binomial-tree": "binomial tree",
+    "double-binary-tree": "double binary tree (NCCL's tree)",
     "recursive-halving": "recursive halving",
     "recursive-doubling": "recursive doubling",
     "scatter-allgather": "scatter + all-gather",
@@ -92,6 +125,10 @@ ALGORITHM_TITLES = {
     "pairwise": "pairwise exchange",
     "bruck": "Bruck",
 }
+CHAIN_TITLE = "pipelined chain (NCCL's ring)"
+
+#: Relative difference below which two times count as equal (see the module docstring).
+TIE_RELATIVE = 1e-9
 
 # Pipelined chains (ring broadcast and reduce): their terms depend on the chunk count k.
 _CHAINS = frozenset({("broadcast", "ring"), ("reduce", "ring")})
@@ -139,6 +176,17 @@ class Crossover:
     faster_above: str
 
 
+def algorithm_title(op: str, algorithm: str) -> str:
+    """How an algorithm of ``op`` reads on a page: the ring broadcast and reduce are pipelined chains."""
+    check_algorithm(op, algorithm)
+    return CHAIN_TITLE if (op, algorithm) in _CHAINS else ALGORITHM_TITLES[algorithm]
+
+
+def short_title(op: str, algorithm: str) -> str:
+    """The title without its parenthesis: ``"Rabenseifner"``, ``"pipelined chain"``."""
+    return algorithm_title(op, algorithm).split(" (")[0]
+
+
 def rounds_log2(ranks: int) -> int:
     """lg = ⌈log₂ p⌉: rounds of a binomial tree or of recursive doubling over p ranks."""
     return (ranks - 1).bit_length()
@@ -152,41 +200,62 @@ def bus_factor(op: str, ranks: int) -> float:
     return float(bus_factor_exact(op, ranks))
 
 
-# Each affine algorithm's terms, as multiples of the four quantities they are built from:
-# a = a₁·(p−1) + a₂·lg rounds of α; b = b₁·(p−1)/p + b₂·lg multiples of S/B (the module table).
-_TERMS: dict[tuple[str, str], tuple[float, float, float, float]] = {
-    ("all-gather", "ring"): (1, 0, 1, 0),
-    ("all-gather", "recursive-doubling"): (0, 1, 1, 0),
-    ("reduce-scatter", "ring"): (1, 0, 1, 0),
-    ("reduce-scatter", "recursive-halving"): (0, 1, 1, 0),
-    ("all-reduce", "ring"): (2, 0, 2, 0),
-    ("all-reduce", "rabenseifner"): (0, 2, 2, 0),
-    ("all-reduce", "binomial-tree"): (0, 2, 0, 2),
-    ("broadcast", "binomial-tree"): (0, 1, 0, 1),
-    ("broadcast", "scatter-allgather"): (1, 1, 2, 0),
-    ("reduce", "binomial-tree"): (0, 1, 0, 1),
-    ("scatter", "direct"): (1, 0, 1, 0),
-    ("scatter", "binomial-tree"): (0, 1, 1, 0),
-    ("all-to-all", "pairwise"): (1, 0, 1, 0),
-    ("all-to-all", "bruck"): (0, 1, 0, 0.5),
+def floor_log2(ranks: int) -> int:
+    """fl = ⌊log₂ p⌋: the depth of a binary tree over p ranks; p' = 2^fl is the largest power of two ≤ p."""
+    return ranks.bit_length() - 1
+
+
+def is_power_of_two(ranks: int) -> bool:
+    return ranks & (ranks - 1) == 0
+
+
+# Each affine algorithm's terms at a power of two p, as multiples of the quantities they are built from:
+# a = a₁·(p−1) + a₂·lg rounds of α; b = b₀ + b₁·(p−1)/p + b₂·lg multiples of S/B (the module table).
+_TERMS: dict[tuple[str, str], tuple[float, float, float, float, float]] = {
+    ("all-gather", "ring"): (1, 0, 0, 1, 0),
+    ("all-gather", "recursive-doubling"): (0, 1, 0, 1, 0),
+    ("reduce-scatter", "ring"): (1, 0, 0, 1, 0),
+    ("reduce-scatter", "recursive-halving"): (0, 1, 0, 1, 0),
+    ("all-reduce", "ring"): (2, 0, 0, 2, 0),
+    ("all-reduce", "rabenseifner"): (0, 2, 0, 2, 0),
+    ("all-reduce", "binomial-tree"): (0, 2, 0, 0, 2),
+    ("all-reduce", "double-binary-tree"): (0, 2, 2, 0, 0),
+    ("broadcast", "binomial-tree"): (0, 1, 0, 0, 1),
+    ("broadcast", "scatter-allgather"): (1, 1, 0, 2, 0),
+    ("reduce", "binomial-tree"): (0, 1, 0, 0, 1),
+    ("scatter", "direct"): (1, 0, 0, 1, 0),
+    ("scatter", "binomial-tree"): (0, 1, 0, 1, 0),
+    ("all-to-all", "pairwise"): (1, 0, 0, 1, 0),
+    ("all-to-all", "bruck"): (0, 1, 0, 0, 0.5),
 }
 
 
-def terms(op: str, algorithm: str) -> tuple[float, float, float, float] | None:
-    """(a₁, a₂, b₁, b₂) with a = a₁·(p−1) + a₂·lg and b = b₁·(p−1)/p + b₂·lg; ``None`` for a chain."""
+def terms(op: str, algorithm: str) -> tuple[float, float, float, float, float] | None:
+    """(a₁, a₂, b₀, b₁, b₂) with a = a₁·(p−1) + a₂·lg and b = b₀ + b₁·(p−1)/p + b₂·lg, exact at powers
+    of two (:func:`coefficients` adds what other rank counts cost); ``None`` for a chain."""
     check_algorithm(op, algorithm)
     return _TERMS.get((op, algorithm))
 
 
 def coefficients(op: str, algorithm: str, ranks: int) -> tuple[float, float]:
-    """(a, b) in t = a·α + b·S/B for every algorithm but the chains (see the module table)."""
+    """(a, b) in t = a·α + b·S/B for every algorithm but the chains, at any p (the module table)."""
     check_ranks(ranks)
     found = terms(op, algorithm)
     if found is None:
         raise InputError(f"{op} {algorithm} is a pipelined chain: its terms depend on the chunk count")
-    a_steps, a_rounds, b_share, b_rounds = found
+    fl = floor_log2(ranks)
+    if (op, algorithm) == ("all-reduce", "double-binary-tree"):
+        return 2 * fl, 2.0  # two passes over a tree ⌊log₂ p⌋ hops deep, at any p
+    if not is_power_of_two(ranks):
+        kept = 2**fl  # p': the ranks left once the extra ones are folded into neighbours
+        if (op, algorithm) == ("reduce-scatter", "recursive-halving"):
+            return fl + 2, 1 + (kept - 1) / kept + 1 / ranks
+        if (op, algorithm) == ("all-reduce", "rabenseifner"):
+            return 2 * fl + 2, 2 + 2 * (kept - 1) / kept
+    a_steps, a_rounds, b_whole, b_share, b_rounds = found
     lg = rounds_log2(ranks)
-    return a_steps * (ranks - 1) + a_rounds * lg, b_share * (ranks - 1) / ranks + b_rounds * lg
+    return (a_steps * (ranks - 1) + a_rounds * lg,
+            b_whole + b_share * (ranks - 1) / ranks + b_rounds * lg)
 
 
 def chain_time(ranks: int, message_bytes: float, chunks: int, *, bandwidth_bytes_per_s: float,
@@ -238,10 +307,20 @@ def collective_times(op: str, ranks: int, message_bytes: float, *, bandwidth_byt
 
 def best_algorithm(op: str, ranks: int, message_bytes: float, *, bandwidth_bytes_per_s: float,
                    latency_s: float) -> AlgorithmTime:
-    """The fastest algorithm at this size (the earlier one in :data:`ALGORITHMS` on a tie)."""
+    """The fastest algorithm at this size: the earliest in :data:`ALGORITHMS` within
+    :data:`TIE_RELATIVE` of the least time (a three-rank broadcast's chain and binomial tree
+    take the same 2α + 2S/B, and rounding must not pick one, then the other)."""
     times = collective_times(op, ranks, message_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s,
                              latency_s=latency_s)
-    return min(times, key=lambda t: t.time_s)
+    least = min(t.time_s for t in times)
+    return next(t for t in times if t.time_s <= least * (1 + TIE_RELATIVE))
+
+
+def _gap_sign(first: float, second: float) -> int:
+    """+1 where ``first`` is slower, −1 where faster, 0 within :data:`TIE_RELATIVE`."""
+    if abs(first - second) <= TIE_RELATIVE * max(first, second):
+        return 0
+    return 1 if first > second else -1
 
 
 def _bisect(low: float, high: float, sign_at: Callable[[float], bool]) -> float:
@@ -276,8 +355,8 @@ def _locate(op: str, ranks: int, first: str, second: str, low: float, high: floa
     """
 
     def first_slower(size: float) -> bool:
-        return (algorithm_time(op, first, ranks, size, **link).time_s
-                > algorithm_time(op, second, ranks, size, **link).time_s)
+        return _gap_sign(algorithm_time(op, first, ranks, size, **link).time_s,
+                         algorithm_time(op, second, ranks, size, **link).time_s) > 0
 
     if (op, first) in _CHAINS or (op, second) in _CHAINS:
         size = _bisect(low, high, first_slower)
@@ -304,15 +383,14 @@ def crossovers(op: str, ranks: int, first: str, second: str, *, bandwidth_bytes_
     if (op, first) not in _CHAINS and (op, second) not in _CHAINS:
         low, high = check_message_bytes(low_bytes), check_message_bytes(high_bytes)
         (a1, b1), (a2, b2) = coefficients(op, first, ranks), coefficients(op, second, ranks)
-        if b1 == b2:
+        if math.isclose(b1, b2, rel_tol=TIE_RELATIVE):
             return ()
         size = (a2 - a1) * latency_s * bandwidth_bytes_per_s / (b1 - b2)
         return (_locate(op, ranks, first, second, low, high, link),) if low < size < high else ()
 
     def sign(size: float) -> int:
-        gap = (algorithm_time(op, first, ranks, size, **link).time_s
-               - algorithm_time(op, second, ranks, size, **link).time_s)
-        return (gap > 0) - (gap < 0)
+        return _gap_sign(algorithm_time(op, first, ranks, size, **link).time_s,
+                         algorithm_time(op, second, ranks, size, **link).time_s)
 
     sizes = _grid(low_bytes, high_bytes, per_decade=16)
     signs = [sign(s) for s in sizes]

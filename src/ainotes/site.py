@@ -475,8 +475,9 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
                                         title=request.title, theme=theme)
 
         light, dark = spec("light"), spec("dark")
-        _prefetch_renders(site, light, dark, dark_svg=True)
-        caption = cost_chart.caption_html(request.op, request.ranks, link)
+        narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
+        _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
+        caption = cost_chart.caption_html(request.op, request.ranks, link, links)
         chart.files = {
             "svg": lambda: render.svg(light),
             "svg-dark": lambda: render.svg(dark),
@@ -488,6 +489,7 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
+            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])),
         )
 
     return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))

@@ -59,13 +59,15 @@
   }
 
   function layout(g, ranks, ring) {
-    var gap = 10 + 4 * (ranks - 1);
+    var gap = Math.min(10 + 4 * (ranks - 1), g.gap_max);
+    var step = Math.min(4, (gap - 6) / Math.max(1, ranks - 1));
     var ringX = g.pad + g.label_w + ranks * (g.box_w + gap);
     return {
       gap: gap,
       ringX: ringX,
       width: ringX + (ring ? g.ring_w : 0) + g.pad - 4,
       gridHeight: g.header_h + ranks * g.row_pitch - (g.row_pitch - g.box_h),
+      arcApex: function (span) { return 4 + step * span; },
       boxX: function (c) { return g.pad + g.label_w + c * (g.box_w + gap); },
       boxY: function (r, top) { return top + g.header_h + r * g.row_pitch; }
     };
@@ -77,6 +79,9 @@
     if (parts.length > g.full_sum_parts) {
       var first = chunk.sources[0], last = chunk.sources[chunk.sources.length - 1];
       if (last - first === chunk.sources.length - 1) return ["Σ " + parts[0] + "…" + parts[parts.length - 1]];
+      var gaps = [];
+      for (var i = 1; i < chunk.sources.length; i++) if (chunk.sources[i] !== chunk.sources[i - 1] + 1) gaps.push(i);
+      if (gaps.length === 1 && first === 0) return ["Σ " + parts[gaps[0]] + "…" + parts[gaps[0] - 1]];
       return ["Σ " + chunk.sources.map(function (r) { return g.letters[r]; }).join(""), "chunk " + chunk.index];
     }
     if (parts.length <= 2) return [parts.join("+")];
@@ -114,7 +119,7 @@
       var srcY = L.boxY(src, top) + g.box_h / 2, dstY = L.boxY(dst, top) + g.box_h / 2;
       var offset = Math.min(4 + 3 * (span - 1), g.box_h / 2 - 4);
       var sy = down ? srcY + offset : srcY - offset, ey = down ? dstY - offset : dstY + offset;
-      var bulge = 2 * (4 + 4 * span);
+      var bulge = 2 * L.arcApex(span);
       d = "M" + num(right) + " " + num(sy) + "Q" + num(right + bulge) + " " + num((sy + ey) / 2) + " " +
         num(right + 1) + " " + num(ey);
       return '<path class="t" d="' + d + '"' + marker + "/>";
@@ -202,6 +207,7 @@
       });
     }
     return '<svg xmlns="' + SVG_NS + '" class="ainotes-coll" viewBox="0 0 ' + num(L.width) + " " + num(height) +
+      '" width="' + num(L.width) + '" height="' + num(height) +
       '" role="img" aria-labelledby="' + pid + "t " + pid + 'd">' +
       '<title id="' + pid + 't">' + esc(variant.title + ", step " + (index + 1) + " of " + variant.frames.length) +
       "</title>" + '<desc id="' + pid + 'd">' + esc(frame.caption + " " + holdings(g, frame)) + "</desc>" +
@@ -286,9 +292,20 @@
 
     var live = document.createElement("p");
     live.className = "ainotes-stepper-live";
+    // A frame is drawn at its own size; one wider than the column scrolls, and says so.
+    var hint = document.createElement("p");
+    hint.className = "ainotes-stepper-hint";
+    hint.textContent = "Wider than the screen: scroll the picture sideways to see every chunk.";
+    hint.hidden = true;
 
     function render() {
       frames.forEach(function (frame, i) { frame.hidden = i !== current; });
+      var shown = frames[current].querySelector(".ainotes-stepper-figure");
+      var scrolls = !!shown && shown.scrollWidth > shown.clientWidth + 1;
+      hint.hidden = !scrolls;
+      // A box that scrolls takes focus, so a keyboard can scroll it (its arrows then scroll, not step).
+      if (shown && scrolls) shown.setAttribute("tabindex", "0");
+      else if (shown) shown.removeAttribute("tabindex");
       prev.disabled = current === 0;
       next.disabled = current === count - 1;
       counter.textContent = "Frame " + (current + 1) + " of " + count;
@@ -332,6 +349,7 @@
     play.addEventListener("click", toggle);
     root.addEventListener("keydown", function (event) {
       if (event.altKey || event.ctrlKey || event.metaKey) return;
+      if (event.target !== root && event.target.classList.contains("ainotes-stepper-figure")) return;
       var target = { ArrowLeft: current - 1, ArrowRight: current + 1, Home: 0, End: count - 1 }[event.key];
       if (target === undefined) return;
       event.preventDefault();
@@ -343,6 +361,8 @@
     // Below the picture, so enhancing never moves the first frame down.
     var list = frames[0].parentNode;
     list.parentNode.insertBefore(controls, list.nextSibling);
+    list.parentNode.insertBefore(hint, controls);
+    render();
 
     var data = readData(root);
     if (data && data.variants[data.initial]) {

@@ -370,6 +370,57 @@
     updateReadouts(entry);
   }
 
+  // -- the cost chart's caption (ainotes/charts/cost.py: caption_states, fill_caption) ----------------
+  // The caption follows the primitive, rank count and link selects: the same sentences as the core's
+  // fill_caption, filled with the figures the core computed for that state at build time.
+
+  function sentenceStart(text) { return text.charAt(0).toUpperCase() + text.slice(1); }
+
+  function andList(items) {
+    return items.length === 1 ? items[0] : items.slice(0, -1).join(", ") + " and " + items[items.length - 1];
+  }
+
+  function fillSentence(template, values) {
+    return template.replace(/\{([a-z]+)\}/g, function (whole, key) { return key in values ? String(values[key]) : whole; });
+  }
+
+  function costCaption(data, op, ranks, link) {
+    var t = data.t, about = data.ops[op], facts = data.states[op + "|" + ranks + "|" + link];
+    if (!about || !facts) return null;
+    var names = about.names;
+    var parts = [fillSentence(t.setting, {op: about.title, ranks: ranks, link: data.links[link], first: names[0]})];
+    if (about.note) parts.push(about.note);
+    if (facts.s.length) {
+      parts.push(fillSentence(t.changes, {list: facts.s.map(function (c) {
+        return fillSentence(t.change, {above: names[c[1]], below: names[c[0]], size: c[2]});
+      }).join("; ")}));
+    } else {
+      parts.push(fillSentence(t.winner, {winner: sentenceStart(names[facts.w])}));
+      if (facts.r >= 1) parts.push(fillSentence(t["same-bytes"], {first: names[0]}));
+      if (facts.r === 2) parts.push(t.rings);
+    }
+    if (facts.m.length) {
+      parts.push(fillSentence(t.meets, {first: names[0], list: andList(facts.m.map(function (m) {
+        return fillSentence(t.meet, {other: names[m[0]], size: m[1]});
+      }))}));
+    }
+    parts.push(t.tail);
+    return parts.join(" ");
+  }
+
+  function followCaption(figure, view) {
+    var node = figure.querySelector("[data-cost-caption]");
+    var template = figure.querySelector("template.ainotes-cost-captions");
+    if (!node || !template) return;
+    var data = JSON.parse(template.content ? template.content.textContent : template.textContent);
+    function update() {
+      var text = costCaption(data, view.signal("op"), view.signal("ranks"), view.signal("link"));
+      if (text !== null && node.textContent !== text) node.textContent = text;
+    }
+    ["op", "ranks", "link"].forEach(function (name) { view.addSignalListener(name, update); });
+    update();
+  }
+
   // -- views -------------------------------------------------------------------------------------
 
   function render(figure) {
@@ -437,6 +488,7 @@
       entry.pending = null;
       figure.classList.add("ainotes-chart--live");
       if (form) wire(entry);
+      else followCaption(figure, view);
     }).catch(function (error) {
       // The static SVG stays; the chart is still readable.
       view.finalize();

@@ -43,10 +43,12 @@ from ainotes.collectives import (
 )
 from ainotes.errors import InputError
 
-# Geometry, in SVG user units (px at scale 1). A 4-rank frame is about 370
-# units wide, so it stays legible on a 360 px phone screen.
+# Geometry, in SVG user units. A page draws every frame at its own size, one unit to one CSS
+# pixel, so text keeps its 11 px or more: a 4-rank frame (326 units) fits a 360 px phone's
+# column, an 8-rank ring (648) a desk's; a wider frame scrolls sideways in its box rather
+# than shrink.
 PAD = 8
-LABEL_W = 60
+LABEL_W = 50
 BOX_W = 52
 BOX_H = 34
 ROW_PITCH = 44
@@ -55,9 +57,10 @@ TITLE_H = 22
 CAPTION_LINE_H = 16
 CAPTION_LINES = 2
 CAPTION_CHARS = 56  # characters per caption line at 12.5 px in a 4-rank frame
-NAME_CHARS = 9  # longer rank names are shortened in the picture (full in <desc>)
+NAME_CHARS = 7  # longer rank names are shortened in the picture (full in <desc>)
 FULL_SUM_PARTS = 4  # sums of more parts are written "Σ a0…h0"
-RING_W = 76  # the ring schedule's column: chunks each rank has sent to the next
+RING_W = 58  # the ring schedule's column: chunks each rank has sent to the next ("14 × S/8")
+GAP_MAX = 14  # the widest gap right of a chunk column, where same-column arcs run
 
 # Animation timing (seconds): each step holds, the final state holds longer.
 STEP_S = 2.4
@@ -109,7 +112,13 @@ class _Layout:
     @property
     def col_gap(self) -> float:
         # Room right of each column for the arcs of same-column transfers.
-        return 10 + 4 * (self.ranks - 1)
+        return min(10 + 4 * (self.ranks - 1), GAP_MAX)
+
+    def arc_apex(self, span: int) -> float:
+        """How far right of its column an arc over ``span`` rows reaches: 4 units a row up to 4
+        ranks, closer together beyond, so the longest stays inside the gap."""
+        step = min(4.0, (self.col_gap - 6) / max(1, self.ranks - 1))
+        return 4 + step * span
 
     @property
     def width(self) -> float:
@@ -148,7 +157,8 @@ def _n(value: float) -> str:
 
 
 def chunk_box_label(chunk: Chunk) -> tuple[str, ...]:
-    """Text lines inside a chunk's box: ``a0``; ``a0+b0+`` / ``c0+d0``; ``Σ a0…h0``."""
+    """Text lines inside a chunk's box: ``a0``; ``a0+b0+`` / ``c0+d0``; ``Σ a0…h0``; ``Σ g0…c0`` for a
+    ring's running sum that wrapped around from g0 through h0 to a0, b0 and c0."""
     if not chunk.is_sum:
         return (chunk.label,)
     parts = [f"{RANK_LETTERS[r]}{chunk.index}" for r in chunk.sources]
@@ -156,6 +166,10 @@ def chunk_box_label(chunk: Chunk) -> tuple[str, ...]:
         contiguous = list(chunk.sources) == list(range(chunk.sources[0], chunk.sources[-1] + 1))
         if contiguous:
             return (f"Σ {parts[0]}…{parts[-1]}",)
+        # A ring's running sum wraps around past the last rank: name it from where it started.
+        gaps = [i for i in range(1, len(chunk.sources)) if chunk.sources[i] != chunk.sources[i - 1] + 1]
+        if len(gaps) == 1 and chunk.sources[0] == 0:
+            return (f"Σ {parts[gaps[0]]}…{parts[gaps[0] - 1]}",)
         return ("Σ " + "".join(RANK_LETTERS[r] for r in chunk.sources), f"chunk {chunk.index}")
     if len(parts) <= 2:
         return ("+".join(parts),)
@@ -278,7 +292,7 @@ def _arrow(layout: _Layout, transfer: Transfer, top: float, pid: str) -> str:
         # arriving from several ranks do not sit on top of each other.
         offset = min(4 + 3 * (span - 1), BOX_H / 2 - 4)
         sy, ey = (src_y + offset, dst_y - offset) if down else (src_y - offset, dst_y + offset)
-        bulge = 2 * (4 + 4 * span)  # control offset: the arc's apex sits at half of it
+        bulge = 2 * layout.arc_apex(span)  # control offset: the arc's apex sits at half of it
         d = f"M{_n(right)} {_n(sy)}Q{_n(right + bulge)} {_n((sy + ey) / 2)} {_n(right + 1)} {_n(ey)}"
         return f'<path class="t" d="{d}"{marker}/>'
     # Different columns (all-to-all): from box edge to box edge, bent to the right of travel
@@ -384,7 +398,7 @@ def frame_svg(run: CollectiveRun, index: int, *, id_prefix: str = "f", title: st
     height = PAD + layout.grid_height + PAD
     style = f"<style>{svg_css()}</style>" if standalone else ""
     background = f'<rect class="bg" width="{_n(layout.width)}" height="{_n(height)}"/>' if standalone else ""
-    size = f' width="{_n(layout.width)}" height="{_n(height)}"' if standalone else ""
+    size = f' width="{_n(layout.width)}" height="{_n(height)}"'  # drawn at its own size, in a page too
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="ainotes-coll" viewBox="0 0 {_n(layout.width)} {_n(height)}"'
         f'{size} role="img" aria-labelledby="{pid}t {pid}d">'
@@ -577,7 +591,7 @@ def _stepper_data(op: str, root: int, title: str | None) -> dict:
         "op": op,
         "variants": variants,
         "geometry": {"pad": PAD, "label_w": LABEL_W, "box_w": BOX_W, "box_h": BOX_H, "row_pitch": ROW_PITCH,
-                     "header_h": HEADER_H, "ring_w": RING_W, "full_sum_parts": FULL_SUM_PARTS,
+                     "header_h": HEADER_H, "ring_w": RING_W, "gap_max": GAP_MAX, "full_sum_parts": FULL_SUM_PARTS,
                      "name_chars": NAME_CHARS, "letters": RANK_LETTERS},
     }
 
@@ -634,7 +648,7 @@ def standalone_html(run: CollectiveRun, *, title: str | None = None) -> str:
     name = _title(run, title)
     page_css = (
         ":root{color-scheme:light dark}"
-        "body{margin:0 auto;max-width:40rem;padding:1rem;font:16px/1.5 system-ui,-apple-system,"
+        "body{margin:0 auto;max-width:44rem;padding:1rem;font:16px/1.5 system-ui,-apple-system,"
         '"Segoe UI",Roboto,sans-serif;background:#fff;color:#1f2328}'
         "@media (prefers-color-scheme:dark){body{background:#1e2129;color:#e6e8eb}}"
         "h1{font-size:1.35rem;margin:.2em 0 .6em}"

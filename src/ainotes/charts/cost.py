@@ -2,17 +2,19 @@
 
 Log-log axes from 1 kB to 10 GB. Every number in the data comes from the core
 (:mod:`ainotes.collective_cost`): each algorithm's terms (latency rounds
-a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b1·(p−1)/p + b2·log₂p), the links' α and B, the sizes
-where the ring (pairwise, direct) line meets another, and the size where the
-ring's latency and bandwidth terms are equal (the shaded latency-bound
-regime lies left of it). The browser only re-evaluates the formula the core
-states,
+a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b0 + b1·(p−1)/p + b2·log₂p), the links' α and B,
+the marks (diamonds where the fastest algorithm changes, circles where the first algorithm (ring,
+chain, pairwise, direct) takes as long as another), and the size where the first algorithm's latency
+and bandwidth terms are equal (the shaded latency-bound regime lies left of it). The browser
+only re-evaluates the formula the core states,
 
     t = a·α + b·S/B,    and for a pipelined chain  t = min over k of (p−2+k)·(α + S/(k·B)),
 
 along a grid of sizes, as the reader switches primitive, rank count or link
 (Vega-Lite params bound to three selects; the tests check the expression
-against the core).
+against the core). The title follows the primitive select (an expression over the core's
+titles); the caption below the chart follows all three, from sentences and figures the core
+computed here for every state (:func:`caption_states`), which ``vega-charts.js`` puts in place.
 
 Themes are config only: the spec's body names no colour. Marks take theirs
 from ``config`` (``range.category`` for the lines, named ``style`` entries for
@@ -27,6 +29,7 @@ its title and its description put in by plain Python.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Hashable
 from typing import Any, Literal
@@ -41,17 +44,27 @@ from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 480
+# The picture a phone shows before (or without) the script: drawn at a 360 px screen's column.
+NARROW_STATIC_WIDTH_PX = 328
+NARROW_STATIC_HEIGHT_PX = 500
 MIN_BYTES = 1e3
 MAX_BYTES = 1e10
 #: Rank counts offered by the chart's control: powers of two from 2 to 1024.
 RANK_CHOICES = tuple(2**i for i in range(1, 11))
 # Grid of log10(size) the browser evaluates each line on: 16 points per decade.
 GRID_STEP_DECADES = 1 / 16
-# A crossover label left of its point needs about two decades of room.
-LABEL_LEFT_FROM_BYTES = 1e6
-# Below this plot width (px) crossover labels are left to tooltips and the caption.
+# Where a size sits on the plot, in px from its left edge (the x scale: log, MIN_BYTES to MAX_BYTES, not niced).
+_PIXEL_X = (f"width * (log(datum.bytes) / LN10 - {math.log10(MIN_BYTES):g}) / "
+            f"{math.log10(MAX_BYTES) - math.log10(MIN_BYTES):g}")
+# Room a regime label needs beside the balance rule, in px (the longer, "bandwidth-bound", at 12 px italic).
+REGIME_LABEL_PX = 100
+# Below this plot width (px) mark labels are left to tooltips and the caption.
 NARROW_PLOT_PX = 420
-SUBTITLE = "α–β model, one line per algorithm; shaded: latency-bound"
+# Below this chart width (px) the title takes two lines.
+NARROW_TITLE_PX = 420
+# Words, not symbols: the PNG's renderer draws a line with a glyph its font lacks in another font.
+SUBTITLE = ["α–β model, one line per algorithm; shaded: the first",
+            "line is latency-bound; diamonds: the fastest changes;", "circles: the first line meets another"]
 
 Theme = Literal["light", "dark"]
 
@@ -59,10 +72,10 @@ Theme = Literal["light", "dark"]
 _THEMES: dict[str, dict[str, Any]] = {
     "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
               "domain": "#9aa0a8", "band": "#eef0f3", "marker_stroke": "#ffffff",
-              "palette": ["#0072B2", "#D55E00", "#009E73"]},
+              "palette": ["#0072B2", "#D55E00", "#009E73", "#CC79A7"]},
     "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
              "domain": "#6b7180", "band": "#2a2e38", "marker_stroke": "#1e2129",
-             "palette": ["#56B4E9", "#E69F00", "#009E73"]},
+             "palette": ["#56B4E9", "#E69F00", "#009E73", "#CC79A7"]},
 }
 _FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 
@@ -82,13 +95,15 @@ def theme_config(theme: Theme) -> dict[str, Any]:
                  "titleFontSize": 13, "titleFontWeight": "normal"},
         "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolStrokeWidth": 3},
         "title": {"color": c["text"], "fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12,
-                  "subtitleColor": c["muted"], "subtitleFontSize": 12},
+                  "subtitleColor": c["muted"], "subtitleFontSize": 12, "subtitleLineHeight": 16},
         "style": {
             # "color", not fill/stroke: a mark's default colour would win over those.
             "regime-band": {"color": c["band"]},
-            "regime-label": {"color": c["muted"], "fontSize": 11, "fontStyle": "italic"},
+            # 12 px at least: a still drawn at 720 px shows at 688 px in the page's column.
+            "regime-label": {"color": c["muted"], "fontSize": 12, "fontStyle": "italic"},
             "cross-point": {"color": c["text"], "stroke": c["marker_stroke"], "strokeWidth": 1.5},
-            "cross-label": {"color": c["text"], "fontSize": 11},
+            "meet-point": {"color": c["text"], "strokeWidth": 2},
+            "cross-label": {"color": c["text"], "fontSize": 12},
             "balance-rule": {"color": c["muted"], "strokeDash": [3, 3]},
         },
     }
@@ -110,16 +125,18 @@ def time_label(seconds: float) -> str:
 @functools.cache
 def _algorithm_rows() -> list[dict[str, Any]]:
     """Per primitive and algorithm, the terms of :func:`ainotes.collective_cost.terms`: a = a1·(p−1) + a2·lg,
-    b = b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression).
+    b = b0 + b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression); exact at the
+    powers of two the rank select offers.
 
     The same for every chart, so computed once; :meth:`Grammar.spec` copies it into each spec."""
     rows = []
     for op in OPS:
         for order, name in enumerate(cc.ALGORITHMS[op]):
             found = cc.terms(op, name)
-            a1, a2, b1, b2 = found if found is not None else (0, 0, 0, 0)
-            rows.append({"op": op, "algorithm": name, "title": cc.ALGORITHM_TITLES[name], "order": order,
-                         "a1": a1, "a2": a2, "b1": b1, "b2": b2, "chain": found is None})
+            a1, a2, b0, b1, b2 = found if found is not None else (0, 0, 0, 0, 0)
+            rows.append({"op": op, "algorithm": name, "title": cc.algorithm_title(op, name),
+                         "short": cc.short_title(op, name), "order": order,
+                         "a1": a1, "a2": a2, "b0": b0, "b1": b1, "b2": b2, "chain": found is None})
     return rows
 
 
@@ -129,8 +146,13 @@ def _link_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
 
 
 def _round(value: float) -> float:
-    """Four significant digits: plenty for a mark on a log axis, and a smaller spec."""
+    """Four significant digits: plenty for a mark's height on a log axis, and a smaller spec."""
     return float(f"{value:.4g}")
+
+
+def _round_size(value: float) -> float:
+    """Seven significant digits: a mark's label prints three, and must agree with the caption's."""
+    return float(f"{value:.7g}")
 
 
 # Every time in the α–β model is α·f(S ÷ (α·B)): t/α = a + b·S/(α·B), and a chain's best k
@@ -142,12 +164,14 @@ _REFERENCE_PRODUCT_BYTES = _REFERENCE_LATENCY_S * _REFERENCE_BANDWIDTH_BYTES_PER
 
 
 def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dict[str, Any]]:
-    """Per primitive and rank count: where the first algorithm (ring, pairwise, direct) takes as long
-    as another one, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α, and which is faster below.
+    """Per primitive and rank count, the chart's marks, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α:
+    ``kind`` ``"switch"`` where the fastest algorithm changes (:func:`~ainotes.collective_cost.best_algorithm_changes`),
+    ``"meet"`` where the first algorithm takes as long as another (:func:`~ainotes.collective_cost.crossovers`)
+    and the fastest does not change there.
 
-    Only the range of the links' α·B matters. The core's search takes some 80 ms, so its rows are
-    kept in process and in the render cache (keyed by that range and the code); ``cached=False``
-    asks the core again."""
+    Only the range of the links' α·B matters. The core's search takes a fraction of a second, so its
+    rows are kept in process and in the render cache (keyed by that range and the code);
+    ``cached=False`` asks the core again."""
     products = [link.latency_s * link.bandwidth_bytes_per_s for link in links]
     low = MIN_BYTES / max(products) * _REFERENCE_PRODUCT_BYTES
     high = MAX_BYTES / min(products) * _REFERENCE_PRODUCT_BYTES
@@ -157,29 +181,40 @@ def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dic
 @functools.cache
 def _cached_crossover_rows(low: float, high: float) -> list[dict[str, Any]]:
     payload = {"low": low, "high": high, "code": code_fingerprint(__file__, cc.__file__, collectives.__file__)}
-    return render.memo_json("cost-crossovers", payload, lambda: _search_crossovers(low, high))
+    return render.memo_json("cost-marks", payload, lambda: _search_crossovers(low, high))
+
+
+_REFERENCE = {"bandwidth_bytes_per_s": _REFERENCE_BANDWIDTH_BYTES_PER_S, "latency_s": _REFERENCE_LATENCY_S}
 
 
 def _search_crossovers(low: float, high: float) -> list[dict[str, Any]]:
-    """The crossovers between ``low`` and ``high`` times the reference link's α·B, from the core."""
-    reference = {"bandwidth_bytes_per_s": _REFERENCE_BANDWIDTH_BYTES_PER_S, "latency_s": _REFERENCE_LATENCY_S}
+    """The marks between ``low`` and ``high`` times the reference link's α·B, from the core."""
     rows: list[dict[str, Any]] = []
     for op in OPS:
         first, *others = cc.ALGORITHMS[op]
         for ranks in RANK_CHOICES:
+            switches = cc.best_algorithm_changes(op, ranks, low_bytes=low, high_bytes=high, **_REFERENCE)
+            for change in switches:
+                rows.append(_mark_row(op, ranks, "switch", change, change.faster_below, change.faster_above))
             for other in others:
-                for cross in cc.crossovers(op, ranks, first, other, low_bytes=low, high_bytes=high, **reference):
-                    rows.append({
-                        "op": op, "ranks": ranks, "pair": f"{_short_title(first)} = {_short_title(other)}",
-                        "x": _round(cross.message_bytes / _REFERENCE_PRODUCT_BYTES),
-                        "tau": _round(cross.time_s / _REFERENCE_LATENCY_S),
-                        "below": _short_title(cross.faster_below),
-                    })
+                for cross in cc.crossovers(op, ranks, first, other, low_bytes=low, high_bytes=high, **_REFERENCE):
+                    if not any({c.faster_below, c.faster_above} == {first, other}
+                               and math.isclose(c.message_bytes, cross.message_bytes, rel_tol=1e-6)
+                               for c in switches):
+                        rows.append(_mark_row(op, ranks, "meet", cross, first, other))
     return rows
 
 
-def _short_title(algorithm: str) -> str:
-    return cc.ALGORITHM_TITLES[algorithm].split(" (")[0]
+def _mark_row(op: str, ranks: int, kind: str, cross: cc.Crossover, one: str, two: str) -> dict[str, Any]:
+    joint = " → " if kind == "switch" else " = "
+    return {
+        "op": op, "ranks": ranks, "kind": kind,
+        "pair": f"{cc.short_title(op, one)}{joint}{cc.short_title(op, two)}",
+        "one": one, "two": two,
+        "x": _round_size(cross.message_bytes / _REFERENCE_PRODUCT_BYTES),
+        "tau": _round(cross.time_s / _REFERENCE_LATENCY_S),
+        "below": cc.short_title(op, cross.faster_below),
+    }
 
 
 def check_request(op: str, ranks: int, link_id: str, links: tuple[Link, ...]) -> None:
@@ -216,17 +251,18 @@ def cost_spec(
         bad = bad_character(text)
         if bad is not None:
             raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
-    link_name = next(link.name for link in links if link.id == link_id)
     spec = GRAMMAR.spec(
         datasets={"algorithms": _algorithm_rows(), "links": _link_rows(links),
                   "crossovers": _crossover_rows(links, cached=cached)},
         params={"op": op, "ranks": ranks, "link": link_id},
         config=theme_config(theme),
         top={
-            "title": {"text": title if title is not None else default_title(op), "subtitle": SUBTITLE},
-            # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).
-            "description": (f"Line chart on log-log axes: time of {OP_TITLES[op].lower()} against message size "
-                            f"over {ranks} ranks on {link_name}, one line per algorithm, crossovers marked."),
+            "title": {"text": {"expr": title_expression(op, ranks, link_id, title)}, "subtitle": SUBTITLE},
+            # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label);
+            # the caption under the chart says which primitive, ranks and link are shown.
+            "description": ("Line chart on log-log axes: a collective's time against message size, one line per "
+                            "algorithm, for the primitive, rank count and link chosen under it; diamonds mark where "
+                            "the fastest algorithm changes, circles where the first algorithm meets another."),
         },
         cached=cached,
     )
@@ -237,8 +273,25 @@ def cost_spec(
     return spec
 
 
+_TITLE_SUFFIX = "time against message size"
+
+
 def default_title(op: str) -> str:
-    return f"{OP_TITLES[op]}: time against message size"
+    return f"{OP_TITLES[op]}: {_TITLE_SUFFIX}"
+
+
+def title_expression(op: str, ranks: int, link_id: str, title: str | None) -> str:
+    """The chart's title as a Vega expression over the ``op`` select (two lines on a narrow chart).
+
+    An author's ``title`` names the state the fence opens on; any other state takes the default
+    title of its primitive, so the title never describes a chart no longer shown."""
+    titles = json.dumps({name: OP_TITLES[name] for name in OPS}, ensure_ascii=False)
+    suffix = json.dumps(_TITLE_SUFFIX)
+    default = (f"width < {NARROW_TITLE_PX} ? [{titles}[op] + ':', {suffix}] : {titles}[op] + ': ' + {suffix}")
+    if title is None:
+        return default
+    opening = f"op == {json.dumps(op)} && ranks == {ranks} && link == {json.dumps(link_id)}"
+    return f"{opening} ? {json.dumps(title, ensure_ascii=False)} : ({default})"
 
 
 def _build_structure(variant: Hashable) -> dict[str, Any]:
@@ -257,7 +310,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
     with_ranks = {"ranks": ranks_param.name, "lg": f"round(log({ranks_param.name}) / LN2)"}
     coefficients = {"a": "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg",
-                    "b": "datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
+                    "b": "datum.b0 + datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
 
     x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
     decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
@@ -324,29 +377,47 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
                                                              ["bandwidth", "latency"]))
         .transform_calculate(bytes="datum.x * datum.latency * datum.bandwidth", time="datum.tau * datum.latency")
         .transform_filter(f"datum.bytes >= {MIN_BYTES:g} && datum.bytes <= {MAX_BYTES:g}")
-        .transform_calculate(label="datum.pair + ' at ' + format(datum.bytes, '.3~s') + 'B'")
+        # "41.3 kB", as the caption (units.si) writes it.
+        .transform_calculate(size="replace(format(datum.bytes, '.3~s'), /([kMGTP])$/, ' $1') + 'B'")
+        .transform_calculate(label="datum.pair + ' at ' + datum.size")
+        # Drawn on two lines, and not at all on a narrow plot: a label that is not drawn takes no room,
+        # where a transparent one would still push the plot aside (autosize fits every mark's bounds).
+        .transform_calculate(text=f"width >= {NARROW_PLOT_PX} ? [datum.pair, 'at ' + datum.size] : ''", px=_PIXEL_X)
     )
-    cross_tips = [alt.Tooltip("label:N", title="Crossover"), alt.Tooltip("below:N", title="Faster below")]
-    # On a phone the labels would collide; the diamonds stay, with their tooltips, and the caption says where.
-    narrow_hidden = alt.ExprRef(f"width >= {NARROW_PLOT_PX} ? 1 : 0")
+    cross_tips = [alt.Tooltip("label:N", title="Mark"), alt.Tooltip("below:N", title="Faster below")]
+    at = {"x": alt.X("bytes:Q", scale=x_scale), "y": "time:Q"}
+
+    def regime_text(text: str, room: str) -> alt.ExprRef:
+        # Drawn only where it fits between the rule and the plot's edge.
+        return alt.ExprRef(f"{room} >= {REGIME_LABEL_PX} ? '{text}' : ''")
+
     layers = [
         # Left of the balance point the first algorithm's latency term is the larger one.
         balance.mark_rect(style="regime-band").encode(x=alt.X("start:Q", scale=x_scale), x2="bytes:Q"),
         balance.mark_rule(style="balance-rule").encode(x=alt.X("bytes:Q", scale=x_scale)),
-        balance.mark_text(style="regime-label", align="right", baseline="top", dx=-6, y=6, text="latency-bound")
+        balance.mark_text(style="regime-label", align="right", baseline="top", dx=-6, y=6,
+                          text=regime_text("latency-bound", _PIXEL_X))
         .encode(x=alt.X("bytes:Q", scale=x_scale)),
-        balance.mark_text(style="regime-label", align="left", baseline="top", dx=6, y=6, text="bandwidth-bound")
+        balance.mark_text(style="regime-label", align="left", baseline="top", dx=6, y=6,
+                          text=regime_text("bandwidth-bound", f"width - {_PIXEL_X}"))
         .encode(x=alt.X("bytes:Q", scale=x_scale)),
         lines,
-        crosses.mark_point(style="cross-point", shape="diamond", size=90, filled=True, opacity=1)
-        .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", tooltip=cross_tips),
-        # Labels go left of their point, except near the left edge, where they go right.
-        crosses.transform_filter(f"datum.bytes >= {LABEL_LEFT_FROM_BYTES:g}")
-        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6, opacity=narrow_hidden)
-        .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", text="label:N", tooltip=cross_tips),
-        crosses.transform_filter(f"datum.bytes < {LABEL_LEFT_FROM_BYTES:g}")
-        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, opacity=narrow_hidden)
-        .encode(x=alt.X("bytes:Q", scale=x_scale), y="time:Q", text="label:N", tooltip=cross_tips),
+        # Diamonds where the fastest algorithm changes; circles where the first one meets another.
+        # aria=False: the caption states every mark in words, and a layer left empty (no change in this
+        # state) would be an unnamed graphics-symbol group.
+        crosses.transform_filter("datum.kind == 'switch'")
+        .mark_point(style="cross-point", shape="diamond", size=110, filled=True, opacity=1, aria=False)
+        .encode(**at, tooltip=cross_tips),
+        crosses.transform_filter("datum.kind == 'meet'")
+        .mark_point(style="meet-point", shape="circle", size=90, filled=False, opacity=1, aria=False)
+        .encode(**at, tooltip=cross_tips),
+        # Each label goes on the side of its point with more room.
+        crosses.transform_filter("datum.px >= width / 2")
+        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6, aria=False)
+        .encode(**at, text="text:N", tooltip=cross_tips),
+        crosses.transform_filter("datum.px < width / 2")
+        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, aria=False)
+        .encode(**at, text="text:N", tooltip=cross_tips),
     ]
     chart = (
         alt.layer(*layers)
@@ -366,30 +437,165 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
 GRAMMAR = Grammar("cost", _build_structure, __file__, collectives.__file__)
 
 
-def caption_html(op: str, ranks: int, link: Link) -> str:
-    """What the chart assumes, with the numbers of its initial view; every user string escaped."""
+#: The caption's sentences; ``vega-charts.js`` fills the same ones with the same figures (:func:`fill_caption`).
+CAPTION_SENTENCES = {
+    "setting": "{op} over {ranks} ranks on {link}. Each line is one algorithm's latency–bandwidth estimate, "
+               "a·α + b·S/B, on log-log axes; in the shaded part {first} spends more time on per-message "
+               "latency than on moving bytes.",
+    "changes": "Diamonds mark where the fastest algorithm changes as the message grows: {list}.",
+    "change": "{above} takes over from {below} at {size}",
+    "winner": "{winner} is fastest at every size drawn.",
+    "same-bytes": "In this model it moves as many bytes as {first} in fewer rounds.",
+    "rings": "Real libraries still favour rings, whose messages only ever go to a neighbour.",
+    "meets": "Circles mark where {first} takes as long as {list}.",
+    "meet": "{other} at {size}",
+    "tail": "No contention, no topology, no in-network reduction, no overlap with compute: real libraries "
+            "tune all of these.",
+}
+# How the caption names each algorithm in a sentence.
+_NOUNS = {
+    "ring": "the ring", "rabenseifner": "Rabenseifner's algorithm", "binomial-tree": "the binomial tree",
+    "double-binary-tree": "the double binary tree", "recursive-halving": "recursive halving",
+    "recursive-doubling": "recursive doubling", "scatter-allgather": "scatter + all-gather",
+    "direct": "the direct scatter", "pairwise": "the pairwise exchange", "bruck": "Bruck's algorithm",
+}
+_CHAIN_NOUN = "the pipelined chain"
+
+
+def algorithm_noun(op: str, algorithm: str) -> str:
+    """``"the binomial tree"``, ``"Rabenseifner's algorithm"``: an algorithm as a sentence names it."""
+    return _CHAIN_NOUN if cc.algorithm_title(op, algorithm) == cc.CHAIN_TITLE else _NOUNS[algorithm]
+
+
+_CLAUSE_JOINT = "; "
+
+
+def _and_list(items: list[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+# What each primitive's lines are, where a name alone would mislead.
+_OP_NOTES = {
+    "all-reduce": "The double binary tree is NCCL's pipelined tree, priced as NCCL's tuning model prices it; "
+                  "the binomial tree is the textbook one, which sends the whole tensor in every round.",
+    "broadcast": "The pipelined chain is what NCCL calls its ring (the ring without its last link), the tensor "
+                 "cut into the number of chunks that makes it fastest.",
+    "reduce": "The pipelined chain is what NCCL calls its ring (the ring without its last link), the tensor "
+              "cut into the number of chunks that makes it fastest.",
+}
+_RING_FAMILY = frozenset({"all-reduce", "reduce-scatter", "all-gather"})
+
+
+def link_phrase(link: Link) -> str:
+    """``NVLink 4 (H100 SXM) (B = 450 GB/s per direction, α = 1.9 µs, …)``: the link as the caption names it."""
+    return (f"{link.name} (B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, an "
+            "assumption taken from NCCL's tuning model)")
+
+
+def _reason(op: str, ranks: int, winner: str) -> int:
+    """Why a single winner wins: 1 where it moves the first algorithm's bytes in fewer rounds (2 where
+    that first algorithm is a ring, which libraries still favour), 0 otherwise."""
+    first = cc.ALGORITHMS[op][0]
+    if winner == first or cc.terms(op, first) is None or cc.terms(op, winner) is None:
+        return 0
+    (a_first, b_first), (a_winner, b_winner) = (cc.coefficients(op, first, ranks),
+                                                cc.coefficients(op, winner, ranks))
+    if not (math.isclose(b_first, b_winner, rel_tol=cc.TIE_RELATIVE) and a_winner < a_first):
+        return 0
+    return 2 if first == "ring" and op in _RING_FAMILY else 1
+
+
+def _state_facts(op: str, ranks: int, link: Link, marks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the caption says of one state, as the core computed it: the marks drawn (diamonds and
+    circles, with their sizes as the labels print them) and, where the fastest never changes, which one it is."""
+    product = link.latency_s * link.bandwidth_bytes_per_s
+    names = cc.ALGORITHMS[op]
+    drawn = sorted((row for row in marks if row["op"] == op and row["ranks"] == ranks
+                    and MIN_BYTES <= row["x"] * product <= MAX_BYTES), key=lambda row: row["x"])
+    facts: dict[str, Any] = {
+        "s": [[names.index(r["one"]), names.index(r["two"]), size_label(r["x"] * product)]
+              for r in drawn if r["kind"] == "switch"],
+        "m": [[names.index(r["two"]), size_label(r["x"] * product)] for r in drawn if r["kind"] == "meet"],
+    }
+    if not facts["s"]:
+        figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+        winner = cc.best_algorithm(op, ranks, MIN_BYTES, **figures).algorithm
+        facts.update(w=names.index(winner), r=_reason(op, ranks, winner))
+    return facts
+
+
+def caption_states(links: tuple[Link, ...], *, cached: bool = True) -> dict[str, Any]:
+    """Everything the caption needs for every state of the selects (primitive × rank count × link):
+    the sentences, each primitive's algorithm titles and note, each link's phrase, and per state
+    (key ``"op|ranks|link"``) its facts (:func:`_state_facts`)."""
+    links = tuple(links)
+    marks = _crossover_rows(links, cached=cached)
+    return {
+        "t": CAPTION_SENTENCES,
+        "ops": {op: {"title": OP_TITLES[op], "names": [algorithm_noun(op, name) for name in cc.ALGORITHMS[op]],
+                     "note": _OP_NOTES.get(op, "")} for op in OPS},
+        "links": {link.id: link_phrase(link) for link in links},
+        "states": {f"{op}|{ranks}|{link.id}": _state_facts(op, ranks, link, marks)
+                   for op in OPS for ranks in RANK_CHOICES for link in links},
+    }
+
+
+def _sentence_start(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def fill_caption(data: dict[str, Any], op: str, ranks: int, link_id: str) -> str:
+    """The caption of one state, in plain text, from :func:`caption_states`' data (``vega-charts.js``
+    runs the same steps)."""
+    t, about = data["t"], data["ops"][op]
+    facts = data["states"][f"{op}|{ranks}|{link_id}"]
+    names = about["names"]
+    parts = [t["setting"].format(op=about["title"], ranks=ranks, link=data["links"][link_id], first=names[0])]
+    if about["note"]:
+        parts.append(about["note"])
+    if facts["s"]:
+        changes = _CLAUSE_JOINT.join(t["change"].format(above=names[above], below=names[below], size=size)
+                                     for below, above, size in facts["s"])
+        parts.append(t["changes"].format(list=changes))
+    else:
+        parts.append(t["winner"].format(winner=_sentence_start(names[facts["w"]])))
+        if facts["r"] >= 1:
+            parts.append(t["same-bytes"].format(first=names[0]))
+        if facts["r"] == 2:
+            parts.append(t["rings"])
+    if facts["m"]:
+        meets = _and_list([t["meet"].format(other=names[other], size=size) for other, size in facts["m"]])
+        parts.append(t["meets"].format(first=names[0], list=meets))
+    parts.append(t["tail"])
+    return " ".join(parts)
+
+
+@functools.cache
+def _cached_caption_states(links: tuple[Link, ...]) -> dict[str, Any]:
+    return caption_states(links)
+
+
+def caption_text(op: str, ranks: int, link: Link, links: tuple[Link, ...] | None = None) -> str:
+    """The caption of one state in plain text (``links``: the chart's links; default, ``link`` alone)."""
+    return fill_caption(_cached_caption_states(tuple(links) if links else (link,)), op, ranks, link.id)
+
+
+def caption_html(op: str, ranks: int, link: Link, links: tuple[Link, ...] | None = None) -> str:
+    """What the chart assumes, with the numbers of the state it opens on; every user string escaped.
+
+    Given the chart's ``links``, the caption also carries every state's facts in an inert
+    ``<template>``, and ``vega-charts.js`` rewrites it as the reader changes a select."""
     import html
 
-    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
-    first = cc.ALGORITHMS[op][0]
-    changes = cc.best_algorithm_changes(op, ranks, low_bytes=MIN_BYTES, high_bytes=MAX_BYTES, **figures)
-    if changes:
-        change_text = "; ".join(
-            f"{html.escape(cc.ALGORITHM_TITLES[c.faster_above])} takes over from "
-            f"{html.escape(cc.ALGORITHM_TITLES[c.faster_below])} at {size_label(c.message_bytes)}"
-            for c in changes
-        )
-        fastest = f"As first drawn, the fastest algorithm changes as the message grows: {change_text}."
-    else:
-        winner = cc.best_algorithm(op, ranks, MAX_BYTES, **figures).algorithm
-        fastest = (f"As first drawn, {html.escape(cc.ALGORITHM_TITLES[winner])} is fastest at every size: in this "
-                   "model it sends as many bytes as the ring in fewer rounds. Real libraries still favour rings, "
-                   "whose messages only ever go to a neighbour.")
-    return (
-        f"{html.escape(OP_TITLES[op])} over {ranks} ranks on {html.escape(link.name)} "
-        f"(B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, an assumption taken from "
-        "NCCL's tuning model). Each line is one algorithm's latency–bandwidth estimate, a·α + b·S/B, on log-log "
-        f"axes; in the shaded part the {html.escape(cc.ALGORITHM_TITLES[first].split(' (')[0])} algorithm spends "
-        f"more time on per-message latency than on moving bytes. {fastest} No contention, no topology, no "
-        "in-network reduction, no overlap with compute: real libraries tune all of these."
-    )
+    chosen = tuple(links) if links else (link,)
+    data = _cached_caption_states(chosen)
+    text = html.escape(fill_caption(data, op, ranks, link.id))
+    if not links:
+        return text
+    return (f'<span class="ainotes-cost-caption" data-cost-caption aria-live="polite">{text}</span>'
+            f'<template class="ainotes-cost-captions">{render.script_json(data)}</template>')
+
+
+def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec drawn at a phone's column (:data:`NARROW_STATIC_WIDTH_PX`), for the picture a phone
+    shows before (or without) the script: its text stays at its own size there."""
+    return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}

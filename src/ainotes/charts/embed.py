@@ -188,10 +188,11 @@ def interactive_figure_html(
         # Vega draws one row per bound param; the room is reserved (charts.css) so nothing below moves.
         rows = sum(1 for param in spec_light.get("params", []) if "bind" in param)
         controls = f'<div class="ainotes-chart__controls" style="--ainotes-bind-rows: {rows}"></div>'
-        if narrow_svgs is not None:  # phones get a picture drawn at their size
+        if narrow_svgs is not None:
             narrow = "".join(_still(text, scheme, chart_id, narrow=True)[0]
                              for scheme, text in zip(("light", "dark"), narrow_svgs, strict=True))
-            box_style += "; --ainotes-aspect-narrow: {:g} / {:g}".format(*render.svg_size(narrow_svgs[0]))
+            narrow_width, narrow_height = render.svg_size(narrow_svgs[0])
+            box_style += f"; --ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}"
     return (
         f'<figure class="ainotes-chart" id="{cid}">{summary}'
         f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
