@@ -39,7 +39,7 @@ def run(capsys: pytest.CaptureFixture[str], folder: Path, *argv: str) -> tuple[i
 
 
 def text_of(html_text: str) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html_text)).split())
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html_text)).replace("\u200b", "").split())
 
 
 def test_the_folder_loads_ordered_by_dense_rate_with_the_data_sheet_figures(folder: Path) -> None:
@@ -123,8 +123,10 @@ def test_tables_and_inline_forms_show_the_new_parts(folder: Path) -> None:
     for preset in presets:
         assert preset.name in table
     assert "5.3 TB/s" in table and "4.8 TB/s" in table
+    assert "Matrix Cores and stream processors" in table and "192 GB" in table and "141 GB" in table
     precision = text_of(tables.precision_table_html(presets))
-    assert "2.615 PFLOP/s" in precision  # MI300X FP8, dense
+    assert "AMD Instinct MI300X (192 GB HBM3) 163.4 [1] 163.4 [1] 653.7 [1] 2:4 ×2 1,307.4 [1] 2:4 ×2 2,614.9 [1]" \
+        in precision  # FP64 and FP32 matrix, TF32, FP16/BF16, FP8, dense, with AMD's 2:4 figures doubling them
     kernels = text_of(tables.kernels_table_html([parse_kernel_spec(s) for s in KERNELS], presets))
     assert "compute roof 2.615 PFLOP/s" in kernels
     ridges = figures.evaluate("ridges", by_id)
@@ -166,7 +168,7 @@ def test_pages_built_from_the_folder_show_the_new_parts(folder: Path) -> None:
     text = text_of(out)
     assert text.startswith("GPUs 247 FLOP/byte and ")
     assert "AMD Instinct MI300X (192 GB HBM3) at 493 FLOP/byte" in text  # 2,614.9 / 5.3
-    assert "NVIDIA H200 SXM 141 GB" in text
+    assert "NVIDIA H200 SXM 141 GB" in text and "Matrix Cores and stream processors" in text
     assert site.charts["all"].about["presets"] == [p.id for p in load_presets(folder)]  # every preset, in order
 
 
