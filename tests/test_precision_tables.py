@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,7 +14,7 @@ from ainotes import tables
 from ainotes.errors import InputError
 from ainotes.hardware import load_preset, load_presets
 from ainotes.kernels import parse_kernel_spec
-from preset_support import FIXTURE_PRESETS
+from preset_support import FIXTURE_PRESETS, MI300X
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/
 PRESETS = load_presets(PRESETS_DIR)
@@ -140,3 +141,23 @@ def test_mfu_table_names_the_precision_of_the_peak() -> None:
     assert fp8[0][4] == "1,024 × 1.979 PFLOP/s FP8 h100"
     with pytest.raises(InputError, match=r"job 'job': preset a100 has no dense FP8 tensor peak \(no path\)"):
         tables.mfu_table_html([_job(preset_id="a100", precision="fp8")], BY_ID)
+
+
+def test_preset_check_shows_what_the_loader_made_of_a_valid_file() -> None:
+    html = tables.preset_check_html(MI300X)
+    verdict = " ".join(unescape(re.sub(r"<[^>]+>", " ", html.split("ainotes-check--ok")[1].split("</p>")[0])).split())
+    assert verdict == ('"> Valid: AMD Instinct MI300X (192 GB HBM3): FP16/BF16 1.307 PFLOP/s dense on its matrix units '
+                       "(Matrix Cores), 5.3 TB/s, 192 GB of memory, ridge 247 FLOP/byte")
+    (row,) = cells(html.split('ainotes-precisions">')[1])
+    assert row[:3] == ["AMD Instinct MI300X (192 GB HBM3)", "163.4 [1]", "163.4 [1]"]  # FP64 and FP32 matrix
+
+
+def test_preset_check_shows_the_slip_and_a_confirmed_figures_warning() -> None:
+    slip = tables.preset_check_html(MI300X.replace("memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 5300"))
+    assert ("<code>presets/example.yaml: &#x27;memory_bandwidth_tbps&#x27; 5300 is outside 0.05-100 TB/s per chip, "
+            "where every accelerator&#x27;s memory lies: GB/s typed as TB/s? (5300 GB/s = 5.3 TB/s)</code>") in slip
+    confirmed = MI300X.replace("fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}",
+                               "fp8: {dense_tflops: 5229.8, confirmed_dense: true}")
+    html = tables.preset_check_html(confirmed)
+    assert "Warning: <code>presets/example.yaml: &#x27;peaks.tensor.fp8&#x27; 5229.8 is twice" in html
+    assert tempfile.gettempdir() not in html  # the build machine's folders stay off the page

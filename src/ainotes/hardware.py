@@ -387,7 +387,7 @@ def load_presets(directory: str | Path | None = None) -> tuple[Preset, ...]:
     same id (``h100.yaml`` and ``h100.yml``).
     """
     folder = Path(directory) if directory is not None else default_presets_dir()
-    presets = [load_preset(path) for path in preset_files(folder)]
+    presets = [_say_warnings(load_preset(path)) for path in preset_files(folder)]
     _check_unique_ids(presets)
     return tuple(sorted(presets, key=lambda p: (-p.dense_fp16_tflops, p.id)))
 
@@ -435,10 +435,15 @@ def load_preset(path: str | Path) -> Preset:
         )
     data = _parse_yaml(path, where)
     _check_document(data, where)
-    warnings = _check_plausible(data, where)
-    for warning in warnings:
+    return _build_preset(data, preset_id, where, _check_plausible(data, where))
+
+
+def _say_warnings(preset: Preset) -> Preset:
+    """Log the preset's plausibility warnings (a confirmed unusual figure): loading a presets folder or
+    validating files says them once per file; a single file loaded on its own (a page's example) does not."""
+    for warning in preset.warnings:
         _log.warning(warning)
-    return _build_preset(data, preset_id, where, warnings)
+    return preset
 
 
 def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
@@ -464,7 +469,7 @@ def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
             continue
         for file in files:
             try:
-                checks.append(PresetCheck(str(file), load_preset(file), None))
+                checks.append(PresetCheck(str(file), _say_warnings(load_preset(file)), None))
             except InputError as exc:
                 checks.append(PresetCheck(str(file), None, str(exc)))
     first_file_of_id: dict[str, str] = {}

@@ -329,7 +329,9 @@ def kernels_table_html(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> 
 
 
 def preset_check_html(yaml_text: str, file_name: str = "example.yaml") -> str:
-    """The preset loader's verdict on ``yaml_text``, as if it were ``presets/<file_name>``."""
+    """The preset loader's verdict on ``yaml_text``, as if it were ``presets/<file_name>``: the one-line
+    error, or what the loader made of the file (its FP16/BF16 peak, bandwidth, ridge, memory and the
+    vendor's unit words, any warning, and the dense peak of every precision it lists)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / file_name
         path.write_text(yaml_text, encoding="utf-8")
@@ -342,9 +344,15 @@ def preset_check_html(yaml_text: str, file_name: str = "example.yaml") -> str:
         else:
             warnings = "".join(f"<br><small>Warning: <code>{escape(w.replace(str(Path(tmp)), 'presets'))}</code>"
                                "</small>" for w in preset.warnings)
+            memory = f", {_nb(preset.memory_capacity_label)} of memory" if preset.memory_capacity_label else ""
+            vendor = preset.unit_term("tensor")
+            units_said = escape(MATRIX_UNITS) + (f" ({escape(vendor)})" if vendor != MATRIX_UNITS else "")
             verdict = (
-                f'<p class="ainotes-check ainotes-check--ok"><strong>Valid:</strong> {escape(preset.name)}, '
-                f"ridge {escape(units.intensity(preset.ridge_flop_per_byte()))}{warnings}</p>"
+                f'<p class="ainotes-check ainotes-check--ok"><strong>Valid:</strong> {escape(preset.name)}: '
+                f"FP16/BF16 {_nb(units.flops_per_s(preset.peak_flops_per_s()))} dense on its {units_said}, "
+                f"{_nb(units.bytes_per_s(preset.memory_bandwidth_bytes_per_s))}{memory}, "
+                f"ridge {_nb(units.intensity(preset.ridge_flop_per_byte()))}{warnings}</p>"
+                + precision_table_html([preset])
             )
     code = f'<pre class="ainotes-check__yaml"><code>{escape(yaml_text)}</code></pre>'
     return f'<div class="ainotes-preset-check">{code}{verdict}</div>'
