@@ -269,6 +269,15 @@ class Preset:
         return (self.unit_names or {}).get(unit) or NEUTRAL_UNIT_TERMS[unit]
 
     @property
+    def file_label(self) -> str:
+        """The file as a page may name it: its folder and name (``presets/tpu-v4.yaml``), the same whichever
+        builder loaded it and from where, with nothing of the build machine's folders; the id without a file."""
+        if not self.file:
+            return self.id
+        path = Path(self.file)
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+    @property
     def memory_capacity_gb(self) -> float | None:
         """Device memory per chip in 10^9 bytes, or ``None`` where the file gives no capacity."""
         return None if self.memory_capacity_bytes is None else self.memory_capacity_bytes / GIGA

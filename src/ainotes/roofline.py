@@ -212,7 +212,7 @@ def kernel_roof(preset: Preset, kernel: Kernel, *, sparsity: bool = False) -> Ke
         return KernelRoof(preset.id, unit, precision, kernel.sparse, None, None, None, bound, reason)
 
     if path is None:
-        return without("unknown", f"{name} rate not given in {preset.file or preset.id}")
+        return without("unknown", f"{name} rate not given in {preset.file_label}")
     if path.dense_tflops is None:
         return without("unsupported", f"no {name.split()[0]} path" if unit == "tensor" else f"no {name} path")
     if kernel.sparse and not path.sparse_supported:
