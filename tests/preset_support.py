@@ -73,6 +73,7 @@ sources:
 peaks:
   tensor:
     fp64: {dense_tflops: 163.4, structured_sparsity: false, source: 1}
+    fp32: {dense_tflops: 163.4, structured_sparsity: false, source: 1, note: FP32 matrix}
     tf32: {dense_tflops: 653.7, sparse_tflops: 1307.4, source: 1}
     fp16: {dense_tflops: 1307.4, sparse_tflops: 2614.9, source: 1}
     bf16: {dense_tflops: 1307.4, sparse_tflops: 2614.9, source: 1}

@@ -352,11 +352,15 @@ def test_confirmed_dense_keeps_the_figure_and_warns(tmp_path: Path, caplog: pyte
     path = write_preset(tmp_path, "card.yaml", text)
     with caplog.at_level("WARNING", logger="ainotes.hardware"):
         preset = load_preset(path)
+        assert caplog.messages == []  # one file on its own (a page's example) is not a build's warning
+        (loaded,) = load_presets(tmp_path)
+        assert validate_paths([path])[0].ok
     assert preset.peak_tflops("int8") == 660.6
     (warning,) = preset.warnings
     assert warning == (f"{path}: 'peaks.tensor.int8' 660.6 is twice what its neighbours predict (330.3, the FP8 rate), "
                        "as a 2:4 sparse figure is; kept, since the file says confirmed_dense: true")
-    assert caplog.messages == [warning]
+    assert loaded.warnings == (warning,)
+    assert caplog.messages == [warning, warning]  # loading the folder, then validating the file
     with pytest.raises(InputError, match=r"'peaks.tensor.int8' 660.6 is twice"):
         load_preset(write_preset(tmp_path, "card.yaml", text.replace(", confirmed_dense: true", "")))
 
@@ -382,3 +386,14 @@ def test_no_false_alarm_on_real_parts(folder: Path, tmp_path: Path) -> None:
         presets.append(load_preset(write_preset(tmp_path, f"{preset_id}.yaml", text)))
     assert [(p.id, p.warnings) for p in presets if p.warnings] == []
     assert {"h200", "mi300x"} <= {p.id for p in presets}
+
+
+def test_a_page_names_a_preset_file_by_its_folder_and_name_only() -> None:
+    # Builders load presets/ by absolute path (MkDocs' hooks) or relative to the project (ProperDocs'
+    # working folder); what a page says must be the same, and hold nothing of the machine's folders.
+    absolute = preset_by_id(load_presets(FIXTURE_PRESETS.resolve()), "h100")
+    assert absolute.file == str(FIXTURE_PRESETS.resolve() / "h100.yaml")
+    assert absolute.file_label == "presets/h100.yaml"
+    bare = Preset(id="x", name="X", dense_fp16_tflops=1, memory_bandwidth_tbps=1, structured_sparsity=False,
+                  sources=())
+    assert bare.file_label == "x"

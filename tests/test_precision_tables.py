@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,34 +14,59 @@ from ainotes import tables
 from ainotes.errors import InputError
 from ainotes.hardware import load_preset, load_presets
 from ainotes.kernels import parse_kernel_spec
-from preset_support import FIXTURE_PRESETS
+from preset_support import FIXTURE_PRESETS, MI300X
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/
 PRESETS = load_presets(PRESETS_DIR)
 BY_ID = {p.id: p for p in PRESETS}
 
 
-def cells(html: str) -> list[list[str]]:
-    """Rows of the first table as plain text cells."""
-    body = html.split("<tbody>")[1].split("</tbody>", maxsplit=1)[0]
-    return [[" ".join(unescape(re.sub(r"<[^>]+>", " ", c)).split())
+def cells(html: str, table: int = 0) -> list[list[str]]:
+    """Rows of the ``table``-th table's body as plain text cells."""
+    body = html.split("<tbody")[table + 1].split("</tbody>", maxsplit=1)[0].split(">", 1)[1]
+    return [[" ".join(unescape(re.sub(r"<[^>]+>", " ", c)).replace("\u200b", "").split())
              for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)] for row in body.split("</tr>") if row]
 
 
+def heads(html: str, table: int = 0) -> list[str]:
+    """The last header row of the ``table``-th table, as plain text."""
+    head = html.split("<thead")[table + 1].split("</thead>", maxsplit=1)[0]
+    last = head.split("</tr>")[-2]
+    return [" ".join(unescape(re.sub(r"<[^>]+>", " ", c)).replace("\u200b", "").split())
+            for c in re.findall(r"<th[^>]*>(.*?)</th>", last)]
+
+
+KERNELS = ("gemm:4096x4096x4096:fp8", "gemm:8192x8192x8192:fp32", "softmax:8192x8192:bf16", "gemm:4096x4096x4096:fp4")
+
+
 def test_kernels_table_names_the_ceiling_each_kernel_meets() -> None:
-    kernels = [parse_kernel_spec(s) for s in ("gemm:4096x4096x4096:fp8", "gemm:8192x8192x8192:fp32",
-                                              "softmax:8192x8192:bf16", "gemm:4096x4096x4096:fp4")]
-    rows = cells(tables.kernels_table_html(kernels, PRESETS))
-    ids = [p.id for p in PRESETS]
-    fp8, fp32, softmax, fp4 = ({pid: row[5 + i] for i, pid in enumerate(ids)} | {"ceiling": row[4]} for row in rows)
-    assert fp8["ceiling"] == "FP8 tensor"
+    html = tables.kernels_table_html([parse_kernel_spec(s) for s in KERNELS], PRESETS)
+    facts = cells(html)
+    assert [row[4] for row in facts] == ["FP8 matrix units", "FP32 vector units", "FP32 vector units",
+                                         "FP4 matrix units"]
+    assert facts[0][:4] == ["1. GEMM 4096×4096×4096 fp8", "137.4 GFLOP", "50.33 MB", "2,731 FLOP/byte"]
+    # One accelerator per row, one kernel per column: a new preset adds a row.
+    assert heads(html, 1) == ["accelerator", "1. GEMM 4096×4096×4096 fp8", "2. GEMM 8192×8192×8192 fp32",
+                              "3. Softmax 8192×8192 bf16", "4. GEMM 4096×4096×4096 fp4"]
+    rows = {row[0]: row[1:] for row in cells(html, 1)}
+    assert list(rows) == [p.name for p in PRESETS]
+    fp8, fp32, softmax, fp4 = zip(*rows.values(), strict=True)
+    by_name = [p.id for p in PRESETS]
+    fp8, fp32, softmax, fp4 = ({pid: column[i] for i, pid in enumerate(by_name)}
+                               for column in (fp8, fp32, softmax, fp4))
     assert fp8["a100"] == "no FP8 path"
     assert fp8["h100"] == "compute roof 1.979 PFLOP/s"
-    assert fp32["ceiling"] == "FP32 vector"
     assert fp32["h100"] == "compute roof 66.9 TFLOP/s"
     assert softmax["b200"] == "memory roof 75 TFLOP/s"
     assert fp4["b200"] == "compute roof 9 PFLOP/s"
     assert [fp4[pid] for pid in ("h100", "a100", "rtx-4090")] == ["no FP4 path"] * 3
+
+
+def test_kernels_tables_hold_a_few_kernels_each() -> None:
+    kernels = [parse_kernel_spec(f"add:{2**n}:bf16") for n in range(10, 22)]  # 12 kernels
+    html = tables.kernels_table_html(kernels, PRESETS[:2])
+    assert html.count("ainotes-kernel-roofs") == 3  # 5 + 5 + 2 kernel columns
+    assert len(heads(html, 1)) == 1 + tables.KERNELS_PER_BOUNDS_TABLE and len(heads(html, 3)) == 1 + 2
 
 
 def test_kernels_table_marks_unsupported_cells_for_styling() -> None:
@@ -48,27 +74,47 @@ def test_kernels_table_marks_unsupported_cells_for_styling() -> None:
     assert '<span class="ainotes-bound ainotes-bound--unsupported">no FP8 path</span>' in html
 
 
+def test_a_rate_the_file_does_not_give_says_so_without_the_files_path(tmp_path: Path) -> None:
+    path = tmp_path / "old.yaml"
+    path.write_text("name: Old\ndense_fp16_tflops: 100\nmemory_bandwidth_tbps: 2\n"
+                    "sources:\n  - title: T\n    url: https://example.com/\n", encoding="utf-8")
+    html = tables.kernels_table_html([parse_kernel_spec("gemm:64x64x64:fp8")], [load_preset(path)])
+    assert cells(html, 1)[0][1] == "not given"
+    assert str(tmp_path) not in html  # the build machine's folders stay off the page
+
+
+def test_presets_table_shows_capacity_and_each_vendors_unit_words() -> None:
+    html = tables.presets_table_html(PRESETS)
+    assert heads(html) == ["accelerator", "FP16/BF16 peak, matrix units", "memory bandwidth", "memory",
+                           "ridge point"]
+    rows = {row[0]: row[1:] for row in cells(html)}
+    h100 = next(row for name, row in rows.items() if name.startswith("NVIDIA H100"))
+    assert h100 == ["989.4 TFLOP/s 2:4 sparse 1.979 PFLOP/s", "3.35 TB/s", "80 GB",
+                    "295 FLOP/byte 2:4 sparse 591 FLOP/byte"]
+    assert any(name.endswith("h100 tensor cores and CUDA cores") for name in rows)
+    assert "Matrix units: tensor cores; vector units: CUDA cores." in unescape(html)
+
+
 def test_presets_table_lists_every_precision_with_its_source() -> None:
     html = tables.presets_table_html(PRESETS)
-    precision_table = html.split('ainotes-precisions">')[1]
-    rows = {row[0]: row[1:] for row in cells(precision_table)}
-    assert list(rows) == ["FP64 tensor", "TF32 tensor", "FP16 tensor", "BF16 tensor", "FP8 tensor", "FP4 tensor",
-                          "INT8 tensor", "FP64 vector", "FP32 vector"]
-    b200, h100, a100, rtx = zip(*rows.values(), strict=True)
-    assert h100[rows_index("FP8 tensor")] == "1.979 PFLOP/s [2] 2:4 sparse 3.958 PFLOP/s"
-    assert a100[rows_index("FP8 tensor")] == "no path"
-    assert rtx[rows_index("FP64 tensor")] == "no path"
-    assert b200[rows_index("FP4 tensor")] == "9 PFLOP/s [1] 2:4 sparse 18 PFLOP/s"
-    assert a100[rows_index("INT8 tensor")].startswith("624 TOP/s [1] 2:4 sparse 1.248 POP/s")
-    assert rtx[rows_index("FP64 vector")] == "1.3 TFLOP/s [1] 1/64 of the FP32 rate"
+    precisions = html.split('ainotes-precisions">')[1]
+    assert heads(precisions) == ["accelerator", "FP64", "TF32", "FP16/BF16", "FP8", "FP4", "INT8", "FP64", "FP32"]
+    groups = re.findall(r'<th scope="colgroup"[^>]*colspan="(\d)">([^<]*)</th>', precisions)
+    assert groups == [("6", "matrix units, dense TFLOP/s (TOPS for INT8)"), ("2", "vector units, dense TFLOP/s")]
+    rows = {row[0]: row[1:] for row in cells(precisions)}
+    b200, h100, a100 = (rows[BY_ID[i].name] for i in ("b200", "h100", "a100"))
+    rtx = rows[BY_ID["rtx-4090"].name]
+    assert h100[3] == "1,978.9 [2] 2:4 ×2"  # FP8 tensor: dense, source 2, sparse doubles it
+    assert a100[3] == "no path"
+    assert rtx[0] == "no path"  # no FP64 tensor path on Ada
+    assert b200[4] == "9,000 [1] 2:4 ×2"
+    assert a100[5] == "624 [1] 2:4 ×2"  # INT8, TOPS
+    assert rtx[6] == "1.3 [1]" and "1/64 of the FP32 rate" in unescape(html)  # the note moves below
+    assert 'data-label="FP8 matrix units, TFLOP/s"' in precisions
+    assert 'data-label="INT8 matrix units, TOPS"' in precisions
     # Numbered sources, and B200's per-precision derivations from the eight-GPU totals.
     assert "[2] <a href=" in html
-    assert "FP4 tensor: NVIDIA HGX B200 totals ÷ 8 GPUs: 72 PFLOP/s → 9 PFLOP/s" in html
-
-
-def rows_index(name: str) -> int:
-    return ["FP64 tensor", "TF32 tensor", "FP16 tensor", "BF16 tensor", "FP8 tensor", "FP4 tensor", "INT8 tensor",
-            "FP64 vector", "FP32 vector"].index(name)
+    assert "FP4 matrix units: NVIDIA HGX B200 totals ÷ 8 GPUs: 72 PFLOP/s → 9 PFLOP/s" in html
 
 
 def test_precision_table_says_not_given_and_escapes_names(tmp_path: Path) -> None:
@@ -77,8 +123,9 @@ def test_precision_table_says_not_given_and_escapes_names(tmp_path: Path) -> Non
                     "sources:\n  - title: T\n    url: https://example.com/\n", encoding="utf-8")
     html = tables.precision_table_html([load_preset(path)])
     assert "<b>Odd</b>" not in html and "&lt;b&gt;Odd&lt;/b&gt; &amp; co" in html
-    rows = {row[0]: row[1] for row in cells(html)}
-    assert rows["FP16 tensor"] == "100 TFLOP/s" and rows["FP8 tensor"] == "not given"
+    (row,) = cells(html)
+    columns = dict(zip(heads(html)[1:], row[1:], strict=True))
+    assert columns["FP16/BF16"] == "100" and columns["FP8"] == "not given"
 
 
 def _job(**fields: object) -> SimpleNamespace:
@@ -89,8 +136,28 @@ def _job(**fields: object) -> SimpleNamespace:
 
 def test_mfu_table_names_the_precision_of_the_peak() -> None:
     rows = cells(tables.mfu_table_html([_job()], BY_ID))
-    assert rows[0][5] == "1,024 × 989.4 TFLOP/s BF16 h100"
+    assert rows[0][4] == "1,024 × 989.4 TFLOP/s BF16 h100"
     fp8 = cells(tables.mfu_table_html([_job(precision="fp8")], BY_ID))
-    assert fp8[0][5] == "1,024 × 1.979 PFLOP/s FP8 h100"
+    assert fp8[0][4] == "1,024 × 1.979 PFLOP/s FP8 h100"
     with pytest.raises(InputError, match=r"job 'job': preset a100 has no dense FP8 tensor peak \(no path\)"):
         tables.mfu_table_html([_job(preset_id="a100", precision="fp8")], BY_ID)
+
+
+def test_preset_check_shows_what_the_loader_made_of_a_valid_file() -> None:
+    html = tables.preset_check_html(MI300X)
+    verdict = " ".join(unescape(re.sub(r"<[^>]+>", " ", html.split("ainotes-check--ok")[1].split("</p>")[0])).split())
+    assert verdict == ('"> Valid: AMD Instinct MI300X (192 GB HBM3): FP16/BF16 1.307 PFLOP/s dense on its matrix units '
+                       "(Matrix Cores), 5.3 TB/s, 192 GB of memory, ridge 247 FLOP/byte")
+    (row,) = cells(html.split('ainotes-precisions">')[1])
+    assert row[:3] == ["AMD Instinct MI300X (192 GB HBM3)", "163.4 [1]", "163.4 [1]"]  # FP64 and FP32 matrix
+
+
+def test_preset_check_shows_the_slip_and_a_confirmed_figures_warning() -> None:
+    slip = tables.preset_check_html(MI300X.replace("memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 5300"))
+    assert ("<code>presets/example.yaml: &#x27;memory_bandwidth_tbps&#x27; 5300 is outside 0.05-100 TB/s per chip, "
+            "where every accelerator&#x27;s memory lies: GB/s typed as TB/s? (5300 GB/s = 5.3 TB/s)</code>") in slip
+    confirmed = MI300X.replace("fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}",
+                               "fp8: {dense_tflops: 5229.8, confirmed_dense: true}")
+    html = tables.preset_check_html(confirmed)
+    assert "Warning: <code>presets/example.yaml: &#x27;peaks.tensor.fp8&#x27; 5229.8 is twice" in html
+    assert tempfile.gettempdir() not in html  # the build machine's folders stay off the page

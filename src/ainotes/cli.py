@@ -293,6 +293,8 @@ def _preset_record(preset: Preset) -> dict[str, Any]:
         "derivation": preset.derivation,
         "sources": [{"title": s.title, "url": s.url} for s in preset.sources],
         "path": preset.file,
+        "memory_capacity_gb": preset.memory_capacity_gb,
+        "unit_names": {unit: preset.unit_term(unit) for unit in UNITS},
         "peaks": _peaks_by_unit(preset),
         "precisions": [_precision_record(preset, unit, precision) for unit, precision, _ in preset.all_paths()],
     }

@@ -84,12 +84,21 @@ SOURCE_SCHEMES = ("http", "https")
 
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8")
 UNITS = ("tensor", "vector")
-# Which precisions each unit can state: tensor cores (matrix work) and CUDA cores
-# ("vector": element-wise and reduction work). FP32 matrix work on the tensor
-# cores is TF32, so "fp32" is a vector precision only.
+# Which precisions each unit has: the matrix units ("tensor": NVIDIA's tensor cores, AMD's Matrix
+# Cores, Google's MXUs) and the vector units ("vector": CUDA cores, stream processors, VPUs; element-wise
+# and reduction work). Every preset states each of these, or is "not given" on it. On NVIDIA parts FP32
+# matrix work is TF32, so "fp32" is a vector precision here.
 UNIT_PRECISIONS: dict[str, tuple[str, ...]] = {
     "tensor": ("fp64", "tf32", "fp16", "bf16", "fp8", "fp4", "int8"),
     "vector": ("fp32", "fp64"),
+}
+# Rates a file may state where its vendor prints one (AMD's FP32 matrix rate: 163.4 TFLOP/s on MI300X).
+# They exist only where stated: other presets do not list them, not even as "not given", and no kernel
+# meets them (an fp32 GEMM meets the vector FP32 rate on every part; see roofline.kernel_ceiling).
+OPTIONAL_UNIT_PRECISIONS: dict[str, tuple[str, ...]] = {"tensor": ("fp32",), "vector": ()}
+# Everything a preset file's `peaks` may hold, per unit (the schema lists them in this order).
+FILE_PRECISIONS: dict[str, tuple[str, ...]] = {
+    unit: UNIT_PRECISIONS[unit] + OPTIONAL_UNIT_PRECISIONS[unit] for unit in UNITS
 }
 PRECISION_LABELS = {p: p.upper() for p in PRECISIONS}
 FP16_PRECISIONS = ("fp16", "bf16")  # both carried by the required 'dense_fp16_tflops'
@@ -123,11 +132,9 @@ def check_precision(precision: str, unit: str = "tensor") -> tuple[str, str]:
         raise InputError(f"unknown unit {short(unit)}; known units: {', '.join(UNITS)}")
     if precision not in PRECISIONS:
         raise InputError(f"unknown precision {short(precision)}; known precisions: {', '.join(PRECISIONS)}")
-    if precision not in UNIT_PRECISIONS[unit]:
-        hint = " (FP32 matrix work on tensor cores is tf32)" if precision == "fp32" else ""
+    if precision not in FILE_PRECISIONS[unit]:
         raise InputError(
-            f"the {unit} unit has no {short(precision)} rate{hint}; "
-            f"{unit} precisions: {', '.join(UNIT_PRECISIONS[unit])}"
+            f"the {unit} unit has no {short(precision)} rate; {unit} precisions: {', '.join(FILE_PRECISIONS[unit])}"
         )
     return precision, unit
 
@@ -262,6 +269,15 @@ class Preset:
         return (self.unit_names or {}).get(unit) or NEUTRAL_UNIT_TERMS[unit]
 
     @property
+    def file_label(self) -> str:
+        """The file as a page may name it: its folder and name (``presets/tpu-v4.yaml``), the same whichever
+        builder loaded it and from where, with nothing of the build machine's folders; the id without a file."""
+        if not self.file:
+            return self.id
+        path = Path(self.file)
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+    @property
     def memory_capacity_gb(self) -> float | None:
         """Device memory per chip in 10^9 bytes, or ``None`` where the file gives no capacity."""
         return None if self.memory_capacity_bytes is None else self.memory_capacity_bytes / GIGA
@@ -333,9 +349,12 @@ class Preset:
         return None if path is None else path.peak_tflops(sparsity)
 
     def all_paths(self) -> tuple[tuple[str, str, PeakPath | None], ...]:
-        """Every (unit, precision, path or None) a preset can state, tensor first, in ``PRECISIONS`` order."""
-        return tuple((unit, precision, self.path(precision, unit))
-                     for unit in UNITS for precision in PRECISIONS if precision in UNIT_PRECISIONS[unit])
+        """Every (unit, precision, path or None) of ``UNIT_PRECISIONS``, tensor first, in ``PRECISIONS``
+        order, with the optional ones (``OPTIONAL_UNIT_PRECISIONS``: a matrix FP32 rate) where the file states them."""
+        every = ((unit, precision, self.path(precision, unit))
+                 for unit in UNITS for precision in PRECISIONS if precision in FILE_PRECISIONS[unit])
+        return tuple((unit, precision, path) for unit, precision, path in every
+                     if path is not None or precision in UNIT_PRECISIONS[unit])
 
 
 @dataclass(frozen=True)
@@ -377,7 +396,7 @@ def load_presets(directory: str | Path | None = None) -> tuple[Preset, ...]:
     same id (``h100.yaml`` and ``h100.yml``).
     """
     folder = Path(directory) if directory is not None else default_presets_dir()
-    presets = [load_preset(path) for path in preset_files(folder)]
+    presets = [_say_warnings(load_preset(path)) for path in preset_files(folder)]
     _check_unique_ids(presets)
     return tuple(sorted(presets, key=lambda p: (-p.dense_fp16_tflops, p.id)))
 
@@ -425,10 +444,15 @@ def load_preset(path: str | Path) -> Preset:
         )
     data = _parse_yaml(path, where)
     _check_document(data, where)
-    warnings = _check_plausible(data, where)
-    for warning in warnings:
+    return _build_preset(data, preset_id, where, _check_plausible(data, where))
+
+
+def _say_warnings(preset: Preset) -> Preset:
+    """Log the preset's plausibility warnings (a confirmed unusual figure): loading a presets folder or
+    validating files says them once per file; a single file loaded on its own (a page's example) does not."""
+    for warning in preset.warnings:
         _log.warning(warning)
-    return _build_preset(data, preset_id, where, warnings)
+    return preset
 
 
 def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
@@ -454,7 +478,7 @@ def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
             continue
         for file in files:
             try:
-                checks.append(PresetCheck(str(file), load_preset(file), None))
+                checks.append(PresetCheck(str(file), _say_warnings(load_preset(file)), None))
             except InputError as exc:
                 checks.append(PresetCheck(str(file), None, str(exc)))
     first_file_of_id: dict[str, str] = {}
@@ -693,9 +717,9 @@ def _check_peaks(where: str, key: str, data: dict[str, Any]) -> None:
                              f"not {_kind(entries)}: {short(entries)}")
         for precision, entry in entries.items():
             at = f"{key}.{unit}.{precision}"
-            if precision not in UNIT_PRECISIONS[unit]:
+            if precision not in FILE_PRECISIONS[unit]:
                 raise InputError(f"{where}: unknown precision {short(at)}; {unit} precisions: "
-                                 f"{', '.join(UNIT_PRECISIONS[unit])}")
+                                 f"{', '.join(FILE_PRECISIONS[unit])}")
             _check_peak_entry(where, at, unit, precision, entry, data)
 
 
@@ -914,7 +938,7 @@ def _build_peaks(data: dict[str, Any], sources: tuple[Source, ...]) -> tuple[Pea
     system = data.get("system")
     paths = []
     for unit in UNITS:
-        for precision in UNIT_PRECISIONS[unit]:
+        for precision in FILE_PRECISIONS[unit]:
             if precision not in given.get(unit, {}):
                 continue
             entry = given[unit][precision]

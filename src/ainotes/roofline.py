@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Literal
 
 from ainotes.errors import InputError
@@ -214,9 +213,7 @@ def kernel_roof(preset: Preset, kernel: Kernel, *, sparsity: bool = False) -> Ke
         return KernelRoof(preset.id, unit, precision, kernel.sparse, None, None, None, bound, reason)
 
     if path is None:
-        # The file's name, not its path: the reason reaches pages and embeds, which must not
-        # depend on where the project was built.
-        return without("unknown", f"{name} rate not given in {PurePath(preset.file).name or preset.id}")
+        return without("unknown", f"{name} rate not given in {preset.file_label}")
     if path.dense_tflops is None:
         return without("unsupported", f"no {name.split()[0]} path" if unit == "tensor" else f"no {name} path")
     if kernel.sparse and not path.sparse_supported:
