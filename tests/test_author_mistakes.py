@@ -52,7 +52,8 @@ def _project(root: Path, pages: dict[str, str], *, validation: bool = False) -> 
 def build(tmp_path):
     def run(pages: dict[str, str], *, validation: bool = False):
         project = _project(tmp_path / "project", pages, validation=validation)
-        cache = {"AINOTES_CACHE_DIR": str(tmp_path / "render"), "AINOTES_SHARED_CACHE_DIR": str(tmp_path / "shared")}
+        cache = {"AINOTES_CACHE_DIR": str(tmp_path / "render"), "AINOTES_SHARED_CACHE_DIR": str(tmp_path / "shared"),
+                 "AINOTES_SITE_URL": "https://notes.example/"}  # a published address: no site_url warning
         return run_build(project, env=cache)
     return run
 

@@ -133,8 +133,8 @@ def _models() -> dict:
 def test_the_palm_row_names_its_model_and_chip_and_gives_the_papers_46_2_percent(site: NotesSite) -> None:
     typed = "  - name: typed\n    params: 7e9\n    tokens_per_second: 3e6\n    gpus: 1024\n    preset: h100\n"
     out = _page(site, f"```mfu-table\njobs:\n{PALM_MODEL_ROW}{typed}```\n")
-    row = _text(re.findall(r"<tr>(.*?)</tr>", out)[1])
-    assert row.startswith("PaLM 540B 46.2 % 46.2 % 540.4 billion")
+    row = _text(re.findall(r"<tr role=\"row\">(.*?)</tr>", out)[1])
+    assert row.startswith("PaLM 540B 46.2 % 46.2 % recompute: none 540.4 billion parameters")
     assert "6,144 × 275 TFLOP/s BF16 tpu-v4" in row  # the chip's peak from its preset, not typed
     # Under the table, what each row counts.
     key = _text(out.split('class="ainotes-table-key">')[1].split("</p>")[0])
