@@ -348,6 +348,7 @@ def _prefetch_renders(
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     presets = [site.presets_by_id[i] for i in request.preset_ids]
+    palette_ids = tuple(site.presets_by_id)
     title = request.title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
@@ -359,7 +360,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
 
         light = roofline_chart.roofline_spec(
             presets, kernels=request.kernels, sparsity=request.sparsity, title=request.title, theme="light",
-            precision=request.precision,
+            precision=request.precision, palette_ids=palette_ids,  # one colour per GPU across the site
         )
         dark = roofline_chart.retheme(light, "dark")
         _prefetch_renders(site, light, dark, dark_svg=False, dark_vega=False,
@@ -383,7 +384,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
             vega_dark=roofline_chart.dark_vega(render.vega(render.responsive(light))),  # no second compile
         )
 
-    return site.chart_figure(chart, page, (request, presets), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
+    return site.chart_figure(chart, page, (request, presets, palette_ids), draw,
+                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
 def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
