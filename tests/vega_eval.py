@@ -13,9 +13,11 @@ _TEXT = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
 
 
 def evaluate(expressions: Sequence[str], signals: Mapping[str, Any] | None = None,
-             rows: Sequence[Mapping[str, Any]] = ({},)) -> list[list[str]]:
+             rows: Sequence[Mapping[str, Any]] = ({},),
+             updates: Sequence[tuple[str, str]] = ()) -> list[list[str]]:
     """For each row (``datum``), each expression's value as text (``'' + value``), evaluated by
-    Vega with ``signals`` (name → value) defined. Returns rows × expressions."""
+    Vega with ``signals`` (name → value) defined and then ``updates`` (name, expression: signals
+    computed in that order, as a chart's derived params are). Returns rows × expressions."""
     import vl_convert as vlc
 
     marker = "\u241e"  # between values: no expression writes it
@@ -23,7 +25,8 @@ def evaluate(expressions: Sequence[str], signals: Mapping[str, Any] | None = Non
     spec = {
         "$schema": "https://vega.github.io/schema/vega/v5.json",
         "width": 10, "height": 10,
-        "signals": [{"name": name, "value": value} for name, value in (signals or {}).items()],
+        "signals": [*({"name": name, "value": value} for name, value in (signals or {}).items()),
+                    *({"name": name, "update": expr} for name, expr in updates)],
         "data": [{"name": "rows", "values": [{"i": i, **row} for i, row in enumerate(rows)]}],
         "marks": [{"type": "text", "from": {"data": "rows"},
                    "encode": {"update": {"text": {"signal": f"datum.i + '{marker}' + {joined}"},

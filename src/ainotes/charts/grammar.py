@@ -50,7 +50,7 @@ def _hash(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
 
 
-def gpu_colour_slots(preset_ids: Iterable[str]) -> dict[str, int]:
+def gpu_colour_slots(preset_ids: Iterable[str], fixed: Mapping[str, int] | None = None) -> dict[str, int]:
     """Each preset id's slot in :data:`GPU_PALETTES` (slot mod 10 is its colour), over every
     preset of a site, so that one GPU has one colour on every chart of it.
 
@@ -61,11 +61,19 @@ def gpu_colour_slots(preset_ids: Iterable[str]) -> dict[str, int]:
     when both prefer the same slot and the newcomer comes first in hash order, and the one moved
     goes to its own next choice, not its neighbour's, so the move rarely spreads. Up to ten
     presets get ten different colours; past that the table grows by ten and colours repeat.
+
+    ``fixed`` pins ids to slots (a hue index, as a preset that names its colour would): those
+    are placed first, and nothing moves them.
     """
-    ids = sorted(set(preset_ids), key=lambda i: (_hash(i), i))
+    pinned = dict(fixed or {})
+    ids = sorted(set(preset_ids) - set(pinned), key=lambda i: (_hash(i), i))
     hues = len(GPU_HUES)
-    size = max(hues, -(-len(ids) // hues) * hues)
+    size = max(hues, -(-(len(ids) + len(pinned)) // hues) * hues)
     taken: dict[int, str] = {}
+    for preset_id, slot in pinned.items():
+        if slot in taken:
+            raise InputError(f"GPU colours: {preset_id!r} and {taken[slot]!r} are both pinned to colour {slot}")
+        taken[slot % size] = preset_id
     for preset_id in ids:
         choices = sorted(range(size), key=lambda slot: _hash(f"{preset_id}:{slot}"))
         slot = next(s for s in choices if s not in taken)
