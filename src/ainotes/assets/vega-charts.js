@@ -235,7 +235,12 @@
     if (!entry.view) { updateReadouts(entry); return Promise.resolve(); }
     var view = entry.view;
     applyState(entry, view);
-    return view.runAsync().then(function () { if (entry.view === view) updateReadouts(entry); });
+    // Twice: a legend whose entries changed is laid out on the pass after (Vega places the
+    // legends around the plot from their sizes as the previous pass left them).
+    var done = view.runAsync().then(function () { return view.runAsync(); })
+      .then(function () { if (entry.view === view) updateReadouts(entry); });
+    entry.settled = (entry.settled || Promise.resolve()).then(function () { return done; });
+    return done;
   }
 
   // Try a reader's mark: keep it if the chart puts it on its axis, else restore the one before.
@@ -529,7 +534,12 @@
     absolutiseSnippets();
   }
 
-  window.__ainotesVegaCharts = {renderAll: renderAll};
+  // settled(figure): a promise that resolves once the figure's explorer has drawn and read out
+  // everything asked of it so far (for the browser tests, and for pages that drive the form).
+  window.__ainotesVegaCharts = {renderAll: renderAll, settled: function (figure) {
+    var entry = entryFor(figure);
+    return entry && entry.settled ? entry.settled.then(function () { return entry.settled; }) : Promise.resolve();
+  }};
   // For the browser tests: the live view of a figure, by id.
   window.__ainotesRooflineView = function (id) {
     var entry = entryFor(document.getElementById(id));

@@ -43,6 +43,7 @@ below every label. The browser suite measures it at every width and state.
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import re
 import textwrap
@@ -81,7 +82,7 @@ STILL_FRAME_WIDTH_PX = 117
 STILL_FRAME_HEIGHT_PX = 150  # with one GPU in the legend, one entry in the line key, no kernels
 STILL_GPU_ROW_PX = 15  # each further row of the GPUs' legend
 STILL_GPU_LINE_PX = 14  # each further line of an entry (a narrow plot wraps names and keys) ...
-STILL_KEY_LINE_PX = 13  # ... in the GPUs' legend and in the kernels' key
+STILL_KEY_LINE_PX = 13.5  # ... and in the kernels' key (Vega rounds each entry's height down)
 STILL_KEY_FIRST_ROW_PX = 19  # the kernels' key, its first row and each further one
 STILL_KEY_ROW_PX = 16
 STILL_STYLE_ROW_PX = 15  # each further row of the line key
@@ -127,8 +128,8 @@ KERNEL_MARGIN = 1.5
 TOP_HEADROOM = 6.0
 
 ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
-# Below this plot width (px) the kernels' key and the line key stack in one column; below the
-# second, the GPUs' legend.
+# Below this plot width (px) legend labels wrap (the kernels' key and the line key always have one
+# column); below the second, the GPUs' legend has one column too.
 NARROW_PLOT_PX = 420
 WIDE_LEGEND_PLOT_PX = 760
 # The narrowest plot the page draws (a 360 px phone, less margins and the y axis), and the
@@ -755,16 +756,21 @@ SUBTITLE_EXPR = f"subtitles[{_MODE_KEY}][{_NARROW} ? 1 : 0]"
 # on one line, or on a narrow plot the name, wrapped, above its ridge, so that a phone reads whole
 # names instead of "… · NVIDIA H10…" (and Vega need not search for where to cut them).
 _GPU_RIDGE = f"legend_ridge[{_MODE_KEY}][datum.value]"
+_GPU_RIDGE_NARROW = f"legend_ridge_narrow[{_MODE_KEY}][datum.value]"
 GPU_LEGEND_VALUES_EXPR = f"preset == '{ALL_PRESETS}' ? gpu_ids : [preset]"
-GPU_LEGEND_LABEL_EXPR = (f"{_NARROW} ? split(narrow_names[datum.value] + '\\n' + {_GPU_RIDGE}, '\\n') "
+GPU_LEGEND_LABEL_EXPR = (f"{_NARROW} ? split(narrow_names[datum.value] + '\\n' + {_GPU_RIDGE_NARROW}, '\\n') "
                          f": {_GPU_RIDGE} + ' · ' + names[datum.value]")
 # The kernels' key: each kernel's number and name as typed in this mode; one that no GPU shown
 # draws says so.
-_KEY_DRAWN = f"kernel_drawn[kmode + '|' + precision][datum.value]"
-_KEY_MISSING = (f"(preset == '{ALL_PRESETS}' ? length({_KEY_DRAWN}) == 0 : indexof({_KEY_DRAWN}, preset) < 0)")
-KERNEL_KEY_LABEL_EXPR = (f"{_NARROW} ? split(narrow_keys[{_KERNEL_MODE}][datum.value] "
-                         f"+ ({_KEY_MISSING} ? '\\n(not drawn here)' : ''), '\\n') "
-                         f": kernel_keys[{_KERNEL_MODE}][datum.value] + ({_KEY_MISSING} ? ' (not drawn: no roof "
+# Each entry's value names its kernel and whether a GPU shown draws it ("3|x"). Vega does not lay
+# a legend's entries out again when a label grows a line, so each kernel's narrow label takes as
+# many lines in every state, drawn or not, in every mode (_narrow_keys pads them).
+_KEY_NUMBER = "split(datum.value, '|')[0]"
+_KEY_MISSING = "split(datum.value, '|')[1] == 'x'"
+KEY_VALUES_EXPR = f"key_values[kmode + '|' + precision + '|' + preset]"
+KERNEL_KEY_LABEL_EXPR = (f"{_NARROW} ? split(narrow_keys[{_KERNEL_MODE}][{_KEY_NUMBER}][{_KEY_MISSING} ? 1 : 0], "
+                         "'\\n') "
+                         f": kernel_keys[{_KERNEL_MODE}][{_KEY_NUMBER}] + ({_KEY_MISSING} ? ' (not drawn: no roof "
                          "for it on the GPUs shown)' : '')")
 # The line key: the roof shown, first, and whatever else this state draws.
 _STYLE_BASE = f"(line_keys[{_LINE_STATE} + '|' + preset] || ['{SHOWN_STYLE}'])"
@@ -774,11 +780,8 @@ STYLE_VALUES_EXPR = (
     f" + (batch_extra_on && indexof({_STYLE_BASE}, batch_roof) < 0"
     " && !(own_extra_on && own_roof == batch_roof) ? ',' + batch_roof : ''), ',')"
 )
-STYLE_LABEL_EXPR = (
-    f"datum.value == '{SHOWN_STYLE}' ? ({_NARROW} ? split(shown_names[{_MODE_KEY}][1], '\\n') "
-    f": shown_names[{_MODE_KEY}][0]) "
-    f": ({_NARROW} ? split(style_names[datum.value][1], '\\n') : style_names[datum.value][0])"
-)
+# (Each value's label keeps its shape in every state: see the kernels' key above.)
+STYLE_LABEL_EXPR = f"{_NARROW} ? split(style_names[datum.value][1], '\\n') : style_names[datum.value][0]"
 
 
 def _params_structure(alt: Any) -> list[Any]:
@@ -799,10 +802,10 @@ def _params_structure(alt: Any) -> list[Any]:
             ("readout_on", False),
             ("x_domain", [0.1, 1000.0]), ("y_domains", {}), ("x_ticks", [1.0]), ("y_ticks", [1e12]),
             ("colour_domain", ["a"]), ("gpu_ids", ["a"]), ("names", {}), ("narrow_names", {}),
-            ("kernel_nums", ["1"]), ("kernel_keys", {}), ("narrow_keys", {}), ("kernel_drawn", {}),
+            ("kernel_nums", ["1"]), ("kernel_keys", {}), ("narrow_keys", {}), ("key_values", {}),
             ("roof_names", {}), ("roof_terms", {}), ("mode_words", {}), ("subtitles", {}),
-            ("legend_ridge", {}), ("has_roof", {}), ("missing", {}), ("ceil", {}),
-            ("line_keys", {}), ("style_names", {}), ("shown_names", {}), ("both_roofs", {}),
+            ("legend_ridge", {}), ("legend_ridge_narrow", {}), ("has_roof", {}), ("missing", {}), ("ceil", {}),
+            ("line_keys", {}), ("style_names", {}), ("both_roofs", {}),
             ("own_on", False), ("own_kind", "gemm"), ("own_m", 1), ("own_n", 1), ("own_k", 1), ("own_s", 2),
             ("own_dtype", "bf16"), ("own_typed_x", 1.0), ("own_roof", DEFAULT_ROOF),
             ("batch_on", False), ("batch_tokens", 64), ("batch_d", DEFAULT_D_MODEL), ("batch_s", 2),
@@ -840,8 +843,8 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     dash = alt.StrokeDash(
         "style:N", scale=alt.Scale(domain=list(STYLE_DOMAIN), range=[list(d) for d in STYLE_DASHES]),
         legend=alt.Legend(orient="bottom", direction="horizontal", title=None, symbolType="stroke",
-                          values=alt.ExprRef(STYLE_VALUES_EXPR), columns=alt.ExprRef(f"{_NARROW} ? 1 : 2"),
-                          labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT), labelExpr=STYLE_LABEL_EXPR),
+                          values=alt.ExprRef(STYLE_VALUES_EXPR), columns=1,
+                          labelLimit=alt.ExprRef(f"width - {LEGEND_SYMBOL_PX}"), labelExpr=STYLE_LABEL_EXPR),
     )
     name_tip = alt.Tooltip("name:N", title="GPU")
     # The lines after the first take their legends from it (altair's encodings without legends).
@@ -942,8 +945,9 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         "kk:N", scale=alt.Scale(domain=alt.ExprRef("kernel_nums"), range=["square"]),
         legend=alt.Legend(orient="bottom", direction="horizontal", title=None, symbolType="square",
                           symbolFillColor="transparent", symbolStrokeWidth=2,
-                          columns=alt.ExprRef(f"{_NARROW} ? 1 : 2"),
-                          labelLimit=alt.ExprRef(_LEGEND_LABEL_LIMIT), labelExpr=KERNEL_KEY_LABEL_EXPR),
+                          # One column: an entry whose label grows (" (not drawn …)") keeps its place.
+                          columns=1, values=alt.ExprRef(KEY_VALUES_EXPR),
+                          labelLimit=alt.ExprRef(f"width - {LEGEND_SYMBOL_PX}"), labelExpr=KERNEL_KEY_LABEL_EXPR),
     )
     clusters = kernel_rows.transform_aggregate(y="max(y)", groupby=["c", "cx", "ct"])
     kernel_marks = [
@@ -1081,10 +1085,15 @@ def _has_sparse(rows: Sequence[dict[str, Any]], roof: str) -> bool:
 
 def _mode_words(rows: Sequence[dict[str, Any]], roofs: Sequence[str]) -> dict[str, list[str]]:
     """Per roof, what its dense and its sparse state are called: a vector roof, or one no GPU
-    has a 2:4 path for, stays dense with the box ticked, and says so."""
+    has a 2:4 path for, stays dense with the box ticked, and says so (never "sparse")."""
     words = {}
     for roof in roofs:
-        sparse = ", 2:4 sparse where supported" if _has_sparse(rows, roof) else ", dense (no 2:4 sparse path here)"
+        if _has_sparse(rows, roof):
+            sparse = ", 2:4 sparse where supported"
+        elif roof.startswith("vector:"):
+            sparse = ", dense (vector units have no 2:4 mode)"
+        else:
+            sparse = ", dense (no 2:4 path on these GPUs)"
         words[roof] = [", dense", sparse]
     return words
 
@@ -1095,29 +1104,72 @@ def _subtitles(rows: Sequence[dict[str, Any]], roofs: Sequence[str]) -> dict[str
     words = _mode_words(rows, roofs)
     for roof in roofs:
         for index, mode in enumerate(("d", "s")):
-            text = roof_name(roof) + words[roof][index]
+            word = words[roof][index]
             integer = " · integer OP/s, OP/byte" if roof == INT8_ROOF else ""
-            subtitles[f"{roof}|{mode}"] = [text + integer + " · ridge points in the legend",
-                                           text.replace(" (no 2:4 sparse path here)", "") + integer]
+            short_word = word.split(" (")[0].replace(" where supported", "")
+            subtitles[f"{roof}|{mode}"] = [roof_name(roof) + word + integer + " · ridge points in the legend",
+                                           roof_name(roof) + short_word + integer]
     return subtitles
 
 
-def _style_names(rows: Sequence[dict[str, Any]], roofs: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """The line key's labels, wide and wrapped for a narrow plot: every style but the roof shown,
-    and the roof shown per roof and mode."""
-    def both(text: str) -> list[str]:
-        return [text, narrow_lines(text)]
+def _padded(texts: dict[str, str]) -> dict[str, str]:
+    """Narrow labels, each padded with blank lines to as many lines as the longest: an entry of a
+    legend whose values change keeps its height whichever value it shows (Vega reuses an entry's
+    place by its index and does not measure it again when its label grows a line)."""
+    lines = max((text.count("\n") + 1 for text in texts.values()), default=1)
+    return {key: text + "\n " * (lines - text.count("\n") - 1) for key, text in texts.items()}
 
-    names = {DENSE_STYLE: both("dense roof, behind its 2:4 sparse one")}
+
+def _style_names() -> dict[str, list[str]]:
+    """The line key's labels, wide and wrapped for a narrow plot, one per style (the same in
+    every state: the subtitle names the roof shown)."""
+    wide = {SHOWN_STYLE: "the roof shown", DENSE_STYLE: "dense roof behind its 2:4 sparse one"}
     for roof in ALL_ROOFS:
-        names[roof] = both(f"{roof_name(roof)}: own roof of the marks on it")
-        names[f"{roof}|s"] = both(f"{roof_name(roof)}, 2:4 sparse: own roof of the marks on it")
-    shown = {}
-    for roof in roofs:
-        sparse = ", 2:4 sparse where supported" if _has_sparse(rows, roof) else ", dense"
-        for mode, word in (("d", ", dense"), ("s", sparse)):
-            shown[f"{roof}|{mode}"] = both(f"{roof_name(roof)}{word}: the roof shown")
-    return names, shown
+        wide[roof] = f"{roof_name(roof)}: roof of marks on it"
+        wide[f"{roof}|s"] = f"{roof_name(roof)} 2:4: roof of marks on it"
+    narrow = _padded({style: narrow_lines(text) for style, text in wide.items()})
+    return {style: [text, narrow[style]] for style, text in wide.items()}
+
+
+NOT_DRAWN_KEY = " (not drawn here)"
+
+
+def _narrow_keys(keys: dict[str, dict[str, str]], flagged: set[str]) -> dict[str, dict[str, list[str]]]:
+    """Per mode and kernel, its key wrapped for a narrow plot, drawn and not drawn, each padded
+    with blank lines to as many lines as the longest of its forms in any mode takes (only the
+    kernels some state leaves undrawn, ``flagged``, have a longer "not drawn" form)."""
+    wrapped = {mode: {n: (narrow_lines(text).split("\n"),
+                          narrow_lines(text + (NOT_DRAWN_KEY if n in flagged else "")).split("\n"))
+                      for n, text in by_number.items()} for mode, by_number in keys.items()}
+    longest: dict[str, int] = {}
+    for by_number in wrapped.values():
+        for n, forms in by_number.items():
+            longest[n] = max(longest.get(n, 0), *(len(form) for form in forms))
+    return {mode: {n: ["\n".join(form + [" "] * (longest[n] - len(form))) for form in forms]
+                   for n, forms in by_number.items()} for mode, by_number in wrapped.items()}
+
+
+def _key_values(data: _KernelData, drawn: dict[str, dict[str, list[str]]], roofs: Sequence[str],
+                ids: Sequence[str], has_roof: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The kernels' key entries per state ("own|tensor:fp8|h100"): each kernel as
+    ``"number|x"``, ``x`` where no GPU shown draws it."""
+    values: dict[str, list[str]] = {}
+    numbers = list(data.keys.get("own", {}))
+    for kmode, roof, choice in itertools.product(KERNEL_MODES, roofs, (ALL_PRESETS, *ids)):
+        shown = has_roof[roof] if choice == ALL_PRESETS else [i for i in has_roof[roof] if i == choice]
+        entries = []
+        for n in numbers:
+            where = drawn[f"{kmode}|{roof}"][n]
+            # Where no GPU shown has the roof at all, the legend says so; the key does not repeat it.
+            missing = bool(shown) and (not where if choice == ALL_PRESETS else choice not in where)
+            entries.append(f"{n}|{'x' if missing else ''}")
+        values[f"{kmode}|{roof}|{choice}"] = entries
+    return values
+
+
+def _short_missing(text: str) -> str:
+    """A narrow legend's form of "not drawn: no FP8 path": the path's name is in the subtitle."""
+    return "not drawn: no path" if text.startswith("not drawn: no ") else "not drawn: not given"
 
 
 def roofline_spec(
@@ -1157,26 +1209,31 @@ def roofline_spec(
     y_domains = _y_domains(rows, data.rows, roofs, x_min)
     names = dict(zip((p.id for p in presets), _display_names(presets), strict=True))
     slots = gpu_colour_slots([*(palette_ids or ()), *names])
-    style_names, shown_names = _style_names(rows, roofs)
+    has_roof = {roof: [r["p"] for r in rows if r["r"] == roof] for roof in ALL_ROOFS}
+    key_values = _key_values(data, drawn, roofs, [p.id for p in presets], has_roof) if kernels else {}
+    narrow_keys = _narrow_keys(data.keys, {v.split("|")[0] for vs in key_values.values() for v in vs
+                                           if v.endswith("|x")})
+    legend_ridge = _legend_ridges(rows, missing, roofs)
     params = {
         "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity), "kmode": "own",
         "intensity": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
         "x_domain": [x_min, x_max], "y_domains": y_domains, "x_ticks": _decades(x_min, x_max),
         "y_ticks": _decades(min(low for low, _ in y_domains.values()), max(top for _, top in y_domains.values())),
         "colour_domain": gpu_colour_domain({i: slots[i] for i in names}), "gpu_ids": list(names),
-        "names": names, "narrow_names": {i: narrow_lines(name) for i, name in names.items()},
-        "kernel_nums": [str(n) for n in range(1, len(kernels) + 1)] or ["1"],
-        "kernel_keys": data.keys, "narrow_keys": {m: {n: narrow_lines(t) for n, t in keys.items()}
-                                                  for m, keys in data.keys.items()},
-        "kernel_drawn": drawn,
+        "names": names, "narrow_names": _padded({i: narrow_lines(name) for i, name in names.items()}),
+        # The key's scale: the kernels' numbers (the marks') and every entry value (the key's).
+        "kernel_nums": [*data.keys.get("own", {}), *sorted({v for vs in key_values.values() for v in vs})] or ["1"],
+        "kernel_keys": data.keys, "narrow_keys": narrow_keys, "key_values": key_values,
         "roof_names": {roof: roof_name(roof) for roof in ALL_ROOFS},
         "roof_terms": {p.id: {roof: roof_term(roof, p) for roof in ALL_ROOFS} for p in presets},
         "mode_words": _mode_words(rows, ALL_ROOFS), "subtitles": _subtitles(rows, roofs),
-        "legend_ridge": _legend_ridges(rows, missing, roofs),
-        "has_roof": {roof: [r["p"] for r in rows if r["r"] == roof] for roof in ALL_ROOFS},
+        "legend_ridge": legend_ridge,
+        "legend_ridge_narrow": {mode: {i: text if text.startswith("ridge ") else _short_missing(text)
+                                       for i, text in texts.items()} for mode, texts in legend_ridge.items()},
+        "has_roof": has_roof,
         "missing": {roof: {p.id: missing.get(roof, {}).get(p.id, "") for p in presets} for roof in ALL_ROOFS},
         "ceil": {p.id: {r["r"]: [r["peak"], r["speak"], r["bw"]] for r in rows if r["p"] == p.id} for p in presets},
-        "line_keys": line_keys, "style_names": style_names, "shown_names": shown_names,
+        "line_keys": line_keys, "style_names": _style_names(),
         # Per roof shown and roof of a reader's mark: the GPUs that draw both (the mark's roof beside).
         "both_roofs": {shown: {other: [i for i in names if (i, shown) in by_key and (i, other) in by_key]
                                for other in ALL_ROOFS} for shown in roofs},
@@ -1270,7 +1327,7 @@ def _opening_styles(params: dict[str, Any]) -> list[tuple[str, str]]:
     """The line key's entries as a chart opens (style, label wrapped for a narrow plot)."""
     mode = f"{params['precision']}|{'s' if params['sparsity'] else 'd'}"
     styles = params["line_keys"].get(f"{params['kmode']}|{mode}|{ALL_PRESETS}", [SHOWN_STYLE])
-    return [(s, params["shown_names"][mode][1] if s == SHOWN_STYLE else params["style_names"][s][1]) for s in styles]
+    return [(s, params["style_names"][s][1]) for s in styles]
 
 
 def _still_frame_height(plot_width: int, params: dict[str, Any]) -> int:
@@ -1280,21 +1337,17 @@ def _still_frame_height(plot_width: int, params: dict[str, Any]) -> int:
     narrow = plot_width < NARROW_PLOT_PX
     gpus = params["gpu_ids"]
     keys = list(params["kernel_keys"].get("own", {}).values())
-    narrow_keys = list(params["narrow_keys"].get("own", {}).values())
+    narrow_keys = [forms[0] for forms in params["narrow_keys"].get("own", {}).values()]  # every form as tall
     styles = _opening_styles(params)
     gpu_columns = 1 if plot_width < WIDE_LEGEND_PLOT_PX else 2
-    columns = 1 if narrow else 2
     frame = STILL_FRAME_HEIGHT_PX + STILL_GPU_ROW_PX * (math.ceil(len(gpus) / gpu_columns) - 1)
-    frame += STILL_STYLE_ROW_PX * (math.ceil(len(styles) / columns) - 1)
+    frame += STILL_STYLE_ROW_PX * (len(styles) - 1)  # the line key: one entry a row
     if narrow:  # one entry a row: each adds its wrapped lines (a GPU's ridge is one more)
         frame += STILL_GPU_LINE_PX * sum(params["narrow_names"][g].count("\n") + 1 for g in gpus)
-        # A kernel no GPU draws at the opening roof says so on a line of its own.
-        drawn = params["kernel_drawn"].get(f"{params['kmode']}|{params['precision']}", {})
-        undrawn = sum(1 for n in params["kernel_keys"].get("own", {}) if not drawn.get(n))
-        frame += STILL_KEY_LINE_PX * (sum(key.count("\n") for key in narrow_keys) + undrawn)
+        frame += sum(math.floor(STILL_KEY_LINE_PX * key.count("\n")) for key in narrow_keys)
         frame += STILL_STYLE_LINE_PX * sum(label.count("\n") for _, label in styles)
     if keys:
-        frame += STILL_KEY_FIRST_ROW_PX + STILL_KEY_ROW_PX * (math.ceil(len(keys) / columns) - 1)
+        frame += STILL_KEY_FIRST_ROW_PX + STILL_KEY_ROW_PX * (len(keys) - 1)  # one kernel a row
     return frame
 
 
