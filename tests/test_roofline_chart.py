@@ -233,6 +233,29 @@ def test_static_svg_names_each_preset_with_its_ridge_and_escapes_the_title():
     assert "1 PFLOP/s" in texts and "100 TFLOP/s" in texts
 
 
+@pytest.mark.parametrize("sparsity", [False, True])
+def test_a_still_holds_no_unlabelled_mark(sparsity):
+    """The readout's rule and dots appear only once a reader moves it (and then with their value in
+    the top band); a still names every mark it draws: lines and ridges in the GPUs' legend and the
+    line key, kernels in their key."""
+    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
+    spec = chart.roofline_spec(FOUR, kernels=kernels, sparsity=sparsity)
+    assert _value(spec, "readout_on") is False
+    svg_text = render.svg(spec)
+    assert 'stroke-dasharray="3,2"' not in svg_text  # the readout's rule
+    texts = _texts(svg_text)
+    assert not any(t.startswith("at ") and t.endswith("FLOP/B") for t in texts)
+    assert "the roof shown" in texts
+    assert ("dense roof behind its 2:4 sparse one" in texts) == sparsity
+    for number in range(1, len(kernels) + 1):
+        assert any(t.startswith(f"{number} ") for t in texts), number
+    # The live view draws it, labelled, once the page's script turns it on.
+    live = render.svg({**spec, "params": [{**p, "value": True} if p["name"] == "readout_on" else p
+                                          for p in spec["params"]]})
+    assert 'stroke-dasharray="3,2"' in live
+    assert f"at {chart.intensity_label(_value(spec, 'intensity'))}" in _texts(live)
+
+
 def test_no_text_is_rotated_in_the_static_svg():
     kernels = [parse_kernel_spec(spec) for spec in KERNELS]
     svg_text = render.svg(chart.roofline_spec(FOUR, kernels=kernels))

@@ -59,8 +59,9 @@ def summary_text(spec: dict[str, Any]) -> str:
     rows = [r for r in spec["datasets"]["ceilings"] if r["r"] == roof]
     field = "sridge" if values["sparsity"] else "ridge"
     peak = "speak" if values["sparsity"] else "peak"
-    ridges = "; ".join(f"{names[r['p']]}: ridge at {units.intensity(r[field])}, peak {units.flops_per_s(r[peak])}"
-                       for r in rows)
+    op = op_word(roof)
+    ridges = "; ".join(f"{names[r['p']]}: ridge at {formats.intensity_text(r[field], op)}, "
+                       f"peak {formats.rate_text(r[peak], op)}" for r in rows)
     meta = spec_meta(spec) or {}
     missing = meta.get("missing", {}).get(roof, {})
     left_out = "".join(f" {names[i]}: not drawn, {text}." for i, text in missing.items())
