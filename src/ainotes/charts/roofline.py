@@ -68,7 +68,7 @@ from ainotes.kernels import DTYPE_BYTES, Kernel, gemm, parse_kernel_spec
 from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
-STATIC_HEIGHT_PX = 540
+STATIC_HEIGHT_PX = 630  # 8:7, room for a plot of 320 px above the legends of six GPUs and seven kernels
 # The phone-sized static picture's width (its height follows its legends: narrow_static).
 NARROW_STATIC_WIDTH_PX = 336
 DEFAULT_TITLE = "Roofline"
@@ -1362,12 +1362,20 @@ def still_plot_size(width_px: int, height_px: int, params: dict[str, Any]) -> di
 
 def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec drawn at a phone's width (:data:`NARROW_STATIC_WIDTH_PX`), for the static picture
-    a phone shows before (or without) the script: a plot :data:`NARROW_STILL_PLOT_HEIGHT_PX`
+    a phone shows before (or without) the script: a plot at least :data:`NARROW_STILL_PLOT_HEIGHT_PX`
     tall and its legends below it, as tall as they need."""
     params = {param["name"]: param.get("value") for param in spec.get("params", [])}
     meta = spec["usermeta"]["ainotes"]
-    still = {"width": NARROW_STATIC_WIDTH_PX - STILL_FRAME_WIDTH_PX, "height": NARROW_STILL_PLOT_HEIGHT_PX}
-    height = NARROW_STILL_PLOT_HEIGHT_PX + _still_frame_height(still["width"], params)
+    # The page's box on a phone takes this picture's proportions, and the live view fills the box:
+    # the plot gets the room the line key may take in other states, so it never shrinks below
+    # NARROW_STILL_PLOT_HEIGHT_PX as the reader moves the selects.
+    opening = len(_opening_styles(params))
+    most = max([len(styles) for styles in params["line_keys"].values()] + [opening]) + 2  # + the reader's two
+    lines = max(text.count("\n") for _, text in params["style_names"].values()) if params["style_names"] else 0
+    slack = (most - opening) * (STILL_STYLE_ROW_PX + STILL_STYLE_LINE_PX * lines)
+    plot = NARROW_STILL_PLOT_HEIGHT_PX + slack
+    still = {"width": NARROW_STATIC_WIDTH_PX - STILL_FRAME_WIDTH_PX, "height": plot}
+    height = plot + _still_frame_height(still["width"], params)
     return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": height,
             "usermeta": {**spec["usermeta"], "ainotes": {**meta, "still": still}}}
 
