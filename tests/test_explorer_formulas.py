@@ -221,10 +221,10 @@ def test_the_readers_gemm_reads_its_bound_rate_and_time_from_the_core(spec_text)
                         f"{formats.rate_text(core.attainable_flops_per_s, op)} "
                         f"({chart.roof_term(roof, by_id[row['p']])}), {formats.time_us_text(core.time_s)}")
     [[heading]] = evaluate(["own_heading"], signals=signals, updates=_derived(spec))
-    assert heading == (f"Your GEMM {m}×{n}×{k} {kernel.dtype}: "
-                       f"{units.si(kernel.flops, 'OP' if kernel.dtype == 'int8' else 'FLOP')}, "
+    op = "op" if kernel.dtype == "int8" else "flop"
+    assert heading == (f"Your GEMM {m}×{n}×{k} {kernel.dtype}: {units.si(kernel.flops, op.upper())}, "
                        f"{units.si(kernel.bytes_moved, 'B')} moved at least, "
-                       f"{formats.intensity_text(kernel.intensity_flop_per_byte, 'op' if kernel.dtype == 'int8' else 'flop')}.")
+                       f"{formats.intensity_text(kernel.intensity_flop_per_byte, op)}.")
 
 
 def test_the_batch_readout_gives_each_gpus_crossing_from_the_core():
@@ -240,10 +240,11 @@ def test_the_batch_readout_gives_each_gpus_crossing_from_the_core():
         for row, (line, cross) in zip(rows, got, strict=True):
             preset = next(p for p in GPUS if p.id == row["p"])
             core = roofline.kernel_roof(preset, kernel)
-            assert line.endswith(f"{formats.time_us_text(core.time_s)}") and line.startswith(f"{preset.name}: {core.bound}")
+            assert line.startswith(f"{preset.name}: {core.bound}")
+            assert line.endswith(f"{formats.time_us_text(core.time_s)}")
             crossing = roofline.weight_gemm_crossing_tokens(preset.ridge_flop_per_byte(), 4 * d, d, 2)
-            assert cross == (f"{preset.name}: crosses its ridge ({formats.intensity_text(preset.ridge_flop_per_byte())})"
-                             f" at about {formats.ratio_text(crossing)} tokens")
+            ridge = formats.intensity_text(preset.ridge_flop_per_byte())
+            assert cross == f"{preset.name}: crosses its ridge ({ridge}) at about {formats.ratio_text(crossing)} tokens"
             if d >= 8192:  # while the batch is small next to d, the intensity is about its tokens (BF16)
                 assert crossing == pytest.approx(preset.ridge_flop_per_byte(), rel=0.15)
 
@@ -271,7 +272,8 @@ def test_no_mark_lies_above_a_drawn_line_of_its_gpu_without_its_own_roof(presets
         state = f"{kmode}|{roof}|{'s' if sparsity else 'd'}"
         mode = "own" if kmode == "own" else roof
         visible = [i for i in values["gpu_ids"] if choice in (chart.ALL_PRESETS, i) and (i, roof) in ceilings]
-        lines = {i: [(ceilings[(i, roof)]["speak" if sparsity else "peak"], ceilings[(i, roof)]["bw"])] for i in visible}
+        lines = {i: [(ceilings[(i, roof)]["speak" if sparsity else "peak"], ceilings[(i, roof)]["bw"])]
+                 for i in visible}
         for i in visible:
             if sparsity and ceilings[(i, roof)]["speak"] != ceilings[(i, roof)]["peak"]:
                 lines[i].append((ceilings[(i, roof)]["peak"], ceilings[(i, roof)]["bw"]))
@@ -280,7 +282,8 @@ def test_no_mark_lies_above_a_drawn_line_of_its_gpu_without_its_own_roof(presets
                 lines[extra["p"]].append((extra["top"], extra["bw"]))
         marks = [r for r in spec["datasets"]["kernels"] if f" {mode} " in r["m"] and r["p"] in visible]
         for mark in marks:
-            on = [top for top, bw in lines[mark["p"]] if math.isclose(mark["y"], min(top, bw * mark["x"]), rel_tol=1e-9)]
+            on = [top for top, bw in lines[mark["p"]]
+                  if math.isclose(mark["y"], min(top, bw * mark["x"]), rel_tol=1e-9)]
             assert on, (state, choice, mark["k"], mark["p"])
             checked += 1
         # A GPU without the roof shown draws no mark at all.
@@ -323,7 +326,8 @@ def test_a_gpu_without_the_roof_shown_says_why_in_the_legend():
 def test_unit_words_are_neutral_with_each_vendors_term_beside():
     spec = chart.roofline_spec(GPUS)
     terms = _values(spec)["roof_terms"]
-    assert chart.roof_name("tensor:bf16") == "BF16 matrix units" and chart.roof_name("vector:fp32") == "FP32 vector units"
+    assert chart.roof_name("tensor:bf16") == "BF16 matrix units"
+    assert chart.roof_name("vector:fp32") == "FP32 vector units"
     assert terms["full"]["tensor:fp8"] == "FP8 tensor cores" and terms["part"]["vector:fp32"] == "FP32 VPUs"
     assert terms["bare"]["tensor:bf16"] == "BF16 matrix units"  # a preset that names no term
     assert chart.spec_meta(spec)["roof_labels"]["tensor:bf16"] == "BF16 matrix units (tensor cores, MXUs)"

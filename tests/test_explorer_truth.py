@@ -170,7 +170,8 @@ SWEEP_JS = """async ([id, states, minPx]) => {
   };
   const rate = text => {
     const m = /: ([\\d.,]+) ([kMGTPE]?)(?:FLOP|OP)\\/s/.exec(text);
-    return m ? parseFloat(m[1].replace(/,/g, '')) * {'': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18}[m[2]] : NaN;
+    const scale = {'': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18};
+    return m ? parseFloat(m[1].replace(/,/g, '')) * scale[m[2]] : NaN;
   };
   const legendValues = view => {
     const found = [];
@@ -197,7 +198,8 @@ SWEEP_JS = """async ([id, states, minPx]) => {
     const shown = [...new Set(lines.filter(r => r.style === 'shown').map(r => r.p))].sort();
     if (JSON.stringify(shown) !== JSON.stringify([...drawn].sort()))
       problems.push(`${where}: solid lines for ${shown}, expected ${drawn}`);
-    for (const r of lines) if (!drawn.includes(r.p)) problems.push(`${where}: a line of ${r.p}, which draws nothing here`);
+    for (const r of lines)
+      if (!drawn.includes(r.p)) problems.push(`${where}: a line of ${r.p}, which draws nothing here`);
     for (const m of marks) {
       checked += 1;
       if (!drawn.includes(m.p)) { problems.push(`${where}: a mark of ${m.p}, which draws nothing here`); continue; }
@@ -214,7 +216,8 @@ SWEEP_JS = """async ([id, states, minPx]) => {
       const label = [].concat(text).join(' ');
       if ((v in lacking) !== label.includes('not drawn')) problems.push(`${where}: legend "${label}" for ${v}`);
     }
-    const styles = new Set(legend.map(([v]) => v).filter(v => typeof v === 'string' && (v === 'shown' || v === 'dense' || v.includes(':'))));
+    const styles = new Set(legend.map(([v]) => v)
+      .filter(v => typeof v === 'string' && (v === 'shown' || v === 'dense' || v.includes(':'))));
     for (const style of new Set(lines.map(l => l.style)))
       if (!styles.has(style)) problems.push(`${where}: a ${style} line the line key does not name`);
     // The readout: one line per GPU shown, each rate the line's value at the intensity read.
@@ -228,14 +231,16 @@ SWEEP_JS = """async ([id, states, minPx]) => {
       if (id in lacking) { if (!line.includes('not drawn')) problems.push(`${where}: readout "${line}"`); continue; }
       const solid = lines.find(l => l.p === id && l.style === 'shown');
       const expected = Math.min(solid.top, solid.bw * x);
-      if (!(Math.abs(rate(line) - expected) <= 5e-4 * expected)) problems.push(`${where}: readout "${line}", line ${expected}`);
+      if (!(Math.abs(rate(line) - expected) <= 5e-4 * expected))
+        problems.push(`${where}: readout "${line}", line ${expected}`);
       if (s.precision.startsWith('vector') && /sparse/.test(line)) problems.push(`${where}: "sparse" in "${line}"`);
     }
     if (s.precision.startsWith('vector') && /sparse/.test(heading)) problems.push(`${where}: heading "${heading}"`);
     // The kernels' table shows the GPUs the select shows.
     const columns = [...figure.querySelectorAll('table.ainotes-kernel-bounds thead th[data-p]')]
       .filter(th => !th.hidden).map(th => th.getAttribute('data-p'));
-    if (columns.length && JSON.stringify(columns) !== JSON.stringify(visible)) problems.push(`${where}: table shows ${columns}`);
+    if (columns.length && JSON.stringify(columns) !== JSON.stringify(visible))
+      problems.push(`${where}: table shows ${columns}`);
     // Every text in the chart reads at 11 px or more.
     const svg = figure.querySelector('.ainotes-chart__view svg');
     const scale = svg.getScreenCTM().a;
@@ -308,7 +313,8 @@ def test_enter_acts_on_its_own_field_and_typing_redraws(open_page):
     field = form.locator("input[name=own_intensity]")
     field.fill("300")
     field.press("Enter")
-    expect(form.locator("[data-role=own] p")).to_have_text(re.compile(r"^Your kernel at 300 FLOP/byte, on the roof shown"))
+    expect(form.locator("[data-role=own] p")).to_have_text(
+        re.compile(r"^Your kernel at 300 FLOP/byte, on the roof shown"))
     expect(form.locator("[data-role=own-message]")).to_have_text("")
     assert page.evaluate(f"{view}.signal('own_x')") == 300
     # Enter in a GEMM dimension places the GEMM.
@@ -341,7 +347,8 @@ def test_each_control_is_on_screen_with_the_plot_at_360_by_740(open_page):
     for index in range(len(names)):
         state = page.evaluate("""(index) => {
           const form = document.querySelector('#truth form.ainotes-explorer');
-          const control = [...form.querySelectorAll('input, select, button')].filter(e => e.getClientRects().length)[index];
+          const control = [...form.querySelectorAll('input, select, button')]
+            .filter(e => e.getClientRects().length)[index];
           control.scrollIntoView({block: 'nearest'});
           const view = window.__ainotesRooflineView('truth');
           const svg = document.querySelector('#truth .ainotes-chart__view svg').getBoundingClientRect();
@@ -353,7 +360,8 @@ def test_each_control_is_on_screen_with_the_plot_at_360_by_740(open_page):
           return {plot, header, formTop, control: {top: c.top, bottom: c.bottom}, height: window.innerHeight};
         }""", index)
         plot_seen = state["plot"]["top"] >= state["header"] - 1 and state["plot"]["bottom"] <= state["formTop"] + 1
-        control_seen = state["control"]["top"] >= state["header"] - 1 and state["control"]["bottom"] <= state["height"] + 1
+        control = state["control"]
+        control_seen = control["top"] >= state["header"] - 1 and control["bottom"] <= state["height"] + 1
         if not (plot_seen and control_seen):
             off.append(f"{names[index]}: {state}")
     assert not off, "\n".join(off)

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ainotes import render, roofline, units
+from ainotes import render, roofline
 from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
 from ainotes.charts.grammar import GPU_PALETTES, deep_merge

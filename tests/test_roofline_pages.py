@@ -12,7 +12,8 @@ from ainotes.kernels import gemm, parse_kernel_spec
 from sitebuild import REPO
 
 PRESETS = {p.id: p for p in load_presets(REPO / "presets")}
-PAGES = {name: (REPO / "docs" / name).read_text(encoding="utf-8") for name in ("roofline.md", "arithmetic-intensity.md")}
+PAGES = {name: (REPO / "docs" / name).read_text(encoding="utf-8")
+         for name in ("roofline.md", "arithmetic-intensity.md")}
 
 
 def _ridges(preset):

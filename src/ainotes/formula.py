@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Union
-
-Number = Union[int, float]
+from typing import Any
 
 
 class Expr:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from ainotes.errors import InputError
 from ainotes.formula import Expr, greater, less, minimum, where
@@ -54,11 +54,19 @@ def _positive(name: str, value: float) -> float:
 Value = float | Expr
 
 
+@overload
+def attainable(intensity: float, peak: float, bandwidth: float) -> float: ...
+@overload
+def attainable(intensity: Value, peak: Value, bandwidth: Value) -> Value: ...
 def attainable(intensity: Value, peak: Value, bandwidth: Value) -> Value:
     """attainable = min(peak, bandwidth × intensity) (Williams et al. 2009)."""
     return minimum(peak, bandwidth * intensity)
 
 
+@overload
+def ridge(peak: float, bandwidth: float) -> float: ...
+@overload
+def ridge(peak: Value, bandwidth: Value) -> Value: ...
 def ridge(peak: Value, bandwidth: Value) -> Value:
     """ridge = peak ÷ bandwidth, in FLOP/byte."""
     return peak / bandwidth
@@ -69,6 +77,10 @@ def memory_bound(intensity: Value, ridge_flop_per_byte: Value) -> Any:
     return less(intensity, ridge_flop_per_byte)
 
 
+@overload
+def time_at(flops: float, attainable_rate: float) -> float: ...
+@overload
+def time_at(flops: Value, attainable_rate: Value) -> Value: ...
 def time_at(flops: Value, attainable_rate: Value) -> Value:
     """time = FLOPs ÷ attainable FLOP/s, in seconds: how long a kernel takes at its roof."""
     return flops / attainable_rate
@@ -99,7 +111,7 @@ def attainable_flops_per_s(
     intensity = _positive("intensity_flop_per_byte", intensity_flop_per_byte)
     peak = _positive("peak_flops_per_s", peak_flops_per_s)
     bandwidth = _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    return float(attainable(intensity, peak, bandwidth))
+    return attainable(intensity, peak, bandwidth)
 
 
 def ridge_point_flop_per_byte(peak_flops_per_s: float, memory_bandwidth_bytes_per_s: float) -> float:
@@ -107,7 +119,7 @@ def ridge_point_flop_per_byte(peak_flops_per_s: float, memory_bandwidth_bytes_pe
     (:func:`ridge`, inputs checked)."""
     peak = _positive("peak_flops_per_s", peak_flops_per_s)
     bandwidth = _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    return float(ridge(peak, bandwidth))
+    return ridge(peak, bandwidth)
 
 
 def kernel_time_s(kernel_flops: float, attainable_flops_per_s: float) -> float:
@@ -115,7 +127,7 @@ def kernel_time_s(kernel_flops: float, attainable_flops_per_s: float) -> float:
     roofline's lower bound on its run time."""
     flops = _positive("kernel_flops", kernel_flops)
     rate = _positive("attainable_flops_per_s", attainable_flops_per_s)
-    return float(time_at(flops, rate))
+    return time_at(flops, rate)
 
 
 def bound_at(

@@ -68,7 +68,7 @@ from ainotes.kernels import DTYPE_BYTES, Kernel, gemm, parse_kernel_spec
 from ainotes.textcheck import bad_character, short
 
 STATIC_WIDTH_PX = 720
-STATIC_HEIGHT_PX = 630  # 8:7, room for a plot of 320 px above the legends of six GPUs and seven kernels
+STATIC_HEIGHT_PX = 585  # 16:13: a plot of about 300 px above the legends of six GPUs and six kernels
 # The phone-sized static picture's width (its height follows its legends: narrow_static).
 NARROW_STATIC_WIDTH_PX = 336
 DEFAULT_TITLE = "Roofline"
@@ -450,8 +450,11 @@ def _drawn_lines(ceiling: dict[str, Any], sparsity: bool) -> list[tuple[float, f
     return lines
 
 
+_Drawn = dict[str, dict[str, list[str]]]  # "own|tensor:fp8" → kernel number → the presets that draw it
+
+
 def _extra_roofs(data: _KernelData, presets: Sequence[Preset], ceilings: dict[tuple[str, str], dict[str, Any]],
-                 roofs: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+                 roofs: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, list[str]], _Drawn]:
     """What each state draws beside the roof shown, from the kernel marks.
 
     Returns the ``extra_roofs`` rows (a preset's roof, dense or 2:4 sparse, with the states
@@ -559,7 +562,8 @@ _MARK_EXPRS: tuple[tuple[str, str], ...] = (
     ("readout_label", formats.intensity_short_expr("intensity")),
     *((f"{prefix}_extra_on",
        f"{prefix}_on && {prefix}_roof != precision && (preset == '{ALL_PRESETS}' "
-       f"? length(both_roofs[precision][{prefix}_roof]) > 0 : indexof(both_roofs[precision][{prefix}_roof], preset) >= 0)")
+       f"? length(both_roofs[precision][{prefix}_roof]) > 0 "
+       f": indexof(both_roofs[precision][{prefix}_roof], preset) >= 0)")
       for prefix in ("own", "batch")),
 )
 
@@ -767,7 +771,7 @@ GPU_LEGEND_LABEL_EXPR = (f"{_NARROW} ? split(narrow_names[datum.value] + '\\n' +
 # many lines in every state, drawn or not, in every mode (_narrow_keys pads them).
 _KEY_NUMBER = "split(datum.value, '|')[0]"
 _KEY_MISSING = "split(datum.value, '|')[1] == 'x'"
-KEY_VALUES_EXPR = f"key_values[kmode + '|' + precision + '|' + preset]"
+KEY_VALUES_EXPR = "key_values[kmode + '|' + precision + '|' + preset]"
 KERNEL_KEY_LABEL_EXPR = (f"{_NARROW} ? split(narrow_keys[{_KERNEL_MODE}][{_KEY_NUMBER}][{_KEY_MISSING} ? 1 : 0], "
                          "'\\n') "
                          f": kernel_keys[{_KERNEL_MODE}][{_KEY_NUMBER}] + ({_KEY_MISSING} ? ' (not drawn: no roof "
@@ -850,7 +854,8 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
     # The lines after the first take their legends from it (altair's encodings without legends).
     quiet = {"color": alt.Color("p:N", title=None, legend=None, scale=alt.Scale(domain=alt.ExprRef("colour_domain"))),
              "strokeDash": alt.StrokeDash("style:N", legend=None,
-                                          scale=alt.Scale(domain=list(STYLE_DOMAIN), range=[list(d) for d in STYLE_DASHES]))}
+                                          scale=alt.Scale(domain=list(STYLE_DOMAIN),
+                                                          range=[list(d) for d in STYLE_DASHES]))}
     line_encoding = {
         "x": x, "y": y, "color": colour, "strokeDash": dash, "detail": ["p:N", "style:N"], "tooltip": [name_tip],
         "order": "x:Q",
