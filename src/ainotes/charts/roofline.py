@@ -921,7 +921,8 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         # aria=False: a bare line; the readout under the chart says what it marks.
         .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout", aria=False)
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), y2=alt.value(alt.ExprRef(f"height - {KERNEL_BAND_PX}"))),
-        readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker")
+        # aria=False: empty until the reader moves the readout, and then the readout states it in words.
+        readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker", aria=False)
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
         one_row.transform_filter("readout_on")
         .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side), aria=False,
