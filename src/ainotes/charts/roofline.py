@@ -751,6 +751,10 @@ _LINE_STATE = "kmode + '|' + precision + '|' + (sparsity ? 's' : 'd')"
 _PEAK = "(sparsity ? datum.speak : datum.peak)"
 _RIDGE = "(sparsity ? datum.sridge : datum.ridge)"
 _AT = "clamp(toNumber(intensity), x_domain[0], x_domain[1])"
+# The readout is drawn once a reader moves it: the page's script turns it on, and a page that binds
+# the intensity to an input of Vega's own (the standalone embed) shows it as soon as the value moves.
+# A still draws the chart as it opens, without it.
+_READOUT_SHOWN = "(readout_on || toNumber(intensity) != intensity_opening)"
 _OP = _op_expr("precision")
 _LEGEND_LABEL_LIMIT = (f"width < {NARROW_PLOT_PX} ? width - {LEGEND_SYMBOL_PX} "
                        f": width / 2 - 2 * {LEGEND_SYMBOL_PX}")
@@ -803,7 +807,7 @@ def _params_structure(alt: Any) -> list[Any]:
                                                      name="Kernels ")),
         param("intensity", 100.0, bind=alt.binding(input="number", name="Intensity, FLOP/byte ")),
         *(param(name, value) for name, value in (
-            ("readout_on", False),
+            ("readout_on", False), ("intensity_opening", 100.0),
             ("x_domain", [0.1, 1000.0]), ("y_domains", {}), ("x_ticks", [1.0]), ("y_ticks", [1e12]),
             ("colour_domain", ["a"]), ("gpu_ids", ["a"]), ("names", {}), ("narrow_names", {}),
             ("kernel_nums", ["1"]), ("kernel_keys", {}), ("narrow_keys", {}), ("key_values", {}),
@@ -912,7 +916,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
 
     # The readout, once the reader moves it: a dot on each visible ceiling at the reader's
     # intensity, a rule from the axis up to the lowest of them, and its value in the top band.
-    readout_points = current.transform_filter(f"readout_on && {_HAS_SHOWN}").transform_calculate(
+    readout_points = current.transform_filter(f"{_READOUT_SHOWN} && {_HAS_SHOWN}").transform_calculate(
         x=_AT, y=f"min(datum.peak_now, datum.bw * {_AT})").transform_calculate(readout_text=ROW_TEXTS["readout_text"])
     one_row = alt.Chart(alt.NamedData(name="one_row"))
     side = f"{_AT} > sqrt(x_domain[0] * x_domain[1]) ? 'right' : 'left'"
@@ -924,11 +928,11 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
         # aria=False: empty until the reader moves the readout, and then the readout states it in words.
         readout_points.mark_point(filled=True, size=45, opacity=1, strokeWidth=1, style="marker", aria=False)
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[name_tip]),
-        one_row.transform_filter("readout_on")
+        one_row.transform_filter(_READOUT_SHOWN)
         .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side), aria=False,
                    dx=alt.ExprRef(f"({side}) == 'right' ? 6 : -6"), text=alt.ExprRef("'at ' + readout_label"))
         .encode(x=alt.X(datum=alt.ExprRef(_AT), type="quantitative"), y=alt.value(READOUT_LABEL_Y_PX)),
-        one_row.transform_filter("readout_on")
+        one_row.transform_filter(_READOUT_SHOWN)
         .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout", aria=False)
         .encode(x=alt.X(datum=alt.ExprRef(_AT), type="quantitative"), y=alt.value(READOUT_LABEL_Y_PX + 7),
                 y2=alt.value(READOUT_LABEL_Y_PX + 14)),
@@ -1223,6 +1227,7 @@ def roofline_spec(
     params = {
         "precision": opening, "preset": ALL_PRESETS, "sparsity": bool(sparsity), "kmode": "own",
         "intensity": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
+        "intensity_opening": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
         "x_domain": [x_min, x_max], "y_domains": y_domains, "x_ticks": _decades(x_min, x_max),
         "y_ticks": _decades(min(low for low, _ in y_domains.values()), max(top for _, top in y_domains.values())),
         "colour_domain": gpu_colour_domain({i: slots[i] for i in names}), "gpu_ids": list(names),
