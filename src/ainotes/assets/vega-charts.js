@@ -42,14 +42,6 @@
     return null;
   }
 
-  // The slider's value, written into the intensity field beside it (the reader's own figure).
-  function significant(value, digits) {
-    if (value === 0 || !isFinite(value)) return String(value);
-    var decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(value))));
-    var text = value.toFixed(decimals);
-    return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
-  }
-
   // -- the explorer's form ---------------------------------------------------------------------
   //
   // Every number the form shows comes from the chart: the page sets the view's input signals
@@ -377,11 +369,10 @@
       els.kmode.addEventListener("change", function () { entry.state.kmode = els.kmode.value; redraw(entry); });
     }
     els.log_intensity.addEventListener("input", function () {
-      var value = Math.pow(10, parseFloat(els.log_intensity.value));
-      entry.state.intensity = value;
-      els.intensity.value = significant(value, 3);
+      entry.state.intensity = Math.pow(10, parseFloat(els.log_intensity.value));
       setMessage(form, "intensity-message", "");
-      redraw(entry);
+      // The field beside the slider shows the value as the chart writes it.
+      redraw(entry).then(function () { if (entry.view) els.intensity.value = entry.view.signal("intensity_field"); });
     });
     // As the reader types (after a pause), on leaving the field, and on Enter.
     els.intensity.addEventListener("input", function () { debounced(entry, "intensity", function () { readIntensity(entry); }); });

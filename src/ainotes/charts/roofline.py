@@ -560,6 +560,8 @@ _MARK_EXPRS: tuple[tuple[str, str], ...] = (
     ("readout_heading", f"'At ' + {formats.intensity_expr('intensity', _op_expr('precision'))} + ', ' "
                         "+ roof_names[precision] + mode_words[precision][sparsity ? 1 : 0] + ':'"),
     ("readout_label", formats.intensity_short_expr("intensity")),
+    # What the intensity field shows as the slider moves (units.significant, three figures).
+    ("intensity_field", formats.significant_expr("intensity", 3)),
     *((f"{prefix}_extra_on",
        f"{prefix}_on && {prefix}_roof != precision && (preset == '{ALL_PRESETS}' "
        f"? length(both_roofs[precision][{prefix}_roof]) > 0 "
