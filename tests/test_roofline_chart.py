@@ -10,10 +10,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ainotes import render, roofline, units
+from ainotes import render, roofline
 from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
-from ainotes.charts.grammar import deep_merge
+from ainotes.charts.grammar import GPU_PALETTES, deep_merge
 from ainotes.errors import InputError
 from ainotes.hardware import UNIT_PRECISIONS, Preset, Source, load_presets
 from ainotes.kernels import parse_kernel_spec
@@ -137,21 +137,27 @@ def test_kernel_marks_sit_where_the_core_says_each_meets_its_own_roof(presets):
     kernels = [parse_kernel_spec(spec) for spec in (*KERNELS, "gemm:4096x4096x4096:fp8", "gemm:4096x4096x4096:fp32",
                                                      "gemm:4096x4096x4096:fp4", "add:1048576:fp64")]
     spec = chart.roofline_spec(chosen, kernels=kernels)
-    rows = {(row["k"], row["p"]): row for row in spec["datasets"]["kernels"]}
+    # The kernels as written ("own" mode); every other mode is each kernel re-typed to a roof.
+    rows = {(row["k"], row["p"]): row for row in spec["datasets"]["kernels"] if " own " in row["m"]}
     table = chart.spec_meta(spec)["kernels"]
     for number, kernel in enumerate(kernels, start=1):
         for preset in chosen:
             core = roofline.kernel_roof(preset, kernel)
-            bounds = table[number - 1]["bounds"][preset.id]
+            why = table[number - 1]["modes"]["own"]["why"]
             if core.attainable_flops_per_s is None:  # no path, or not given: no mark, and the table says why
                 assert (number, preset.id) not in rows
-                assert bounds == {"bound": core.bound, "text": core.reason}
+                assert why[preset.id].startswith("not placed: ") and "FP" in why[preset.id]
+                assert "/" not in why[preset.id]  # a reason in words, never the preset file's path
                 continue
             row = rows[(number, preset.id)]
             assert row["x"] == kernel.intensity_flop_per_byte
             assert row["y"] == core.attainable_flops_per_s
-            assert row["b"].startswith(f"{core.bound}-bound, {units.flops_per_s(row['y'])}")
-            assert bounds["bound"] == core.bound
+            assert row["b"] == core.bound and row["r"] == f"{core.unit}:{core.precision}"
+            # Its time at that rate: FLOPs ÷ attainable FLOP/s (issue 22, item 3).
+            assert row["t"] == pytest.approx(kernel.flops / core.attainable_flops_per_s, rel=1e-15)
+            assert row["tx"].startswith(f"{core.bound}-bound, ")
+            assert row["tx"].endswith(f", {chart.formats.time_us_text(row['t'])}")
+            assert preset.id not in why
     assert [k["spec"] for k in table] == [k.spec for k in kernels]
 
 
@@ -159,10 +165,11 @@ def test_an_fp8_gemm_meets_the_fp8_roof_on_h100_and_none_on_a100():
     presets = {p.id: p for p in load_presets(FIXTURE_PRESETS)}
     fp8 = parse_kernel_spec("gemm:8192x8192x8192:fp8")
     spec = chart.roofline_spec([presets["h100"], presets["a100"]], kernels=[fp8])
-    bounds = chart.spec_meta(spec)["kernels"][0]["bounds"]
-    assert bounds["h100"] == {"bound": "compute", "text": "compute, 1.979 PFLOP/s"}
-    assert bounds["a100"]["bound"] == "unsupported" and "FP8" in bounds["a100"]["text"]
-    assert [row["p"] for row in spec["datasets"]["kernels"]] == ["h100"]
+    own = [row for row in spec["datasets"]["kernels"] if " own " in row["m"]]
+    assert [row["p"] for row in own] == ["h100"]
+    # 1.1 TFLOP at 1,978.9 TFLOP/s (the whitepaper's FP8 dense rate): 556 µs.
+    assert own[0]["tx"] == "compute-bound, 1.979 PFLOP/s on FP8 tensor cores, 556 µs"
+    assert chart.spec_meta(spec)["kernels"][0]["modes"]["own"]["why"] == {"a100": "not placed: no FP8 path"}
 
 
 @pytest.mark.parametrize("folder", [FIXTURE_PRESETS, SHIPPED_PRESETS], ids=["published", "shipped"])
@@ -191,7 +198,7 @@ def test_every_roof_the_presets_have_is_in_the_data_and_the_select(folder):
     assert round(_ceilings(spec, "tensor:fp4")["b200"]["ridge"]) == 1125
     assert "a100" not in _ceilings(spec, "tensor:fp8")
     legend = _value(spec, "legend_ridge")
-    assert legend["tensor:fp8|d"]["a100"].startswith("no FP8")
+    assert legend["tensor:fp8|d"]["a100"] == "not drawn: no FP8 path"
     assert legend["tensor:fp8|d"]["h100"] == "ridge 591 FLOP/B"
 
 
@@ -199,7 +206,7 @@ def test_close_kernels_share_one_label_and_labels_never_touch_on_the_narrowest_p
     kernels = [parse_kernel_spec(spec) for spec in KERNELS]
     real = load_presets(FIXTURE_PRESETS)
     rows = chart.roofline_spec(real, kernels=kernels)["datasets"]["kernels"]
-    labels = {row["c"]: (row["cx"], row["ct"]) for row in rows}
+    labels = {row["c"]: (row["cx"], row["ct"]) for row in rows if " own " in row["m"]}
     # The fused attention (2,068 FLOP/byte) and the 8K GEMM (2,731) share "1,5".
     assert sorted(text for _, text in labels.values()) == ["1,5", "2", "3", "4", "6"]
     low, high = _value(chart.roofline_spec(real, kernels=kernels), "x_domain")
@@ -226,9 +233,32 @@ def test_static_svg_names_each_preset_with_its_ridge_and_escapes_the_title():
     joined = "\n".join(texts)
     for preset in FOUR:
         assert f"ridge {chart.intensity_label(preset.ridge_flop_per_byte())} · {preset.name}"[:30] in joined
-    assert "BF16 tensor cores, dense · ridge points in the legend" in texts
+    assert "BF16 matrix units, dense · ridge points in the legend" in texts
     assert "<script>" not in svg_text and "&lt;b&gt;" in svg_text
     assert "1 PFLOP/s" in texts and "100 TFLOP/s" in texts
+
+
+@pytest.mark.parametrize("sparsity", [False, True])
+def test_a_still_holds_no_unlabelled_mark(sparsity):
+    """The readout's rule and dots appear only once a reader moves it (and then with their value in
+    the top band); a still names every mark it draws: lines and ridges in the GPUs' legend and the
+    line key, kernels in their key."""
+    kernels = [parse_kernel_spec(spec) for spec in KERNELS]
+    spec = chart.roofline_spec(FOUR, kernels=kernels, sparsity=sparsity)
+    assert _value(spec, "readout_on") is False
+    svg_text = render.svg(spec)
+    assert 'stroke-dasharray="3,2"' not in svg_text  # the readout's rule
+    texts = _texts(svg_text)
+    assert not any(t.startswith("at ") and t.endswith("FLOP/B") for t in texts)
+    assert "the roof shown" in texts
+    assert ("dense roof behind its 2:4 sparse one" in texts) == sparsity
+    for number in range(1, len(kernels) + 1):
+        assert any(t.startswith(f"{number} ") for t in texts), number
+    # The live view draws it, labelled, once the page's script turns it on.
+    live = render.svg({**spec, "params": [{**p, "value": True} if p["name"] == "readout_on" else p
+                                          for p in spec["params"]]})
+    assert 'stroke-dasharray="3,2"' in live
+    assert f"at {chart.intensity_label(_value(spec, 'intensity'))}" in _texts(live)
 
 
 def test_no_text_is_rotated_in_the_static_svg():
@@ -236,7 +266,7 @@ def test_no_text_is_rotated_in_the_static_svg():
     svg_text = render.svg(chart.roofline_spec(FOUR, kernels=kernels))
     root = ET.fromstring(svg_text)
     for node in root.iter(f"{SVG_NS}text"):
-        if "".join(node.itertext()) != "Attainable FLOP/s":  # the y axis title reads upwards, as axes do
+        if "".join(node.itertext()) != "Attainable rate":  # the y axis title reads upwards, as axes do
             assert "rotate" not in (node.get("transform") or ""), node.attrib
 
 
@@ -245,7 +275,8 @@ def test_dark_spec_is_the_light_spec_plus_the_dark_config():
     dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
     assert {k: v for k, v in light.items() if k != "config"} == {k: v for k, v in dark.items() if k != "config"}
     assert dark["config"] == deep_merge(light["config"], chart.theme_config("dark"))
-    assert light["config"]["range"]["category"][0] == "#0072B2"
+    assert light["config"]["range"]["category"] == list(GPU_PALETTES["light"])
+    assert dark["config"]["range"]["category"] == list(GPU_PALETTES["dark"])
     assert dark["config"]["background"] == "#1e2129"
     with pytest.raises(InputError, match="theme"):
         chart.roofline_spec(FOUR, theme="sepia")
@@ -265,8 +296,9 @@ def test_spec_is_the_grammar_with_data_and_identical_with_or_without_the_cache()
 def test_spec_stays_small():
     kernels = [parse_kernel_spec(spec) for spec in KERNELS]
     text = json.dumps(chart.roofline_spec(FOUR, kernels=kernels), separators=(",", ":"))
-    # Four presets, nine roofs, six kernels: about 27 kB (the FP16-only explorer was about 10 kB).
-    assert len(text) < 30_000, len(text)
+    # Four presets, nine roofs, six kernels in each of up to ten typings: about 65 kB (the chart
+    # that left the kernels at their own types alone was about 27 kB, the FP16-only one 10 kB).
+    assert len(text) < 90_000, len(text)
 
 
 def test_no_presets_is_an_input_error():
@@ -299,12 +331,12 @@ def test_page_parts_escape_names_and_state_the_core_figures():
     kernels = [parse_kernel_spec("gemm:8192x8192x8192:bf16", label="<i>big</i>")]
     spec = chart.roofline_spec(FOUR, kernels=kernels)
     summary = explorer.summary_text(spec)
-    assert "BF16 tensor cores, dense" in summary and "295 FLOP/byte" in summary and "281 FLOP/byte" in summary
+    assert "BF16 matrix units, dense" in summary and "295 FLOP/byte" in summary and "281 FLOP/byte" in summary
     controls = explorer.controls_html('c"1', spec)
     tables = explorer.tables_html('c"1', spec)
     for fragment in (controls, tables):
         assert "<b>" not in fragment and "<i>" not in fragment and 'c"1' not in fragment
-    assert "&lt;i&gt;big&lt;/i&gt;" in tables and "compute, 989.4 TFLOP/s" in tables
+    assert "&lt;i&gt;big&lt;/i&gt;" in tables and "compute-bound, 989.4 TFLOP/s on BF16" in tables
     assert 'name="precision"' in controls and 'name="intensity"' in controls and 'name="m"' in controls
     assert "hidden" in controls.split(">")[0]  # nothing to press without the script
 

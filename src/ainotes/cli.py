@@ -602,6 +602,7 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
         if "precision" not in inspect.signature(roofline_spec).parameters:
             raise InputError("--precision: this build's roofline chart draws FP16/BF16 only")
         options["precision"] = args.precision
+    options["palette_ids"] = [p.id for p in _load(args)]  # each GPU in its site colour
     spec = roofline_spec(presets, kernels=kernels, sparsity=args.sparsity, title=args.title, **options)
     suffix = output.suffix.lower()
     content: str | bytes

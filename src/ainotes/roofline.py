@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, overload
 
 from ainotes.errors import InputError
+from ainotes.formula import Expr, greater, less, minimum, where
 from ainotes.hardware import Preset, check_precision, precision_label
 from ainotes.kernels import Kernel
 
@@ -47,21 +48,86 @@ def _positive(name: str, value: float) -> float:
     return float(value)
 
 
+# -- the formulas, once: numbers for floats, Vega expression text for ainotes.formula.Expr -------
+# (the live charts evaluate these texts; the checked wrappers below are what Python callers use)
+
+Value = float | Expr
+
+
+@overload
+def attainable(intensity: float, peak: float, bandwidth: float) -> float: ...
+@overload
+def attainable(intensity: Value, peak: Value, bandwidth: Value) -> Value: ...
+def attainable(intensity: Value, peak: Value, bandwidth: Value) -> Value:
+    """attainable = min(peak, bandwidth × intensity) (Williams et al. 2009)."""
+    return minimum(peak, bandwidth * intensity)
+
+
+@overload
+def ridge(peak: float, bandwidth: float) -> float: ...
+@overload
+def ridge(peak: Value, bandwidth: Value) -> Value: ...
+def ridge(peak: Value, bandwidth: Value) -> Value:
+    """ridge = peak ÷ bandwidth, in FLOP/byte."""
+    return peak / bandwidth
+
+
+def memory_bound(intensity: Value, ridge_flop_per_byte: Value) -> Any:
+    """True (memory-bound) below the ridge, false (compute-bound) at or above it."""
+    return less(intensity, ridge_flop_per_byte)
+
+
+@overload
+def time_at(flops: float, attainable_rate: float) -> float: ...
+@overload
+def time_at(flops: Value, attainable_rate: Value) -> Value: ...
+def time_at(flops: Value, attainable_rate: Value) -> Value:
+    """time = FLOPs ÷ attainable FLOP/s, in seconds: how long a kernel takes at its roof."""
+    return flops / attainable_rate
+
+
+def weight_gemm_crossing_tokens(ridge_flop_per_byte: Value, n: Value, k: Value, bytes_per_element: Value) -> Any:
+    """The batch B at which a weight GEMM (B × K) · (K × N) reaches the intensity ``ridge``.
+
+    Its intensity is 2·B·N·K ÷ (s·(B·K + K·N + B·N)) (:func:`ainotes.kernels.gemm`, s bytes per
+    element); setting it equal to the ridge R and solving for B gives
+
+        B = R·s·K·N ÷ (2·N·K − R·s·(K + N)),
+
+    ``None`` (``null``) when the denominator is not positive: the intensity approaches
+    2·N·K ÷ (s·(K + N)) as B grows and never reaches R.
+    """
+    denominator = 2 * n * k - ridge_flop_per_byte * bytes_per_element * (k + n)
+    crossing = ridge_flop_per_byte * bytes_per_element * k * n
+    if isinstance(denominator, Expr):
+        return where(greater(denominator, 0), crossing / denominator, None)
+    return crossing / denominator if denominator > 0 else None
+
+
 def attainable_flops_per_s(
     intensity_flop_per_byte: float, peak_flops_per_s: float, memory_bandwidth_bytes_per_s: float
 ) -> float:
-    """min(peak, bandwidth × intensity), in FLOP/s."""
+    """min(peak, bandwidth × intensity), in FLOP/s (:func:`attainable`, inputs checked)."""
     intensity = _positive("intensity_flop_per_byte", intensity_flop_per_byte)
     peak = _positive("peak_flops_per_s", peak_flops_per_s)
     bandwidth = _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    return min(peak, bandwidth * intensity)
+    return attainable(intensity, peak, bandwidth)
 
 
 def ridge_point_flop_per_byte(peak_flops_per_s: float, memory_bandwidth_bytes_per_s: float) -> float:
-    """peak ÷ bandwidth: the intensity where the sloped and flat ceilings meet, in FLOP/byte."""
+    """peak ÷ bandwidth: the intensity where the sloped and flat ceilings meet, in FLOP/byte
+    (:func:`ridge`, inputs checked)."""
     peak = _positive("peak_flops_per_s", peak_flops_per_s)
     bandwidth = _positive("memory_bandwidth_bytes_per_s", memory_bandwidth_bytes_per_s)
-    return peak / bandwidth
+    return ridge(peak, bandwidth)
+
+
+def kernel_time_s(kernel_flops: float, attainable_flops_per_s: float) -> float:
+    """Seconds a kernel of ``kernel_flops`` takes at its attainable rate (:func:`time_at`): the
+    roofline's lower bound on its run time."""
+    flops = _positive("kernel_flops", kernel_flops)
+    rate = _positive("attainable_flops_per_s", attainable_flops_per_s)
+    return time_at(flops, rate)
 
 
 def bound_at(
@@ -69,8 +135,8 @@ def bound_at(
 ) -> Literal["memory", "compute"]:
     """"memory" below the ridge point, "compute" at or above it."""
     intensity = _positive("intensity_flop_per_byte", intensity_flop_per_byte)
-    ridge = ridge_point_flop_per_byte(peak_flops_per_s, memory_bandwidth_bytes_per_s)
-    return "memory" if intensity < ridge else "compute"
+    ridge_at = ridge_point_flop_per_byte(peak_flops_per_s, memory_bandwidth_bytes_per_s)
+    return "memory" if memory_bound(intensity, ridge_at) else "compute"
 
 
 @dataclass(frozen=True)
@@ -169,7 +235,8 @@ class KernelRoof:
     ``"unsupported"`` where the preset has no such path (FP8 on A100, or a 2:4
     sparse kernel where the path has no sparse mode), or ``"unknown"`` where the
     preset file does not give that ceiling. In the last two cases the peak,
-    the attainable rate and the ridge are ``None``. ``reason`` says why in words.
+    the attainable rate, the ridge and the time are ``None``. ``reason`` says why in words.
+    ``time_s`` is the kernel's FLOPs at the attainable rate (:func:`kernel_time_s`).
     """
 
     preset_id: str
@@ -182,6 +249,7 @@ class KernelRoof:
     bound: Bound
     reason: str | None = None
     peak_tflops: float | None = None  # the preset's figure as printed, free of × 10^12 rounding
+    time_s: float | None = None  # the kernel's FLOPs ÷ the attainable rate (kernel_time_s)
 
     @property
     def attainable_tflops(self) -> float | None:
@@ -222,10 +290,12 @@ def kernel_roof(preset: Preset, kernel: Kernel, *, sparsity: bool = False) -> Ke
     peak = peak_tflops * 1e12
     bandwidth = preset.memory_bandwidth_bytes_per_s
     intensity = kernel.intensity_flop_per_byte
+    rate = attainable_flops_per_s(intensity, peak, bandwidth)
     return KernelRoof(
         preset_id=preset.id, unit=unit, precision=precision, sparse=kernel.sparse,
         peak_flops_per_s=peak, peak_tflops=peak_tflops,
-        attainable_flops_per_s=attainable_flops_per_s(intensity, peak, bandwidth),
+        attainable_flops_per_s=rate,
         ridge_flop_per_byte=ridge_point_flop_per_byte(peak, bandwidth),
         bound=bound_at(intensity, peak, bandwidth),
+        time_s=kernel_time_s(kernel.flops, rate),
     )

@@ -376,6 +376,7 @@ def _prefetch_renders(
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     presets = [site.presets_by_id[i] for i in request.preset_ids]
+    palette_ids = tuple(site.presets_by_id)
     kernels, title = request.kernels, request.title
     if request.layer is not None:  # a model's layer as its operators (ainotes.inference_notes)
         from ainotes import inference_notes
@@ -394,8 +395,8 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
 
         light = roofline_chart.roofline_spec(
             presets, kernels=kernels, sparsity=request.sparsity, title=title if request.layer else request.title,
-            theme="light",
-            precision=request.precision,
+            theme="light", precision=request.precision,
+            palette_ids=palette_ids,  # one colour per GPU across the site
         )
         dark = roofline_chart.retheme(light, "dark")
         narrow = roofline_chart.narrow_static(light)
@@ -425,7 +426,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
             vega_dark=vega_dark(), embed_urls=urls, kind=chart.kind,
         )
 
-    return site.chart_figure(chart, page, (request, presets, kernels), draw,
+    return site.chart_figure(chart, page, (request, presets, kernels, palette_ids), draw,
                              scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 

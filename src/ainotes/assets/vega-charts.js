@@ -8,11 +8,9 @@
  * instant navigation (document$).
  *
  * A roofline figure also holds a form (the explorer's controls). Its values become the
- * view's signals; the readouts under it are computed here from the chart's own data
- * (the "ceilings" rows the core wrote) with the core's formulas:
- *   attainable = min(peak, bandwidth × intensity); memory-bound iff intensity < ridge;
- *   GEMM M×N×K: FLOPs = 2·M·N·K, bytes = (M·K + K·N + M·N) × bytes per element.
- * window.__ainotesRoofline exposes those functions for the browser tests.
+ * view's input signals; every number the form then shows is one the chart computed from them
+ * with the core's own formulas (see "the explorer's form" below): this file holds none.
+ * The form's code is keyed by its figure, so another page (a standalone embed) can reuse it.
  */
 (function () {
   "use strict";
@@ -44,66 +42,40 @@
     return null;
   }
 
-  // -- numbers as the core writes them (ainotes.units) ----------------------------------------
-
-  var PREFIXES = [[1e18, "E"], [1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
-
-  function significant(value, digits) {
-    if (value === 0 || !isFinite(value)) return String(value);
-    var decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(Math.abs(value))));
-    var text = value.toFixed(decimals);
-    return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
-  }
-
-  function si(value, unit) {
-    for (var i = 0; i < PREFIXES.length; i += 1) {
-      if (Math.abs(value) >= PREFIXES[i][0]) return significant(value / PREFIXES[i][0], 4) + " " + PREFIXES[i][1] + unit;
-    }
-    return significant(value, 4) + " " + unit;
-  }
-
-  function intensityText(value) {
-    var text = value >= 100 ? Math.round(value).toLocaleString("en-US") : significant(value, 3);
-    return text + " FLOP/byte";
-  }
-
-  // -- the core's formulas -------------------------------------------------------------------
-
-  function gemm(m, n, k, bytesPerElement) {
-    var flops = 2 * m * n * k;
-    var bytes = (m * k + k * n + m * n) * bytesPerElement;
-    return {flops: flops, bytes: bytes, intensity: flops / bytes};
-  }
-
-  function meets(row, intensity, sparse) {
-    var peak = sparse ? row.speak : row.peak;
-    var ridge = sparse ? row.sridge : row.ridge;
-    return {attainable: Math.min(peak, row.bw * intensity), bound: intensity < ridge ? "memory" : "compute",
-            ridge: ridge, peak: peak};
-  }
-
-  // Tokens at which a weight GEMM (batch × K) · (K × N) reaches intensity `ridge`: solve
-  // 2·B·N·K = ridge · s · (B·K + K·N + B·N) for B; none when the intensity never gets there.
-  function crossingBatch(ridge, n, k, bytesPerElement) {
-    var denominator = 2 * n * k - ridge * bytesPerElement * (k + n);
-    return denominator > 0 ? ridge * bytesPerElement * k * n / denominator : null;
-  }
-
-  window.__ainotesRoofline = {gemm: gemm, meets: meets, significant: significant, si: si,
-                              intensityText: intensityText, crossingBatch: crossingBatch};
-
   // -- the explorer's form ---------------------------------------------------------------------
+  //
+  // Every number the form shows comes from the chart: the page sets the view's input signals
+  // (the roof, the GPUs, the reader's typed figures) and reads back what the chart's own
+  // expressions made of them (charts/roofline.py writes them from the core's formulas): the
+  // headings from signals, one line per GPU from the rows of the layers that draw the marks.
+  // What the script adds is words the core wrote at build time (why a GPU draws nothing).
 
-  function ceilingsOf(spec) {
-    var data = (spec.data || []).filter(function (d) { return d.name === "ceilings"; })[0];
-    return data ? data.values : [];
+  var TEXT_FIELDS = ["readout_text", "own_text", "batch_text", "cross_text"];
+
+  // The compiled datasets whose rows hold each text field (a formula's "as" in the Vega spec).
+  function textDatasets(spec) {
+    var found = {};
+    (spec.data || []).forEach(function (data) {
+      (data.transform || []).forEach(function (t) {
+        if (t.type === "formula" && TEXT_FIELDS.indexOf(t.as) >= 0) found[t.as] = data.name;
+      });
+    });
+    return found;
+  }
+
+  function rowsWith(entry, field) {
+    var name = entry.dataNames && entry.dataNames[field];
+    if (!entry.view || !name) return [];
+    try { return entry.view.data(name) || []; } catch (e) { return []; }
   }
 
   function initialState(form) {
+    var kmode = form.elements.kmode;
     return {
       precision: form.elements.precision.value,
       preset: form.elements.preset.value,
       sparsity: form.elements.sparsity.checked,
+      kmode: kmode ? kmode.value : "own",
       intensity: parseFloat(form.elements.intensity.value),
       own: null,
       batch: null
@@ -119,13 +91,6 @@
   function setMessage(form, role, text) {
     var node = form.querySelector('[data-role="' + role + '"]');
     if (node) node.textContent = text || "";
-  }
-
-  function visibleRows(entry, roof) {
-    var state = entry.state;
-    return entry.ceilings.filter(function (row) {
-      return row.r === roof && (state.preset === "*" || row.p === state.preset);
-    });
   }
 
   function list(items) {
@@ -149,64 +114,83 @@
     if (items && items.length) node.appendChild(list(items));
   }
 
-  function missingNote(entry, roof) {
-    var lacking = (entry.meta.missing || {})[roof] || {};
-    var state = entry.state;
-    return Object.keys(lacking).filter(function (id) { return state.preset === "*" || id === state.preset; })
-      .map(function (id) { return entry.meta.names[id] + ": " + lacking[id]; });
+  function visibleIds(entry) {
+    var preset = entry.state.preset;
+    return entry.meta.ids.filter(function (id) { return preset === "*" || id === preset; });
+  }
+
+  function lacks(entry, id, roof) {
+    var missing = (entry.meta.missing || {})[roof] || {};
+    return Object.prototype.hasOwnProperty.call(missing, id) ? missing[id] : null;
+  }
+
+  // One line per GPU shown: the chart's row for it, or why it has none (in the core's words).
+  function gpuLines(entry, field, markRoof, extraField) {
+    var meta = entry.meta, shown = entry.state.precision;
+    var byId = {};
+    rowsWith(entry, field).forEach(function (row) { byId[row.p] = row; });
+    var lines = [];
+    visibleIds(entry).forEach(function (id) {
+      var row = byId[id];
+      if (row) {
+        lines.push(row[field]);
+        if (extraField && row[extraField]) lines.push(row[extraField]);
+        return;
+      }
+      var why = lacks(entry, id, shown);
+      if (why !== null) lines.push(meta.names[id] + ": not drawn (" + why + ")");
+      else if (markRoof) lines.push(meta.names[id] + ": unsupported, " + (lacks(entry, id, markRoof) || "no such path"));
+    });
+    return lines;
   }
 
   function updateReadouts(entry) {
-    var form = entry.form, state = entry.state, meta = entry.meta;
-    var names = meta.names;
-    var lacking = missingNote(entry, state.precision);
-    var note = form.querySelector('[data-role="missing"]');
-    note.textContent = lacking.length ? "Left out at " + meta.roof_names[state.precision] + ": " + lacking.join("; ") + "." : "";
-
-    var at = state.intensity;
-    fill(form.querySelector('[data-role="readout"]'), "At " + intensityText(at) + ", " + meta.roof_names[state.precision]
-         + (state.sparsity ? ", 2:4 sparse" : ", dense") + ":",
-         visibleRows(entry, state.precision).map(function (row) {
-           var m = meets(row, at, state.sparsity);
-           var ratio = at / m.ridge;
-           var distance = ratio >= 1 ? significant(ratio, 3) + "× the ridge (" + intensityText(m.ridge) + ")"
-                                     : significant(1 / ratio, 3) + "× below the ridge (" + intensityText(m.ridge) + ")";
-           return names[row.p] + ": " + si(m.attainable, "FLOP/s") + ", " + m.bound + "-bound, " + distance;
-         }));
-
-    fill(form.querySelector('[data-role="own"]'), state.own ? state.own.heading : "",
-         state.own ? kernelLines(entry, state.own) : []);
-    fill(form.querySelector('[data-role="batch"]'), state.batch ? state.batch.heading : "",
-         state.batch ? batchLines(entry, state.batch) : []);
+    var form = entry.form, state = entry.state, meta = entry.meta, view = entry.view;
+    var lacking = visibleIds(entry).filter(function (id) { return lacks(entry, id, state.precision) !== null; })
+      .map(function (id) { return meta.names[id] + ": " + lacks(entry, id, state.precision); });
+    form.querySelector('[data-role="missing"]').textContent = lacking.length
+      ? "Not drawn at " + meta.roof_names[state.precision] + ": " + lacking.join("; ") + "." : "";
+    if (!view) return;
+    fill(form.querySelector('[data-role="readout"]'), view.signal("readout_heading"), gpuLines(entry, "readout_text"));
+    fill(form.querySelector('[data-role="own"]'), state.own ? view.signal("own_heading") : "",
+         state.own ? gpuLines(entry, "own_text", state.own.roof || state.precision) : []);
+    fill(form.querySelector('[data-role="batch"]'), state.batch ? view.signal("batch_heading") : "",
+         state.batch ? gpuLines(entry, "batch_text", state.batch.roof, "cross_text") : []);
+    updateTable(entry);
   }
 
-  function kernelLines(entry, mark) {
-    var meta = entry.meta, state = entry.state;
-    var lines = [];
-    Object.keys(meta.names).forEach(function (id) {
-      if (state.preset !== "*" && id !== state.preset) return;
-      var row = entry.ceilings.filter(function (r) { return r.p === id && r.r === mark.roof; })[0];
-      if (!row) {
-        var lacking = ((meta.missing || {})[mark.roof] || {})[id] || "no such path";
-        lines.push(meta.names[id] + ": unsupported, " + lacking);
-        return;
-      }
-      var m = meets(row, mark.x, false); // a dense kernel meets the dense roof
-      lines.push(meta.names[id] + ": " + m.bound + "-bound, at most " + si(m.attainable, "FLOP/s")
-                 + " (" + meta.roof_names[mark.roof] + ")");
+  // The kernels' table follows the kernels' mode and the GPU select; its texts are the core's.
+  function updateTable(entry) {
+    var table = entry.figure.querySelector("table.ainotes-kernel-bounds");
+    if (!table || !entry.view) return;
+    var state = entry.state, meta = entry.meta;
+    var mode = state.kmode === "own" ? "own" : state.precision;
+    var rows = [];
+    try { rows = entry.view.data("kernels") || []; } catch (e) { rows = []; }
+    var cells = {};
+    rows.forEach(function (row) {
+      if (row.m.indexOf(" " + mode + " ") >= 0) cells[row.k + "|" + row.p] = row;
     });
-    return lines;
-  }
-
-  function batchLines(entry, mark) {
-    var lines = kernelLines(entry, mark);
-    var meta = entry.meta;
-    visibleRows(entry, mark.roof).forEach(function (row) {
-      var tokens = crossingBatch(row.ridge, mark.n, mark.k, mark.bytesPerElement);
-      lines.push(meta.names[row.p] + ": crosses its ridge (" + intensityText(row.ridge) + ") at "
-                 + (tokens === null ? "no batch size" : "about " + significant(tokens, 3) + " tokens"));
+    var kernels = {};
+    (meta.kernels || []).forEach(function (k) { kernels[k.n] = k.modes[mode] || k.modes.own; });
+    Array.prototype.forEach.call(table.querySelectorAll("td[data-k]"), function (td) {
+      var row = cells[td.getAttribute("data-k") + "|" + td.getAttribute("data-p")];
+      var info = kernels[td.getAttribute("data-k")];
+      td.textContent = row ? row.tx : (info.why[td.getAttribute("data-p")] || "");
+      td.className = "ainotes-kb ainotes-kb--" + (row ? row.b : "unsupported");
     });
-    return lines;
+    Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr, index) {
+      var info = kernels[index + 1];
+      if (!info) return;
+      tr.querySelector('[data-role="kernel-label"]').textContent = info.label;
+      tr.querySelector('[data-role="kernel-intensity"]').textContent = info.intensity_text;
+    });
+    Array.prototype.forEach.call(table.querySelectorAll("[data-p]"), function (cell) {
+      cell.hidden = !(state.preset === "*" || cell.getAttribute("data-p") === state.preset);
+    });
+    var words = table.querySelector('[data-role="kernel-mode"]');
+    if (words) words.textContent = state.kmode === "own" ? "own data type"
+      : "data type re-typed to " + meta.roof_names[state.precision];
   }
 
   function applyState(entry, view) {
@@ -214,47 +198,83 @@
     view.signal("precision", state.precision);
     view.signal("preset", state.preset);
     view.signal("sparsity", state.sparsity);
+    view.signal("kmode", state.kmode);
     view.signal("intensity", state.intensity);
-    [["own", state.own], ["batch", state.batch]].forEach(function (pair) {
-      var mark = pair[1];
-      view.signal(pair[0] + "_on", !!mark);
-      if (mark) {
-        view.signal(pair[0] + "_x", mark.x);
-        view.signal(pair[0] + "_roof", mark.roof);
-        view.signal(pair[0] + "_label", mark.label);
+    view.signal("readout_on", true);
+    var own = state.own;
+    view.signal("own_on", !!own);
+    if (own) {
+      view.signal("own_kind", own.kind);
+      view.signal("own_roof", own.kind === "gemm" ? own.roof : state.precision);
+      if (own.kind === "gemm") {
+        view.signal("own_m", own.m); view.signal("own_n", own.n); view.signal("own_k", own.k);
+        view.signal("own_s", own.bytes); view.signal("own_dtype", own.dtype);
+      } else {
+        view.signal("own_typed_x", own.x);
       }
-    });
+    }
+    var batch = state.batch;
+    view.signal("batch_on", !!batch);
+    if (batch) {
+      view.signal("batch_tokens", batch.tokens); view.signal("batch_d", batch.d);
+      view.signal("batch_s", batch.bytes); view.signal("batch_dtype", batch.dtype);
+      view.signal("batch_roof", batch.roof);
+    }
   }
 
+  // Set the view to the state and show what it computed; resolves once the readouts are filled.
   function redraw(entry) {
-    updateReadouts(entry);
-    if (!entry.view) return;
-    applyState(entry, entry.view);
-    entry.view.runAsync();
+    if (!entry.view) { updateReadouts(entry); return Promise.resolve(); }
+    var view = entry.view;
+    applyState(entry, view);
+    // Twice: a legend whose entries changed is laid out on the pass after (Vega places the
+    // legends around the plot from their sizes as the previous pass left them).
+    var done = view.runAsync().then(function () { return view.runAsync(); })
+      .then(function () { if (entry.view === view) updateReadouts(entry); });
+    entry.settled = (entry.settled || Promise.resolve()).then(function () { return done; });
+    return done;
+  }
+
+  // Try a reader's mark: keep it if the chart puts it on its axis, else restore the one before.
+  function tryMark(entry, which, mark, role) {
+    var previous = entry.state[which];
+    entry.state[which] = mark;
+    return redraw(entry).then(function () {
+      var view = entry.view;
+      if (view && view.signal(which + "_off_axis")) {
+        var where = view.signal(which + "_x_text");
+        entry.state[which] = previous;
+        setMessage(entry.form, role, "That lands at " + where + ", off this chart's axis (" + entry.meta.axis_text
+                   + "). The chart is unchanged.");
+        return redraw(entry);
+      }
+      setMessage(entry.form, role, "");
+      return null;
+    });
   }
 
   function placeGemm(entry) {
     var form = entry.form, meta = entry.meta;
-    var dims = ["m", "n", "k"].map(function (name) { return [name.toUpperCase(), parseNumber(form.elements[name].value)]; });
-    for (var i = 0; i < dims.length; i += 1) {
-      var name = dims[i][0], value = dims[i][1];
+    var dims = {};
+    var names = ["m", "n", "k"];
+    for (var i = 0; i < names.length; i += 1) {
+      var text = form.elements[names[i]].value, value = parseNumber(text);
       if (!(Number.isInteger(value) && value >= 1 && value <= meta.max_dimension)) {
-        return "GEMM " + name + " must be a whole number from 1 to " + meta.max_dimension.toLocaleString("en-US")
-               + ": " + JSON.stringify(form.elements[name.toLowerCase()].value) + ". The chart is unchanged.";
+        setMessage(form, "own-message", "GEMM " + names[i].toUpperCase() + " must be a whole number from 1 to "
+                   + meta.max_dimension.toLocaleString("en-US") + ": " + JSON.stringify(text)
+                   + ". The chart is unchanged.");
+        return Promise.resolve();
       }
+      dims[names[i]] = value;
     }
     var dtype = form.elements.dtype.value;
     var info = meta.dtypes[dtype];
-    if (!info) return "Unknown data type " + JSON.stringify(dtype) + ". The chart is unchanged.";
-    var m = dims[0][1], n = dims[1][1], k = dims[2][1];
-    var work = gemm(m, n, k, info.bytes);
-    var where = offAxis(entry, work.intensity);
-    if (where) return where;
-    var shape = m + "×" + n + "×" + k + " " + dtype;
-    entry.state.own = {x: work.intensity, roof: info.roof, label: "◆ GEMM " + shape,
-                       heading: "Your GEMM " + shape + ": " + si(work.flops, "FLOP") + ", " + si(work.bytes, "B")
-                                + " moved at least, " + intensityText(work.intensity) + "."};
-    return "";
+    if (!info) {
+      setMessage(form, "own-message", "Unknown data type " + JSON.stringify(dtype) + ". The chart is unchanged.");
+      return Promise.resolve();
+    }
+    return tryMark(entry, "own", {kind: "gemm", m: dims.m, n: dims.n, k: dims.k, dtype: dtype, bytes: info.bytes,
+                                  roof: info.roof}, "own-message");
   }
 
   function placeIntensity(entry) {
@@ -262,50 +282,75 @@
     var text = form.elements.own_intensity.value;
     var value = parseNumber(text);
     if (!(value > 0) || !isFinite(value)) {
-      return "The intensity must be a number of FLOP/byte above 0: " + JSON.stringify(text) + ". The chart is unchanged.";
+      setMessage(form, "own-message", "The intensity must be a number of FLOP/byte above 0: " + JSON.stringify(text)
+                 + ". The chart is unchanged.");
+      return Promise.resolve();
     }
-    var where = offAxis(entry, value);
-    if (where) return where;
-    entry.state.own = {x: value, roof: entry.state.precision, label: "◆ " + intensityText(value),
-                       heading: "Your kernel at " + intensityText(value) + ", on the roof shown (" +
-                                entry.meta.roof_names[entry.state.precision] + "):"};
-    return "";
-  }
-
-  function offAxis(entry, intensity) {
-    var domain = entry.meta.x_domain;
-    if (intensity < domain[0] || intensity > domain[1]) {
-      return "That lands at " + intensityText(intensity) + ", off this chart's axis (" + intensityText(domain[0])
-             + " to " + intensityText(domain[1]) + "). The chart is unchanged.";
-    }
-    return "";
+    return tryMark(entry, "own", {kind: "intensity", x: value}, "own-message");
   }
 
   function updateBatch(entry) {
     var form = entry.form, meta = entry.meta, state = entry.state;
     var tokens = Math.pow(2, parseInt(form.elements.batch.value, 10));
     form.elements.batch_tokens.value = String(tokens);
-    if (!form.elements.batch_on.checked) { state.batch = null; setMessage(form, "batch-message", ""); return; }
-    var d = parseNumber(form.elements.d_model.value);
+    if (!form.elements.batch_on.checked) {
+      state.batch = null;
+      setMessage(form, "batch-message", "");
+      return redraw(entry);
+    }
+    var text = form.elements.d_model.value, d = parseNumber(text);
     if (!(Number.isInteger(d) && d >= 1 && d * meta.ffn_factor <= meta.max_dimension)) {
       setMessage(form, "batch-message", "d_model must be a whole number from 1 to "
                  + Math.floor(meta.max_dimension / meta.ffn_factor).toLocaleString("en-US") + ": "
-                 + JSON.stringify(form.elements.d_model.value) + ". The chart is unchanged.");
-      return;
+                 + JSON.stringify(text) + ". The chart is unchanged.");
+      return Promise.resolve();
     }
     // The projection runs in the precision shown, where that is a data type; BF16 otherwise.
     var dtype = state.precision.split(":")[1];
     if (!meta.dtypes[dtype]) dtype = "bf16";
     var info = meta.dtypes[dtype];
-    var n = meta.ffn_factor * d, k = d;
-    var work = gemm(tokens, n, k, info.bytes);
-    var where = offAxis(entry, work.intensity);
-    if (where) { setMessage(form, "batch-message", where); return; }
-    setMessage(form, "batch-message", "");
-    state.batch = {x: work.intensity, roof: info.roof, n: n, k: k, bytesPerElement: info.bytes,
-                   label: "▲ " + tokens + " tokens, " + dtype.toUpperCase(),
-                   heading: "Decode projection, " + tokens + " tokens × " + k + " → " + n + " (" + dtype + "): "
-                            + intensityText(work.intensity) + "."};
+    return tryMark(entry, "batch", {tokens: tokens, d: d, dtype: dtype, bytes: info.bytes, roof: info.roof},
+                   "batch-message");
+  }
+
+  // The typed intensity: a number on the axis, or a message and the chart left as it is.
+  function readIntensity(entry) {
+    var form = entry.form, els = form.elements, meta = entry.meta;
+    var text = els.intensity.value, value = parseNumber(text);
+    var domain = meta.x_domain;
+    if (!(value > 0) || !isFinite(value)) {
+      setMessage(form, "intensity-message", "Type a number of FLOP/byte above 0 (e.g. 300): "
+                 + JSON.stringify(text) + ". The chart is unchanged.");
+      return Promise.resolve();
+    }
+    if (value < domain[0] || value > domain[1]) {
+      setMessage(form, "intensity-message", "The axis runs from " + meta.axis_text + ": "
+                 + JSON.stringify(text) + ". The chart is unchanged.");
+      return Promise.resolve();
+    }
+    setMessage(form, "intensity-message", "");
+    entry.state.intensity = value;
+    els.log_intensity.value = String(Math.log10(value));
+    return redraw(entry);
+  }
+
+  function debounced(entry, key, callback) {
+    entry.timers = entry.timers || {};
+    clearTimeout(entry.timers[key]);
+    entry.timers[key] = setTimeout(callback, entry.meta.debounce_ms || 250);
+  }
+
+  // On narrow screens the form stays at the bottom of the screen while the chart is in view
+  // (charts.css), so each control is on screen with the plot it drives: the box and the form
+  // share a wrapper, the sticky form's containing block, which ends where the form does.
+  function stage(entry) {
+    var box = entry.figure.querySelector(".ainotes-chart__box");
+    if (!box || box.parentNode.classList.contains("ainotes-explorer-stage")) return;
+    var wrapper = document.createElement("div");
+    wrapper.className = "ainotes-explorer-stage";
+    box.parentNode.insertBefore(wrapper, box);
+    wrapper.appendChild(box);
+    wrapper.appendChild(entry.form);
   }
 
   function wire(entry) {
@@ -314,60 +359,55 @@
     form.setAttribute("data-ainotes-wired", "");
     var els = form.elements;
 
-    function setIntensity(value, fromSlider) {
-      entry.state.intensity = value;
-      if (!fromSlider) els.log_intensity.value = String(Math.log10(value));
-      else els.intensity.value = significant(value, 3);
-      setMessage(form, "intensity-message", "");
-      redraw(entry);
-    }
-
     els.precision.addEventListener("change", function () {
       entry.state.precision = els.precision.value;
-      updateBatch(entry);
-      redraw(entry);
+      if (entry.state.batch) updateBatch(entry); else redraw(entry);
     });
     els.preset.addEventListener("change", function () { entry.state.preset = els.preset.value; redraw(entry); });
     els.sparsity.addEventListener("change", function () { entry.state.sparsity = els.sparsity.checked; redraw(entry); });
+    if (els.kmode) {
+      els.kmode.addEventListener("change", function () { entry.state.kmode = els.kmode.value; redraw(entry); });
+    }
     els.log_intensity.addEventListener("input", function () {
-      setIntensity(Math.pow(10, parseFloat(els.log_intensity.value)), true);
+      entry.state.intensity = Math.pow(10, parseFloat(els.log_intensity.value));
+      setMessage(form, "intensity-message", "");
+      // The field beside the slider shows the value as the chart writes it.
+      redraw(entry).then(function () { if (entry.view) els.intensity.value = entry.view.signal("intensity_field"); });
     });
-    els.intensity.addEventListener("change", function () {
-      var text = els.intensity.value, value = parseNumber(text);
-      var domain = entry.meta.x_domain;
-      if (!(value > 0) || !isFinite(value)) {
-        setMessage(form, "intensity-message", "Type a number of FLOP/byte above 0 (e.g. 300): "
-                   + JSON.stringify(text) + ". The chart is unchanged.");
-      } else if (value < domain[0] || value > domain[1]) {
-        setMessage(form, "intensity-message", "The axis runs from " + intensityText(domain[0]) + " to "
-                   + intensityText(domain[1]) + ": " + JSON.stringify(text) + ". The chart is unchanged.");
-      } else {
-        setIntensity(value, false);
-      }
+    // As the reader types (after a pause), on leaving the field, and on Enter.
+    els.intensity.addEventListener("input", function () { debounced(entry, "intensity", function () { readIntensity(entry); }); });
+    els.intensity.addEventListener("change", function () { readIntensity(entry); });
+    els.d_model.addEventListener("input", function () { debounced(entry, "d_model", function () { updateBatch(entry); }); });
+    ["batch_on", "batch"].forEach(function (name) {
+      els[name].addEventListener("input", function () { updateBatch(entry); });
     });
-    els.intensity.addEventListener("keydown", function (event) {
-      if (event.key === "Enter") { event.preventDefault(); els.intensity.dispatchEvent(new Event("change")); }
+
+    // Enter acts on the field it is in (a form's implicit submission would press its first button).
+    var onEnter = {intensity: function () { readIntensity(entry); },
+                   own_intensity: function () { setMessage(form, "own-message", ""); placeIntensity(entry); },
+                   m: function () { placeGemm(entry); }, n: function () { placeGemm(entry); },
+                   k: function () { placeGemm(entry); }, d_model: function () { updateBatch(entry); }};
+    form.addEventListener("keydown", function (event) {
+      var target = event.target;
+      if (event.key !== "Enter" || !target || !onEnter[target.name]) return;
+      event.preventDefault();
+      if (entry.timers) clearTimeout(entry.timers[target.name]);
+      onEnter[target.name]();
     });
     form.addEventListener("submit", function (event) {
       event.preventDefault();
-      var which = event.submitter ? event.submitter.value
-                : (document.activeElement === els.own_intensity ? "intensity" : "gemm");
-      var previous = entry.state.own;
-      var problem = which === "intensity" ? placeIntensity(entry) : placeGemm(entry);
-      if (problem) entry.state.own = previous;
-      setMessage(form, "own-message", problem);
-      redraw(entry);
+      var which = event.submitter ? event.submitter.value : null;
+      if (which === "intensity") placeIntensity(entry);
+      else if (which === "gemm") placeGemm(entry);
     });
     form.querySelector('[data-action="clear"]').addEventListener("click", function () {
       entry.state.own = null;
       setMessage(form, "own-message", "");
       redraw(entry);
     });
-    ["batch_on", "batch", "d_model"].forEach(function (name) {
-      els[name].addEventListener(name === "d_model" ? "change" : "input", function () { updateBatch(entry); redraw(entry); });
-    });
+    stage(entry);
     form.hidden = false;
-    updateReadouts(entry);
+    redraw(entry).then(function () { form.setAttribute("data-ainotes-ready", ""); });
   }
 
   // -- the cost chart's caption (ainotes/charts/cost.py: caption_states, fill_caption) ----------------
@@ -465,7 +505,6 @@
       entry = {figure: figure, view: null, scheme: null, pending: null, form: form, state: null};
       if (form) {
         entry.meta = JSON.parse(form.getAttribute("data-explorer"));
-        entry.ceilings = ceilingsOf(spec);
         entry.state = initialState(form);
       }
       live.push(entry);
@@ -473,6 +512,7 @@
     entry.pending = which;
     var options = {renderer: "svg", container: container, hover: true};
     if (controls) options.bind = controls;
+    var names = textDatasets(spec);
     var view = new vega.View(vega.parse(spec), options);
     Object.keys(values).forEach(function (name) { view.signal(name, values[name]); });
     if (form) applyState(entry, view);
@@ -484,11 +524,14 @@
       container.classList.remove("ainotes-chart__view--pending");
       if (controls) controls.hidden = false;
       entry.view = view;
+      entry.dataNames = names;
       entry.scheme = which;
       entry.pending = null;
       figure.classList.add("ainotes-chart--live");
-      if (form) wire(entry);
-      else followCaption(figure, view);
+      if (form) {
+        if (form.hasAttribute("data-ainotes-wired")) updateReadouts(entry);
+        else wire(entry);
+      } else followCaption(figure, view);
     }).catch(function (error) {
       // The static SVG stays; the chart is still readable.
       view.finalize();
@@ -533,7 +576,12 @@
     absolutiseSnippets();
   }
 
-  window.__ainotesVegaCharts = {renderAll: renderAll};
+  // settled(figure): a promise that resolves once the figure's explorer has drawn and read out
+  // everything asked of it so far (for the browser tests, and for pages that drive the form).
+  window.__ainotesVegaCharts = {renderAll: renderAll, settled: function (figure) {
+    var entry = entryFor(figure);
+    return entry && entry.settled ? entry.settled.then(function () { return entry.settled; }) : Promise.resolve();
+  }};
   // For the browser tests: the live view of a figure, by id.
   window.__ainotesRooflineView = function (id) {
     var entry = entryFor(document.getElementById(id));

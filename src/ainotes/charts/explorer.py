@@ -6,9 +6,12 @@ datasets and ``usermeta``), so that every page or tool that draws a roofline wit
 
 * :func:`summary_text`: what the chart shows and each preset's ridge, for screen readers;
 * :func:`controls_html`: the form ``assets/vega-charts.js`` wires to the view (hidden
-  without a script, since it does nothing then);
-* :func:`tables_html`: the kernels' bounds per preset (visible) and every ceiling (openable):
-  the chart's data for readers without a script, or without sight of the picture.
+  without a script, since it does nothing then). Its script sets the chart's input signals
+  and shows the texts the chart computes from them (charts/roofline.py): it holds no
+  formula of its own;
+* :func:`tables_html`: the kernels' bounds and times per preset (visible; the script
+  follows the kernels' mode and the GPU select) and every ceiling (openable): the chart's
+  data for readers without a script, or without sight of the picture.
 """
 
 from __future__ import annotations
@@ -20,10 +23,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ainotes import units
+from ainotes.charts import formats
 from ainotes.charts.roofline import (
     ALL_PRESETS,
     BATCH_FFN_FACTOR,
     DEFAULT_D_MODEL,
+    KERNEL_MODE_LABELS,
+    KERNEL_MODES,
+    op_word,
     roof_name,
     spec_meta,
 )
@@ -31,6 +38,8 @@ from ainotes.kernels import MAX_DIMENSION
 
 MAX_BATCH_EXPONENT = 14  # the batch slider runs over 2**0 … 2**14 tokens
 DEFAULT_BATCH_EXPONENT = 6
+# How long typing pauses before a typed intensity or d_model redraws the chart.
+TYPING_DEBOUNCE_MS = 250
 
 
 def json_for_attribute(value: Any) -> str:
@@ -50,14 +59,15 @@ def summary_text(spec: dict[str, Any]) -> str:
     rows = [r for r in spec["datasets"]["ceilings"] if r["r"] == roof]
     field = "sridge" if values["sparsity"] else "ridge"
     peak = "speak" if values["sparsity"] else "peak"
-    ridges = "; ".join(f"{names[r['p']]}: ridge at {units.intensity(r[field])}, peak {units.flops_per_s(r[peak])}"
-                       for r in rows)
-    lacking = spec_meta(spec) or {}
-    missing = lacking.get("missing", {}).get(roof, {})
-    left_out = "".join(f" {names[i]}: {text}." for i, text in missing.items())
-    kernels = (spec_meta(spec) or {}).get("kernels", [])
+    op = op_word(roof)
+    ridges = "; ".join(f"{names[r['p']]}: ridge at {formats.intensity_text(r[field], op)}, "
+                       f"peak {formats.rate_text(r[peak], op)}" for r in rows)
+    meta = spec_meta(spec) or {}
+    missing = meta.get("missing", {}).get(roof, {})
+    left_out = "".join(f" {names[i]}: not drawn, {text}." for i, text in missing.items())
+    kernels = meta.get("kernels", [])
     kernel_text = (f" {len(kernels)} numbered kernels are marked where they meet their roofs; "
-                   "the table below gives each one's bound.") if kernels else ""
+                   "the table below gives each one's bound and time.") if kernels else ""
     return (f"Roofline chart, log-log: attainable FLOP/s against arithmetic intensity, one line per GPU, "
             f"{roof_name(roof)}, {'2:4 sparse' if values['sparsity'] else 'dense'}. {ridges}.{left_out}{kernel_text}")
 
@@ -71,25 +81,39 @@ def _options(pairs: Iterable[tuple[str, str]], selected: str) -> str:
 
 def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
     """The explorer's form, hidden until ``vega-charts.js`` wires it to the view (it does nothing
-    without a script; the static picture and the tables stand in for it then)."""
+    without a script; the static picture and the tables stand in for it then).
+
+    Each field acts on itself: Enter in the intensity fields reads that field, Enter in a GEMM
+    dimension places the GEMM; the typed intensity redraws as the reader types."""
     meta = spec_meta(spec) or {}
     values = _param_values(spec)
     x_min, x_max = values["x_domain"]
     cid = html.escape(chart_id)
-    roofs = _options(((r, roof_name(r)) for r in meta.get("roofs", [])), values["precision"])
+    labels = meta.get("roof_labels", {})
+    roofs = _options(((r, labels.get(r, roof_name(r))) for r in meta.get("roofs", [])), values["precision"])
     presets = _options([(ALL_PRESETS, "All"), *values["names"].items()], ALL_PRESETS)
     dtypes = _options(((d, d.upper()) for d in meta.get("dtypes", {})), "bf16")
     checked = " checked" if values["sparsity"] else ""
     log_min, log_max = math.log10(x_min), math.log10(x_max)
+    kernels = meta.get("kernels", [])
     data = {"max_dimension": MAX_DIMENSION, "dtypes": meta.get("dtypes", {}), "missing": meta.get("missing", {}),
-            "roof_names": values["roof_names"], "names": values["names"], "x_domain": [x_min, x_max],
-            "d_model": DEFAULT_D_MODEL, "ffn_factor": BATCH_FFN_FACTOR}
+            "roof_names": values["roof_names"], "names": values["names"], "ids": values["gpu_ids"],
+            "x_domain": [x_min, x_max], "d_model": DEFAULT_D_MODEL, "ffn_factor": BATCH_FFN_FACTOR,
+            "debounce_ms": TYPING_DEBOUNCE_MS,
+            "axis_text": f"{formats.intensity_text(x_min)} to {formats.intensity_text(x_max)}",
+            "kernels": [{"n": k["n"], "modes": k["modes"]} for k in kernels]}
 
     def field(name: str, label: str, attrs: str = "") -> str:
         return (f'<label class="ainotes-explorer__field"><span>{label}</span>'
                 f'<input id="{cid}-{name}" name="{name}" {attrs}></label>')
 
-    number = 'type="text" inputmode="numeric" autocomplete="off" spellcheck="false"'
+    number = 'type="text" inputmode="numeric" autocomplete="off" spellcheck="false" enterkeyhint="done"'
+    kernel_mode = ""
+    if kernels:
+        kernel_mode = (
+            '<label class="ainotes-explorer__field"><span>Kernels</span><select name="kmode">'
+            + _options(((m, KERNEL_MODE_LABELS[m]) for m in KERNEL_MODES), "own") + "</select></label>"
+        )
     return (
         f'<form class="ainotes-explorer" hidden novalidate data-explorer="{json_for_attribute(data)}" '
         f'aria-label="Roofline explorer controls">'
@@ -97,6 +121,7 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         '<label class="ainotes-explorer__field"><span>Precision</span>'
         f'<select name="precision">{roofs}</select></label>'
         f'<label class="ainotes-explorer__field"><span>GPUs</span><select name="preset">{presets}</select></label>'
+        f"{kernel_mode}"
         f'<label class="ainotes-explorer__check"><input type="checkbox" name="sparsity"{checked}>'
         "<span>2:4 structured sparsity (where supported)</span></label>"
         "</div>"
@@ -104,7 +129,7 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         '<fieldset class="ainotes-explorer__group"><legend>Read off an intensity</legend>'
         '<div class="ainotes-explorer__row">'
         + field("intensity", "Intensity (FLOP/byte)",
-                'type="text" inputmode="decimal" autocomplete="off" '
+                'type="text" inputmode="decimal" autocomplete="off" enterkeyhint="done" '
                 f'value="{units.significant(values["intensity"], 4)}"')
         + f'<label class="ainotes-explorer__field ainotes-explorer__field--wide"><span>Slide (log scale)</span>'
         f'<input type="range" name="log_intensity" min="{log_min:g}" max="{log_max:g}" step="0.01" '
@@ -120,7 +145,8 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         '<button type="submit" name="place" value="gemm">Place GEMM</button>'
         "</div>"
         '<div class="ainotes-explorer__row">'
-        + field("own_intensity", "Or an intensity (FLOP/byte)", 'type="text" inputmode="decimal" autocomplete="off"')
+        + field("own_intensity", "Or an intensity (FLOP/byte)",
+                'type="text" inputmode="decimal" autocomplete="off" enterkeyhint="done"')
         + '<button type="submit" name="place" value="intensity">Place</button>'
         '<button type="button" data-action="clear">Clear</button>'
         "</div>"
@@ -144,40 +170,60 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
     )
 
 
+def _kernel_cells(spec: dict[str, Any]) -> dict[tuple[int, str], dict[str, str]]:
+    """The kernels' table in its opening state (kernels in their own types): (kernel, preset) →
+    bound and text, from the chart's ``kernels`` rows and the reasons where a kernel has none."""
+    meta = spec_meta(spec) or {}
+    cells: dict[tuple[int, str], dict[str, str]] = {}
+    for row in spec["datasets"].get("kernels", []):
+        if " own " in row["m"]:
+            cells[(row["k"], row["p"])] = {"bound": row["b"], "text": row["tx"]}
+    for kernel in meta.get("kernels", []):
+        for preset_id, why in kernel["modes"]["own"]["why"].items():
+            cells[(kernel["n"], preset_id)] = {"bound": "unsupported", "text": why}
+    return cells
+
+
 def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
-    """The kernels' bounds per preset (visible), and an openable table of every ceiling."""
+    """The kernels' bounds and times per preset (visible), and an openable table of every ceiling."""
     meta = spec_meta(spec) or {}
     values = _param_values(spec)
     names: dict[str, str] = values["names"]
     parts = []
     kernels = meta.get("kernels", [])
-    header = "".join(f'<th scope="col">{html.escape(name)}</th>' for name in names.values())
+    header = "".join(f'<th scope="col" data-p="{html.escape(i)}">{html.escape(name)}</th>' for i, name in names.items())
     if kernels:
+        cells = _kernel_cells(spec)
         body = []
         for k in kernels:
-            cells = "".join(
-                f'<td class="ainotes-kb ainotes-kb--{html.escape(k["bounds"][i]["bound"])}">'
-                f'{html.escape(k["bounds"][i]["text"])}</td>' for i in names
+            own = k["modes"]["own"]
+            row = "".join(
+                f'<td class="ainotes-kb ainotes-kb--{html.escape(cells[(k["n"], i)]["bound"])}" '
+                f'data-k="{k["n"]}" data-p="{html.escape(i)}">{html.escape(cells[(k["n"], i)]["text"])}</td>'
+                for i in names
             )
             body.append(
-                f'<tr><th scope="row"><span class="ainotes-kb__n">{k["n"]}</span> {html.escape(k["label"])}</th>'
-                f'<td>{html.escape(units.intensity(k["intensity"]))}</td>{cells}</tr>'
+                f'<tr><th scope="row"><span class="ainotes-kb__n">{k["n"]}</span> '
+                f'<span data-role="kernel-label">{html.escape(own["label"])}</span></th>'
+                f'<td data-role="kernel-intensity">{html.escape(own["intensity_text"])}</td>{row}</tr>'
             )
         parts.append(
             # A scroller of its own on a phone: focusable, so the keyboard can scroll it too.
             '<div class="ainotes-table-wrap" tabindex="0" role="region" aria-label="Kernels\' bounds per GPU">'
             '<table class="ainotes-kernel-bounds">'
-            "<caption>Where each numbered kernel meets the roof of its own data type (dense), per GPU</caption>"
+            '<caption>Where each numbered kernel meets the roof of its <span data-role="kernel-mode">own data '
+            "type</span>, per GPU: its bound, rate, roof and time at that rate (dense unless the kernel is "
+            "2:4 sparse)</caption>"
             f'<thead><tr><th scope="col">Kernel</th><th scope="col">Intensity</th>{header}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"
         )
     rows = []
     for row in spec["datasets"]["ceilings"]:
         sparse = ("—" if row["speak"] == row["peak"]
-                  else f'{units.flops_per_s(row["speak"])} (ridge {units.intensity(row["sridge"])})')
+                  else f'{_rate(row["speak"], row["r"])} (ridge {units.intensity(row["sridge"])})')
         rows.append(
             f'<tr><th scope="row">{html.escape(names[row["p"]])}</th><td>{html.escape(roof_name(row["r"]))}</td>'
-            f'<td>{units.flops_per_s(row["peak"])}</td><td>{units.bytes_per_s(row["bw"])}</td>'
+            f'<td>{_rate(row["peak"], row["r"])}</td><td>{units.bytes_per_s(row["bw"])}</td>'
             f'<td>{units.intensity(row["ridge"])}</td><td>{sparse}</td></tr>'
         )
     for roof, lacking in meta.get("missing", {}).items():
@@ -193,3 +239,8 @@ def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
         f'<th scope="col">2:4 sparse peak</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div></details>'
     )
     return "".join(parts)
+
+
+def _rate(value: float, roof: str) -> str:
+    """A peak as the tables print it: OP/s for INT8 (integer operations), FLOP/s otherwise."""
+    return formats.rate_text(value, op_word(roof))

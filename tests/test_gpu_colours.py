@@ -1,0 +1,113 @@
+"""One colour per GPU on every chart of a site, legible on both schemes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from ainotes.charts import grammar
+from ainotes.charts import roofline as chart
+from ainotes.hardware import Preset, Source, load_presets
+from sitebuild import REPO
+
+
+def _linear(channel: float) -> float:
+    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+
+def _rgb(colour: str) -> tuple[float, float, float]:
+    return tuple(int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+
+
+def _luminance(colour: str) -> float:
+    r, g, b = (_linear(c) for c in _rgb(colour))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2.1 contrast ratio."""
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    r, g, b = (_linear(c) for c in _rgb(colour))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_gpu_colour_stands_out_from_its_background_and_from_the_others(theme):
+    palette = grammar.GPU_PALETTES[theme]
+    assert len(palette) == len(grammar.GPU_HUES) == 10
+    for colour in palette:  # WCAG 1.4.11: graphical objects at 3:1 or more
+        assert _contrast(colour, grammar.THEME_BACKGROUNDS[theme]) >= 3.0, colour
+    for a, b in itertools.combinations(palette, 2):
+        assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
+
+
+def _fixture_ids(count: int) -> list[str]:
+    return [f"gpu-{index}" for index in range(count)]
+
+
+@pytest.mark.parametrize("count", [1, 4, 7, 10])
+def test_up_to_ten_gpus_get_ten_colours_whatever_their_order(count):
+    ids = _fixture_ids(count)
+    slots = grammar.gpu_colour_slots(ids)
+    assert len({slot % 10 for slot in slots.values()}) == count
+    assert grammar.gpu_colour_slots(reversed(ids)) == slots
+
+
+def test_more_than_ten_gpus_still_get_a_slot_each():
+    slots = grammar.gpu_colour_slots(_fixture_ids(23))
+    assert len(set(slots.values())) == 23 and max(slots.values()) < 30
+
+
+def test_a_pinned_gpu_keeps_its_colour_and_two_pins_on_one_colour_are_refused():
+    slots = grammar.gpu_colour_slots(_fixture_ids(9), fixed={"gpu-3": 7})
+    assert slots["gpu-3"] == 7 and len(set(slots.values())) == 9
+    with pytest.raises(Exception, match="both pinned"):
+        grammar.gpu_colour_slots(["a", "b"], fixed={"a": 1, "b": 1})
+
+
+def _preset(preset_id: str, tflops: float) -> Preset:
+    return Preset(id=preset_id, name=preset_id.upper(), dense_fp16_tflops=tflops, memory_bandwidth_tbps=2.0,
+                  structured_sparsity=False, sources=(Source("t", "https://example.com"),), path=f"{preset_id}.yaml")
+
+
+def _colours(spec: dict) -> dict[str, str]:
+    """Each GPU of a chart → the colour its lines take (the colour scale's domain over the theme's range)."""
+    domain = next(p["value"] for p in spec["params"] if p["name"] == "colour_domain")
+    category = spec["config"]["range"]["category"]
+    ids = next(p["value"] for p in spec["params"] if p["name"] == "gpu_ids")
+    return {i: category[domain.index(i) % len(category)] for i in ids}
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_gpu_has_one_colour_on_every_chart_of_a_site(theme):
+    site = [_preset(f"chip-{i}", 100.0 + i) for i in range(6)]
+    ids = [p.id for p in site]
+    charts = [chart.roofline_spec(subset, palette_ids=ids, theme=theme)
+              for subset in (site, site[3:1:-1], site[1:2], [site[5], site[0]])]
+    seen: dict[str, str] = {}
+    for spec in charts:
+        for preset_id, colour in _colours(spec).items():
+            assert seen.setdefault(preset_id, colour) == colour, preset_id
+            assert colour == grammar.gpu_colour(preset_id, ids, theme)
+    assert len(set(seen.values())) == len(site)
+
+
+def test_the_shipped_presets_and_one_more_all_differ():
+    ids = [p.id for p in load_presets(REPO / "presets")]
+    assert len(set(grammar.gpu_colour_slots(ids).values())) == len(ids)
+    more = grammar.gpu_colour_slots([*ids, "fixture-gpu"])
+    if len(ids) < 10:
+        assert len({slot % 10 for slot in more.values()}) == len(ids) + 1
