@@ -261,7 +261,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 VIEW_DATA_JS = """async ([state]) => {
-  const spec = JSON.parse(document.getElementById('ainotes-spec').textContent);
+  const spec = JSON.parse(document.querySelector('template.ainotes-chart__spec').content.textContent);
   const view = new vega.View(vega.parse(spec), {renderer: 'none'});
   for (const [name, value] of Object.entries(state)) view.signal(name, value);
   await view.runAsync();

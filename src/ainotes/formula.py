@@ -97,6 +97,11 @@ def maximum(a: Any, b: Any) -> Any:
     return Expr(f"max({text(a)}, {text(b)})") if _symbolic(a, b) else max(a, b)
 
 
+def ceiling(a: Any) -> Any:
+    """⌈a⌉ (Vega's ``ceil``)."""
+    return Expr(f"ceil({text(a)})") if _symbolic(a) else math.ceil(a)
+
+
 def less(a: Any, b: Any) -> Any:
     """a < b."""
     return Expr(f"({text(a)} < {text(b)})") if _symbolic(a, b) else a < b

@@ -637,23 +637,24 @@ def _tp_allowed(model: ModelPreset, tp: int) -> bool:
 
 
 def inference_table_html(rows: Sequence[TableRow], request: InferenceTableRequest) -> str:
-    """One row per model, one column per GPU; each cell the largest batch whose KV cache fits at the
-    context and the batch past which the matmuls turn compute-bound, the one that limits first in bold
-    (and the chips, when the fence lets each cell take the fewest that hold the model). Names escaped."""
+    """One row per model and GPU (so a new preset adds rows, never a column that widens the table past
+    the page); each cell the largest batch whose KV cache fits at the context and the batch past which
+    the matmuls turn compute-bound, the one that limits first in bold (and the chips, when the fence
+    lets each cell take the fewest that hold the model). Names escaped."""
     from ainotes.tables import _table
 
-    presets = list(dict.fromkeys(row.preset.id for row in rows))
-    names = {row.preset.id: row.preset.name for row in rows}
-    by_model: dict[str, dict[str, TableRow]] = {}
-    for row in rows:
-        by_model.setdefault(row.model.id, {})[row.preset.id] = row
     body = []
-    for cells in by_model.values():
-        model = next(iter(cells.values())).model
-        body.append([f"{html.escape(model.name)}<br><code>{html.escape(model.id)}</code>",
-                     *(_table_cell(cells[p], request) for p in presets)])
-    head = ["model", *(names[p] for p in presets)]
-    return _table(head, body, "ainotes-inference", numeric_from=1)
+    previous = None
+    for row in rows:
+        model = row.model
+        # The model's name once, at its first row; its other rows leave the cell empty.
+        name = (f"{html.escape(model.name)}<br><code>{html.escape(model.id)}</code>"
+                if model.id != previous else "")
+        previous = model.id
+        preset = f'{html.escape(row.preset.name)}<br><code>{html.escape(row.preset.id)}</code>'
+        body.append([name, preset, _table_cell(row, request)])
+    head = ["model", "GPU", "largest batch that fits; compute-bound past"]
+    return _table(head, body, "ainotes-inference", numeric_from=2)
 
 
 def _table_cell(row: TableRow, request: InferenceTableRequest) -> str:

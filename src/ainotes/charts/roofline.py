@@ -50,7 +50,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from ainotes import roofline, units
+from ainotes import formula, roofline, units
 from ainotes.charts import formats
 from ainotes.charts.grammar import (
     GPU_PALETTES,
@@ -512,9 +512,10 @@ def gemm_flops(m: Any, n: Any, k: Any) -> Any:
 
 
 def gemm_bytes(m: Any, n: Any, k: Any, bytes_per_element: Any) -> Any:
-    """A GEMM's bytes moved, (M·K + K·N + M·N) × bytes per element, as :func:`ainotes.kernels.gemm`
-    counts a dense one."""
-    return (m * k + k * n + m * n) * bytes_per_element
+    """A GEMM's bytes moved, as :func:`ainotes.kernels.gemm` counts a dense one: A (M·K), B (K·N) and
+    C (M·N) each a whole number of packed bytes, ⌈elements × bytes per element⌉ (a 4-bit tensor of
+    one element still takes a byte; :func:`ainotes.kernels.tensor_bytes`)."""
+    return sum(formula.ceiling(elements * bytes_per_element - 1e-9) for elements in (m * k, k * n, m * n))
 
 
 def _op_expr(roof_expr: str) -> str:
