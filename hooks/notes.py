@@ -53,7 +53,7 @@ def on_config(config, **kwargs):
         docs_dir=Path(config.docs_dir), site_url=config.site_url or None, site_name=config.site_name,
         site_description=config.site_description or "", use_directory_urls=config.use_directory_urls,
         tags=dict(settings.get("tags") or {}), bibliography=str(settings.get("bibliography", "references.bib")),
-    ), warn=log.warning)  # dates, tags, references, the feed (ainotes.notes_meta)
+    ), warn=publish.print_warning)  # dates, tags, references, the feed (ainotes.notes_meta)
     log.debug("ainotes: %d presets from %s", len(_site.presets), presets_dir)
     return config
 

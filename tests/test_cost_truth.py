@@ -142,6 +142,11 @@ def test_a_build_for_its_address_does_not_warn_and_points_there(published: Publi
 @pytest.mark.browser
 def test_instant_navigation_works_on_another_host_and_port(open_page, published: Published) -> None:
     page = open_page("")
+    # Material intercepts link clicks only once it has read sitemap.xml (a click before that is an
+    # ordinary page load, as in test_browser's instant-navigation test): wait until it has.
+    page.wait_for_function("() => performance.getEntriesByType('resource')"
+                           ".some(entry => entry.name.endsWith('/sitemap.xml') && entry.responseEnd > 0)")
+    page.wait_for_load_state("networkidle")
     page.evaluate("() => { window.__sameDocument = true; }")
     page.click("nav.md-nav--primary a[href$='collective-cost/']")
     page.wait_for_url(published.url + "collective-cost/")

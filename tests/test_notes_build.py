@@ -266,7 +266,8 @@ def test_git_dates_in_a_full_clone_and_a_loud_shallow_one(tmp_path):
                    capture_output=True)
     (shallow / "mkdocs.yml").write_text((repo / "mkdocs.yml").read_text(encoding="utf-8"), encoding="utf-8")
     build = run_build(shallow)
-    assert build.returncode != 0  # strict: the warning stops it
+    assert build.returncode == 0, build.output  # a shallow CI checkout still builds, and says so loudly
+    assert "WARNING -  " in build.output
     assert "the git history is shallow (git rev-parse --is-shallow-repository: true), so it cannot date gitdated.md" \
         in build.output, build.output
 

@@ -21,7 +21,7 @@ front matter's, else the newest commit's, else the last ``changes`` date, else `
 Git is asked only where its history is complete: a shallow clone
 (``git rev-parse --is-shallow-repository``) would date every page by the clone's one
 commit, so a page that needs git then gets the fallbacks and the build warns, naming it
-(a strict MkDocs build stops on the warning).
+(hooks/notes.py prints the line, which a strict build survives).
 """
 
 from __future__ import annotations

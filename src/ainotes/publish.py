@@ -49,5 +49,13 @@ def warn_about_site_url(site_url: str | None, command: str | None, environ: Mapp
     line = site_url_warning(site_url, command, environ)
     if line is None:
         return False
-    print(f"WARNING -  {line}", file=stream if stream is not None else sys.stderr, flush=True)
+    print_warning(line, stream)
     return True
+
+
+def print_warning(line: str, stream: TextIO | None = None) -> None:
+    """One ``WARNING -`` line as MkDocs prints its own, on stderr, that a strict build survives: for
+    what a build can still publish but its author must hear (a localhost site_url; a shallow git
+    clone that cannot date the notes, whose dates then fall back to the files' times). A CI checkout
+    is often shallow by default: ``make site`` there must still build."""
+    print(f"WARNING -  {line}", file=stream if stream is not None else sys.stderr, flush=True)

@@ -212,9 +212,11 @@ def interactive_figure_html(
 _STANDALONE_CSS = """
 html{font-size:125%}
 body{margin:0;padding:.6rem;font:.8rem/1.6 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
-  background:LIGHT_BG;color:LIGHT_FG;color-scheme:light;overflow-wrap:anywhere}
-body[data-md-color-scheme="slate"]{background:DARK_BG;color:DARK_FG;color-scheme:dark}
+  background:LIGHT_BG;color:LIGHT_FG;color-scheme:light;overflow-wrap:anywhere;--md-default-bg-color:LIGHT_BG}
+body[data-md-color-scheme="slate"]{background:DARK_BG;color:DARK_FG;color-scheme:dark;--md-default-bg-color:DARK_BG}
 .ainotes-standalone{max-width:1200px;margin:0 auto}
+.ainotes-standalone .ainotes-explorer-stage>.ainotes-explorer{position:static;max-height:none;overflow:visible;
+  box-shadow:none}
 .ainotes-standalone .ainotes-chart{margin:0}
 .ainotes-standalone table{border-collapse:collapse}
 .ainotes-standalone th,.ainotes-standalone td{padding:.25em .6em;text-align:left;vertical-align:top;
