@@ -374,6 +374,23 @@ def _prefetch_renders(
     render.prefetch([render.group_request(chart), render.RUNTIME_REQUEST], progress=site.render_progress)
 
 
+def _themed_chart_files(chart: Chart, light: dict, dark: dict, *, title: str,
+                        caption_html: str) -> dict[str, Callable[[], str | bytes]]:
+    """The embed files of a Vega chart whose dark still is rendered from its own dark spec (the cost,
+    memory and inference charts): both stills, the PNG, the Vega-Lite JSON and the standalone page."""
+    from ainotes import render
+    from ainotes.charts import embed
+
+    return {
+        "svg": lambda: render.svg(light),
+        "svg-dark": lambda: render.svg(dark),
+        "png": lambda: render.png(light),
+        "json": lambda: embed_json_bytes(light),
+        "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption_html,
+                                              chart_id=chart.chart_id),
+    }
+
+
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
     presets = [site.presets_by_id[i] for i in request.preset_ids]
     palette_ids = tuple(site.presets_by_id)
@@ -479,14 +496,7 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
         narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
         _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
         caption = cost_chart.caption_html(request.op, request.ranks, link, links)
-        chart.files = {
-            "svg": lambda: render.svg(light),
-            "svg-dark": lambda: render.svg(dark),
-            "png": lambda: render.png(light),
-            "json": lambda: embed_json_bytes(light),
-            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption,
-                                                  chart_id=chart.chart_id),
-        }
+        chart.files = _themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
@@ -505,22 +515,13 @@ def _draw_training_memory(site: NotesSite, request: memory_notes.TrainingMemoryR
     chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets], **request.fields}
 
     def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.charts import embed
         from ainotes.charts import memory as memory_chart
 
         light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
                        for theme in ("light", "dark"))
         memory_chart.prefetch(light, dark, progress=site.render_progress)
         caption = memory_chart.caption_html(config, presets)
-        chart.files = {
-            "svg": lambda: render.svg(light),
-            "svg-dark": lambda: render.svg(dark),
-            "png": lambda: render.png(light),
-            "json": lambda: embed_json_bytes(light),
-            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption,
-                                                  chart_id=chart.chart_id),
-        }
+        chart.files = _themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
         return lambda: memory_chart.figure_html(chart.chart_id, light, dark, caption_html=caption,
@@ -561,14 +562,7 @@ def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequ
         caption = inference_notes.chart_caption(request, models[0], presets[0], links)
         narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
         _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
-        chart.files = {
-            "svg": lambda: render.svg(light),
-            "svg-dark": lambda: render.svg(dark),
-            "png": lambda: render.png(light),
-            "json": lambda: embed_json_bytes(light),
-            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption,
-                                                  chart_id=chart.chart_id),
-        }
+        chart.files = _themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
