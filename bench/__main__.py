@@ -360,7 +360,7 @@ def _page_url(src: str) -> str:
 
 
 def measure_weight(real: RealSite) -> list[Row]:
-    from ainotes.site import ASSET_URL
+    from ainotes.build.site import ASSET_URL
 
     pages = real.pages
     plain = [s for s, kinds in pages.items() if s != "index.md" and not any(kinds.get(k) for k in sites.CHART_FENCES)]

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ainotes.site import embed_json_bytes
+from ainotes.build.site import embed_json_bytes
 from bench.weight import Weight
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def roofline_numbers(repeats: int) -> RooflineNumbers:
     """
     from ainotes import render
     from ainotes.charts import roofline as roofline_chart
-    from ainotes.hardware import load_presets
+    from ainotes.core.hardware import load_presets
 
     presets = load_presets(REPO / "presets")
     spec = roofline_chart.roofline_spec(presets)
@@ -80,8 +80,8 @@ def roofline_numbers(repeats: int) -> RooflineNumbers:
 
 def collective_numbers(repeats: int, ranks: int = 4) -> CollectiveNumbers:
     """Each of the seven animated SVGs, ``animated_svg(simulate(op, 4))``, and the time for all seven."""
-    from ainotes import collectives
     from ainotes.charts import collective as collective_chart
+    from ainotes.core import collectives
 
     def all_seven() -> dict[str, str]:
         return {op: collective_chart.animated_svg(collectives.simulate(op, ranks)) for op in collectives.OPS}
@@ -105,7 +105,7 @@ def cost_numbers(repeats: int) -> CostNumbers:
     preset in its select), measured the way :func:`roofline_numbers` measures the explorer."""
     from ainotes import render
     from ainotes.charts import cost as cost_chart
-    from ainotes.links import load_links
+    from ainotes.core.links import load_links
 
     links = load_links(REPO / "presets" / "links")
     spec = cost_chart.cost_spec(links)

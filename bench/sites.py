@@ -7,8 +7,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ainotes import directives
-from ainotes.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
+from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
+from ainotes.fences import directives
 
 REPO = Path(__file__).resolve().parents[1]
 CHART_FENCES = ("roofline", "collective")
@@ -32,7 +32,7 @@ def copy_project(dest: Path) -> Path:
 def strip_chart_fences(markdown: str) -> tuple[str, int]:
     """``markdown`` without its top-level roofline and collective fences, and how many went.
 
-    The fences are found by :func:`ainotes.directives.split_fences`, the
+    The fences are found by :func:`ainotes.fences.directives.split_fences`, the
     function the build uses, so a fence shown as an example inside a longer
     fence stays, exactly as it stays in the real build.
     """

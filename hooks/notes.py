@@ -1,4 +1,4 @@
-"""MkDocs hooks (MkDocs and ProperDocs): a thin driver for ``ainotes.markdown``.
+"""MkDocs hooks (MkDocs and ProperDocs): a thin driver for ``ainotes.markdown.extension``.
 
 The Markdown extension draws the fences, figures and math; these events only load
 the presets, hand the extension the build's state (and the notes' settings: docs folder,
@@ -16,9 +16,10 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from ainotes import feed, notes_meta, publish
-from ainotes.errors import InputError
-from ainotes.site import NotesSite
+from ainotes.base import publish
+from ainotes.base.errors import InputError
+from ainotes.build import feed, notes_meta
+from ainotes.build.site import NotesSite
 
 log = logging.getLogger("mkdocs.plugins.ainotes")
 
@@ -53,7 +54,7 @@ def on_config(config, **kwargs):
         docs_dir=Path(config.docs_dir), site_url=config.site_url or None, site_name=config.site_name,
         site_description=config.site_description or "", use_directory_urls=config.use_directory_urls,
         tags=dict(settings.get("tags") or {}), bibliography=str(settings.get("bibliography", "references.bib")),
-    ), warn=publish.print_warning)  # dates, tags, references, the feed (ainotes.notes_meta)
+    ), warn=publish.print_warning)  # dates, tags, references, the feed (ainotes.build.notes_meta)
     log.debug("ainotes: %d presets from %s", len(_site.presets), presets_dir)
     return config
 

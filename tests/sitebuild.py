@@ -37,7 +37,7 @@ extra_css:
 plugins: [search]
 markdown_extensions:
   [admonition, attr_list, md_in_html, tables, pymdownx.details, pymdownx.superfences, pymdownx.tabbed,
-   ainotes.markdown]
+   ainotes.markdown.extension]
 """
 
 H100 = """\

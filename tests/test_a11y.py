@@ -20,7 +20,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext, Page
 
-from ainotes import notices
+from ainotes.base import notices
 from browser_support import DESK, PHONE, WAIT_MS, StaticServer, site_pages, wait_for_charts, wait_until
 from sitebuild import copy_real_project, run_build
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ainotes.errors import InputError
-from ainotes.markdown import convert_page
-from ainotes.site import NotesSite
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
+from ainotes.markdown.extension import convert_page
 from sitebuild import REPO, make_fixture, run_build
 
 pytestmark = pytest.mark.build

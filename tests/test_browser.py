@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from ainotes.hardware import load_presets
+from ainotes.core.hardware import load_presets
 from browser_support import (
     DESK,
     PHONE,
@@ -437,8 +437,8 @@ def test_typing_an_intensity_reads_off_each_preset(sites, contexts):
 
 
 def test_a_gemm_lands_on_each_preset_where_the_core_says(sites, contexts):
-    from ainotes import roofline
-    from ainotes.kernels import parse_kernel_spec
+    from ainotes.core import roofline
+    from ainotes.core.kernels import parse_kernel_spec
 
     presets = load_presets(REPO / "presets")
     page = contexts.page(sites.real_url + "roofline/")
@@ -496,8 +496,8 @@ OWN_GEMM_JS = """async ([id, m, n, k, bytes, dtype, roof]) => {
 
 
 def test_the_pages_formulas_are_the_cores_for_many_shapes_and_every_dtype(sites, contexts):
-    from ainotes import roofline
-    from ainotes.kernels import DTYPE_BYTES, gemm
+    from ainotes.core import roofline
+    from ainotes.core.kernels import DTYPE_BYTES, gemm
 
     presets = load_presets(REPO / "presets")
     page = contexts.page(sites.real_url + "roofline/")

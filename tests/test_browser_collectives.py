@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from ainotes.charts.collective import frame_svg, standalone_html
-from ainotes.collectives import simulate
+from ainotes.core.collectives import simulate
 from browser_support import DESK, PHONE, WAIT_MS, Watch, file_only, guard_requests
 from sitebuild import REPO
 
@@ -229,7 +229,7 @@ def test_screenshots_of_the_ring_stepper(open_stepper, scheme: str, viewport: di
 # -- the collective-cost chart: the browser's arithmetic is the core's --------------------------------
 
 def _links():
-    from ainotes.links import load_links
+    from ainotes.core.links import load_links
 
     return load_links(REPO / "presets" / "links")
 
@@ -260,9 +260,9 @@ VIEW_DATA_JS = """async ([op, ranks, link]) => {
     ("reduce", 2, "nvlink-5"), ("scatter", 16, "ib-hdr"),
 ])
 def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_path: Path, op, ranks, link_id) -> None:
-    from ainotes import collective_cost as cc
     from ainotes import render
     from ainotes.charts.cost import cost_spec, size_label
+    from ainotes.core import collective_cost as cc
 
     links = _links()
     (link,) = [candidate for candidate in links if candidate.id == link_id]

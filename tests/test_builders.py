@@ -15,8 +15,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from ainotes.markdown import locate_fences
-from ainotes.site import CHART_KINDS, FENCE_KINDS
+from ainotes.build.site import CHART_KINDS, FENCE_KINDS
+from ainotes.markdown.extension import locate_fences
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
 
 pytestmark = pytest.mark.build
@@ -135,7 +135,7 @@ def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
 
 
 def test_zensical_pages_show_dates_tags_and_references(zensical_site):
-    from ainotes.notes_meta import split_front_matter
+    from ainotes.build.notes_meta import split_front_matter
 
     for source in sorted((REPO / "docs").glob("*.md")):
         front = split_front_matter(source.read_text(encoding="utf-8"), source.name).data

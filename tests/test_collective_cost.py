@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes import collective_cost as cc
+from ainotes.base.errors import InputError
 from ainotes.cli import main
-from ainotes.errors import InputError
-from ainotes.hardware import load_presets, validate_paths
-from ainotes.links import Link, default_links_dir, link_by_id, load_link, load_links
-from ainotes.utilization import time_to_train
+from ainotes.core import collective_cost as cc
+from ainotes.core.hardware import load_presets, validate_paths
+from ainotes.core.links import Link, default_links_dir, link_by_id, load_link, load_links
+from ainotes.core.utilization import time_to_train
 from preset_support import FIXTURE_PRESETS, UNKNOWN_ID, shipped_ids
 
 REPO = Path(__file__).resolve().parents[1]
@@ -531,7 +531,8 @@ def test_the_cost_core_imports_neither_mkdocs_nor_altair() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, ainotes.collective_cost, ainotes.links, ainotes.utilization, ainotes.collectives; "
+    code = ("import sys, ainotes.core.collective_cost, ainotes.core.links, ainotes.core.utilization, "
+            "ainotes.core.collectives; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('altair', 'mkdocs', 'markdown')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

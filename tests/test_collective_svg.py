@@ -10,6 +10,7 @@ from importlib import resources
 
 import pytest
 
+from ainotes.base.errors import InputError
 from ainotes.charts.collective import (
     animated_svg,
     chunk_box_label,
@@ -19,8 +20,7 @@ from ainotes.charts.collective import (
     stepper_html,
     table_html,
 )
-from ainotes.collectives import OPS, simulate
-from ainotes.errors import InputError
+from ainotes.core.collectives import OPS, simulate
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<b>"Q&A"</b> \'x\''

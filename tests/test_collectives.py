@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ainotes.collectives import (
+from ainotes.base.errors import InputError
+from ainotes.core.collectives import (
     MAX_RANKS,
     MIN_RANKS,
     OPS,
@@ -22,7 +23,6 @@ from ainotes.collectives import (
     run_to_json,
     simulate,
 )
-from ainotes.errors import InputError
 
 N = 4
 # Default input: rank r, chunk c holds 10 * (r + 1) + c.

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ainotes import collective_cost as cc
-from ainotes.errors import InputError
-from ainotes.links import load_links
-from ainotes.markdown import convert_page
-from ainotes.site import NotesSite
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
+from ainotes.core import collective_cost as cc
+from ainotes.core.links import load_links
+from ainotes.markdown.extension import convert_page
 from preset_support import FIXTURE_PRESETS
 from sitebuild import REPO
 

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from ainotes import collective_cost as cc
-from ainotes import publish
+from ainotes.base import publish
 from ainotes.charts import cost
-from ainotes.links import load_links
+from ainotes.core import collective_cost as cc
+from ainotes.core.links import load_links
 from browser_support import DESK, PHONE, TABLET, WAIT_MS, Watch, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
 
@@ -300,7 +300,7 @@ def test_the_ring_all_reduces_bus_bandwidth_is_the_rings(published: Published) -
 
 
 def cost_notes_si(rate: float) -> str:
-    from ainotes import units
+    from ainotes.base import units
 
     return units.si(rate, "B/s", 3)
 

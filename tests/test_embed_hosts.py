@@ -17,7 +17,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from ainotes.charts import embed, frame
+from ainotes.charts import frame
+from ainotes.html import embed
 from browser_support import WAIT_MS, StaticServer, Watch, guard_requests, wait_until
 from sitebuild import REPO, copy_real_project, run_build
 

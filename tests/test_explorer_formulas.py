@@ -10,13 +10,14 @@ import math
 
 import pytest
 
-from ainotes import formula, roofline, units
+from ainotes.base import formula, units
+from ainotes.base.errors import InputError
+from ainotes.base.formula import Expr
 from ainotes.charts import formats
 from ainotes.charts import roofline as chart
-from ainotes.errors import InputError
-from ainotes.formula import Expr
-from ainotes.hardware import PeakPath, Preset, Source
-from ainotes.kernels import DTYPE_BYTES, gemm, parse_kernel_spec
+from ainotes.core import roofline
+from ainotes.core.hardware import PeakPath, Preset, Source
+from ainotes.core.kernels import DTYPE_BYTES, gemm, parse_kernel_spec
 from vega_eval import evaluate
 
 # Values across every scale the chart writes: sub-unit intensities, ties (562.5 reads "563"),
@@ -54,7 +55,7 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "render-cache"))
 
 
-# -- ainotes.formula --------------------------------------------------------------------------------
+# -- ainotes.base.formula --------------------------------------------------------------------------------
 
 
 def test_a_formula_gives_numbers_for_numbers_and_text_for_expressions():

@@ -9,7 +9,7 @@ import pytest
 
 from ainotes.charts import grammar
 from ainotes.charts import roofline as chart
-from ainotes.hardware import Preset, Source, load_presets
+from ainotes.core.hardware import Preset, Source, load_presets
 from sitebuild import REPO
 
 

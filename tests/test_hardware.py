@@ -13,8 +13,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes.errors import InputError
-from ainotes.hardware import (
+from ainotes.base.errors import InputError
+from ainotes.core.hardware import (
     Preset,
     Source,
     default_presets_dir,
@@ -350,7 +350,7 @@ def test_confirmed_dense_keeps_the_figure_and_warns(tmp_path: Path, caplog: pyte
     text = ("name: Card\ndense_fp16_tflops: 165.2\nmemory_bandwidth_tbps: 1.008\n" + GOOD_SOURCES
             + "peaks:\n  tensor:\n    fp8: 330.3\n    int8: {dense_tflops: 660.6, confirmed_dense: true}\n")
     path = write_preset(tmp_path, "card.yaml", text)
-    with caplog.at_level("WARNING", logger="ainotes.hardware"):
+    with caplog.at_level("WARNING", logger="ainotes.core.hardware"):
         preset = load_preset(path)
         assert caplog.messages == []  # one file on its own (a page's example) is not a build's warning
         (loaded,) = load_presets(tmp_path)

@@ -1,9 +1,9 @@
 """Hostile input: whatever an author writes in a fence or a preset file, the pipeline either
 renders it or refuses it with one clear line, and user text never becomes markup.
 
-For every generated case, the Markdown extension (:func:`ainotes.markdown.convert_page`, no
+For every generated case, the Markdown extension (:func:`ainotes.markdown.extension.convert_page`, no
 MkDocs, so thousands of cases stay affordable) converts a page holding the fence. The outcome is either HTML, or an
-:class:`~ainotes.errors.InputError` whose message is one line starting with ``page.md:<line>``
+:class:`~ainotes.base.errors.InputError` whose message is one line starting with ``page.md:<line>``
 (a preset: naming the file). Any other exception, or a case that runs past the watchdog,
 fails the test.
 
@@ -36,11 +36,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ainotes.collectives import OPS
-from ainotes.errors import InputError
-from ainotes.kernels import DTYPE_BYTES
-from ainotes.markdown import convert_page, locate_fences
-from ainotes.site import NotesSite
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
+from ainotes.core.collectives import OPS
+from ainotes.core.kernels import DTYPE_BYTES
+from ainotes.markdown.extension import convert_page, locate_fences
 from preset_support import FIXTURE_PRESETS
 from sitebuild import H100, make_fixture, run_build
 
@@ -605,9 +605,9 @@ def test_yaml_alias_bomb_in_a_preset_gets_a_short_message(tmp_path):
 _CRASH_PROBE = r"""
 import json, sys, tempfile
 from pathlib import Path
-from ainotes.errors import InputError
-from ainotes.markdown import convert_page
-from ainotes.site import NotesSite
+from ainotes.base.errors import InputError
+from ainotes.markdown.extension import convert_page
+from ainotes.build.site import NotesSite
 place, chars = sys.argv[1], json.loads(sys.argv[2])
 presets = sys.argv[3]
 for ch in chars:

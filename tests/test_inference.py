@@ -1,4 +1,4 @@
-"""Serving figures (ainotes.inference) and `ainotes inference`: the Scaling Book's numbers, the
+"""Serving figures (ainotes.core.inference) and `ainotes inference`: the Scaling Book's numbers, the
 formula's properties, tensor parallelism, and one line for every bad input.
 
 Fixed figures come from tests/fixtures/inference (presets of H100's and TPU v5e's figures, models
@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes import collective_cost
-from ainotes.checks import FieldError
+from ainotes.base.errors import InputError
 from ainotes.cli import main
-from ainotes.errors import InputError
-from ainotes.hardware import load_presets
-from ainotes.inference import (
+from ainotes.core import collective_cost
+from ainotes.core.checks import FieldError
+from ainotes.core.hardware import load_presets
+from ainotes.core.inference import (
     InferenceSetup,
     b_crit,
     compute_bound_batch,
@@ -28,8 +28,8 @@ from ainotes.inference import (
     layer_kernels,
     weights_bytes,
 )
-from ainotes.links import load_links
-from ainotes.models import load_models
+from ainotes.core.links import load_links
+from ainotes.core.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}
@@ -333,7 +333,7 @@ def test_cli_defaults_and_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def form(body: str) -> str:
-    from ainotes import figures
+    from ainotes.inline import figures
 
     return figures.evaluate(body, PRESETS, lambda: LINKS, lambda: MODELS)
 
@@ -395,8 +395,8 @@ def test_form_errors_are_one_line(body: str, message: str) -> None:
 
 
 def test_a_form_error_names_the_page_and_line(tmp_path: Path) -> None:
-    from ainotes.markdown import convert_page
-    from ainotes.site import NotesSite
+    from ainotes.build.site import NotesSite
+    from ainotes.markdown.extension import convert_page
 
     with pytest.raises(InputError, match=r"^serve\.md:3: 'max-batch': preset lab-nocap gives no memory capacity"):
         convert_page(NotesSite(FIXTURES), "# T\n\nIt fits {{ max-batch lab-13b lab-nocap context=8 }}.\n",

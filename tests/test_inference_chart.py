@@ -18,14 +18,14 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from ainotes import render
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
 from ainotes.charts import inference as chart
-from ainotes.errors import InputError
-from ainotes.hardware import load_presets
-from ainotes.inference import InferenceSetup
-from ainotes.links import load_links
-from ainotes.markdown import convert_page
-from ainotes.models import load_models
-from ainotes.site import NotesSite
+from ainotes.core.hardware import load_presets
+from ainotes.core.inference import InferenceSetup
+from ainotes.core.links import load_links
+from ainotes.core.models import load_models
+from ainotes.markdown.extension import convert_page
 from browser_support import DESK, PHONE, StaticServer, Watch, file_only, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, make_fixture, run_build
 

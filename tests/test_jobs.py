@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from ainotes import checks
-from ainotes.checks import FieldError
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
 from ainotes.cli import main
-from ainotes.errors import InputError
-from ainotes.hardware import load_presets
-from ainotes.jobs import TrainingJob
-from ainotes.markdown import convert_page
-from ainotes.models import load_models
-from ainotes.site import NotesSite
+from ainotes.core import checks
+from ainotes.core.checks import FieldError
+from ainotes.core.hardware import load_presets
+from ainotes.core.jobs import TrainingJob
+from ainotes.core.models import load_models
+from ainotes.markdown.extension import convert_page
 from preset_support import FIXTURE_PRESETS
 
 PRESETS = {p.id: p for p in load_presets(FIXTURE_PRESETS)}

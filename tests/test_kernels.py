@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes.errors import InputError
-from ainotes.kernels import (
+from ainotes.base.errors import InputError
+from ainotes.core.kernels import (
     DTYPE_BYTES,
     KERNEL_SHAPES,
     MAX_DIMENSION,

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes.errors import InputError
-from ainotes.hardware import load_presets
-from ainotes.kernels import attention, attention_kv, decode_attention, gemm, parse_kernel_spec, tensor_bytes
-from ainotes.markdown import convert_page
-from ainotes.roofline import kernel_roof
-from ainotes.site import NotesSite
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
+from ainotes.core.hardware import load_presets
+from ainotes.core.kernels import attention, attention_kv, decode_attention, gemm, parse_kernel_spec, tensor_bytes
+from ainotes.core.roofline import kernel_roof
+from ainotes.markdown.extension import convert_page
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 GPU = {p.id: p for p in load_presets(FIXTURES)}["lab-gpu"]

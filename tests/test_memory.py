@@ -1,4 +1,4 @@
-"""Memory of a training run (ainotes.memory): the published figures, properties, one-line errors, the CLI.
+"""Memory of a training run (ainotes.core.memory): the published figures, properties, one-line errors, the CLI.
 
 Fixture presets live in tests/fixtures/memory (GPUs of 80 GB, 24 GB, 16 GiB and one without a
 capacity; models with GPT-3 175B's, Llama 3.1 8B's, Mixtral 8x7B's and PaLM 540B's
@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ainotes import cli, memory
-from ainotes.errors import InputError
-from ainotes.hardware import load_presets
-from ainotes.memory import TrainingMemory
-from ainotes.models import load_models
+from ainotes import cli
+from ainotes.base.errors import InputError
+from ainotes.core import memory
+from ainotes.core.hardware import load_presets
+from ainotes.core.memory import TrainingMemory
+from ainotes.core.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}

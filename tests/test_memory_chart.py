@@ -1,7 +1,7 @@
 """The training-memory chart, its fences and inline forms: a valid Vega-Lite spec whose numbers are the core's.
 
 The chart's Vega expressions are evaluated in a real Vega (vl-convert's, through its scenegraph) at
-sampled states and compared with :mod:`ainotes.memory`; its static pictures are read for the core's
+sampled states and compared with :mod:`ainotes.core.memory`; its static pictures are read for the core's
 figures; the fences and forms are checked for their one-line errors. Fixture presets only
 (tests/fixtures/memory), so adding a shipped model or GPU changes nothing here.
 """
@@ -23,14 +23,16 @@ import vl_convert as vlc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ainotes import memory, memory_notes, render
+from ainotes import render
+from ainotes.base.errors import InputError
 from ainotes.charts import memory as chart
-from ainotes.directives import Fence
-from ainotes.errors import InputError
-from ainotes.formcontext import FormContext
-from ainotes.hardware import load_presets
-from ainotes.memory import TrainingMemory
-from ainotes.models import load_models
+from ainotes.core import memory
+from ainotes.core.hardware import load_presets
+from ainotes.core.memory import TrainingMemory
+from ainotes.core.models import load_models
+from ainotes.fences import memory_notes
+from ainotes.fences.directives import Fence
+from ainotes.inline.formcontext import FormContext
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}

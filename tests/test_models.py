@@ -19,11 +19,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
 from ainotes.cli import main
-from ainotes.errors import InputError
-from ainotes.hardware import Source
-from ainotes.markdown import convert_page
-from ainotes.models import (
+from ainotes.core.hardware import Source
+from ainotes.core.models import (
     ModelPreset,
     count_params,
     default_models_dir,
@@ -32,7 +32,7 @@ from ainotes.models import (
     model_by_id,
     validate_model_files,
 )
-from ainotes.site import NotesSite
+from ainotes.markdown.extension import convert_page
 from sitebuild import REPO
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models-chapter" / "models"

@@ -13,10 +13,11 @@ from pathlib import Path
 import feedparser
 import pytest
 
-from ainotes import backlinks, citations, feed, notes_meta
-from ainotes.directives import RooflineRequest
-from ainotes.errors import InputError
-from ainotes.jobs import TrainingJob
+from ainotes.base.errors import InputError
+from ainotes.build import backlinks, citations, feed, notes_meta
+from ainotes.core.jobs import TrainingJob
+from ainotes.fences.directives import RooflineRequest
+from ainotes.markdown.extension import locate_fences_and_forms
 
 TAGS = {"training": "Training runs", "hardware": "Chips", "communication": "Collectives"}
 
@@ -242,7 +243,7 @@ def test_citation_syntax():
 
 def test_request_uses_reads_preset_fields_at_any_depth():
     job = TrainingJob(params=1e9, tokens_per_second=1e5, gpus=8, peak_tflops=100, preset_id="gpu-a")
-    from ainotes.directives import MfuTableRequest
+    from ainotes.fences.directives import MfuTableRequest
 
     assert backlinks.request_uses(MfuTableRequest((job,))) == {("gpu", "gpu-a")}
     roofline = RooflineRequest(("gpu-a", "gpu-b"), False, (), None, None)
@@ -260,7 +261,7 @@ def test_form_uses_takes_ids_and_options_but_not_listing_forms():
 
 def test_locate_skips_fences_and_forms_shown_as_code():
     text = "---\ntags: [x]\n---\n`{{ ridge a }}` and {{ ridge b }}\n\n    ```roofline\n    ```\n\n```roofline\n```\n"
-    fences, forms = backlinks.locate(text)
+    fences, forms = locate_fences_and_forms(text)
     assert [(f.kind, f.start_line) for f in fences] == [("roofline", 9)]
     assert forms == (" ridge b ",)
 

@@ -7,7 +7,8 @@ import tomllib
 
 import pytest
 
-from ainotes import notices, render
+from ainotes import render
+from ainotes.base import notices
 from sitebuild import REPO
 
 # A message from vega-util, in every Vega build: the runtime is in a file when this is.

@@ -11,8 +11,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes.errors import InputError
-from ainotes.hardware import (
+from ainotes.base.errors import InputError
+from ainotes.core.hardware import (
     FILE_PRECISIONS,
     PRECISIONS,
     UNIT_PRECISIONS,
@@ -25,8 +25,8 @@ from ainotes.hardware import (
     preset_by_id,
     preset_schema,
 )
-from ainotes.kernels import DTYPE_BYTES, KERNEL_SHAPES, gemm, parse_kernel_spec
-from ainotes.roofline import (
+from ainotes.core.kernels import DTYPE_BYTES, KERNEL_SHAPES, gemm, parse_kernel_spec
+from ainotes.core.roofline import (
     bound_at,
     ceiling,
     ceiling_at,

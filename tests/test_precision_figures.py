@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ainotes import figures
-from ainotes.errors import InputError
-from ainotes.hardware import load_preset, load_presets
+from ainotes.base.errors import InputError
+from ainotes.core.hardware import load_preset, load_presets
+from ainotes.inline import figures
 from preset_support import FIXTURE_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/

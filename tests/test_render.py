@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ainotes import render
-from ainotes.charts import embed
 from ainotes.charts import roofline as chart
-from ainotes.hardware import Preset, Source
+from ainotes.core.hardware import Preset, Source
+from ainotes.html import embed
 
 TITLE = 'Rooflines <b>&"\' </script><script>alert(1)</script>'
 
@@ -403,10 +403,10 @@ def _layouts(spec: dict) -> list[dict]:
 
 def test_a_shared_compile_is_the_compilers_own_output_at_every_layout():
     from ainotes.charts import cost
-    from ainotes.links import load_links
+    from ainotes.core.links import load_links
 
     links = tuple(load_links())
-    from ainotes.kernels import parse_kernel_spec
+    from ainotes.core.kernels import parse_kernel_spec
 
     kernels = [parse_kernel_spec("gemm:8192x8192x8192:fp8"), parse_kernel_spec("softmax:4096x4096")]
     specs = [chart.roofline_spec(PRESETS, title=TITLE, sparsity=True, kernels=kernels),

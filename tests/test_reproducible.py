@@ -4,7 +4,7 @@ Each build runs in its own temporary copy of the project (so an absolute path th
 the output shows up as a difference), with its own empty render cache (so every chart is
 rendered twice, independently) and a different ``PYTHONHASHSEED`` (so output that follows the
 iteration order of a set of strings shows up too). A third build of the first copy, with the first
-build's cache, copies every chart from the drawings the first build kept (:mod:`ainotes.drawings`):
+build's cache, copies every chart from the drawings the first build kept (:mod:`ainotes.build.drawings`):
 it must give the same bytes as drawing them.
 
 The only bytes allowed to differ are the ones MkDocs dates by itself, listed in

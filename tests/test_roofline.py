@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes.errors import InputError
-from ainotes.hardware import Preset, Source, load_presets, preset_by_id
-from ainotes.roofline import Ceiling, attainable_flops_per_s, bound_at, ceiling, ridge_point_flop_per_byte
+from ainotes.base.errors import InputError
+from ainotes.core.hardware import Preset, Source, load_presets, preset_by_id
+from ainotes.core.roofline import Ceiling, attainable_flops_per_s, bound_at, ceiling, ridge_point_flop_per_byte
 from preset_support import FIXTURE_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/

@@ -10,13 +10,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ainotes import render, roofline
+from ainotes import render
+from ainotes.base.errors import InputError
 from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
 from ainotes.charts.grammar import GPU_PALETTES, deep_merge
-from ainotes.errors import InputError
-from ainotes.hardware import UNIT_PRECISIONS, Preset, Source, load_presets
-from ainotes.kernels import parse_kernel_spec
+from ainotes.core import roofline
+from ainotes.core.hardware import UNIT_PRECISIONS, Preset, Source, load_presets
+from ainotes.core.kernels import parse_kernel_spec
 from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -377,7 +378,7 @@ def test_dark_svg_from_the_light_one_is_the_dark_render(presets, sparsity):
 
 
 def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and_tables():
-    from ainotes.charts import embed
+    from ainotes.html import embed
 
     spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
     dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ainotes import roofline
-from ainotes.hardware import load_presets
-from ainotes.kernels import gemm, parse_kernel_spec
+from ainotes.core import roofline
+from ainotes.core.hardware import load_presets
+from ainotes.core.kernels import gemm, parse_kernel_spec
 from sitebuild import REPO
 
 PRESETS = {p.id: p for p in load_presets(REPO / "presets")}

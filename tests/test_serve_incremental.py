@@ -1,6 +1,6 @@
 """``mkdocs serve`` stays instant: a rebuild renders only the charts whose spec changed, and
 draws only the charts whose fence, presets, page or code changed (the others are copied from
-the drawings the last build kept, :mod:`ainotes.drawings`).
+the drawings the last build kept, :mod:`ainotes.build.drawings`).
 
 Each rebuild here is what ``mkdocs serve`` does after a change: the config loaded afresh
 (hooks included) and a full build in the same process. Renders are counted
@@ -18,7 +18,8 @@ import pytest
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-from ainotes import drawings, render
+from ainotes import render
+from ainotes.build import drawings
 from sitebuild import make_fixture
 
 pytestmark = pytest.mark.build  # whole-site builds: not in make test-fast

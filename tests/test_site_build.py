@@ -10,8 +10,8 @@ from html import unescape
 
 import pytest
 
-from ainotes.markdown import locate_fences
-from ainotes.site import _VEGA_KINDS, CHART_KINDS, FENCE_KINDS
+from ainotes.build.site import _VEGA_KINDS, CHART_KINDS, FENCE_KINDS
+from ainotes.markdown.extension import locate_fences
 from preset_support import ADDED, presets_with_additions
 from sitebuild import (
     CSS_IMPORT,

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ainotes.charts.collective import BOX_W, chunk_box_label, frame_svg
-from ainotes.collectives import OPS, RING_OPS, Chunk, simulate
+from ainotes.core.collectives import OPS, RING_OPS, Chunk, simulate
 
 PHONE_COLUMN_PX = 328
 DESK_COLUMN_PX = 688

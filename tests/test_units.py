@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes import units
-from ainotes.hardware import load_presets
+from ainotes.base import units
+from ainotes.core.hardware import load_presets
 from preset_support import FIXTURE_PRESETS
 
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ainotes.errors import InputError
-from ainotes.utilization import (
+from ainotes.base.errors import InputError
+from ainotes.core.utilization import (
     RECOMPUTE_MODES,
     hardware_flops_per_token,
     hfu,

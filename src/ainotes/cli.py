@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ainotes import checks, units
-from ainotes.errors import InputError
-from ainotes.files import write_atomic
-from ainotes.hardware import (
+from ainotes.base import units
+from ainotes.base.errors import InputError
+from ainotes.base.files import write_atomic
+from ainotes.core import checks
+from ainotes.core.hardware import (
     PRECISIONS,
     UNITS,
     Preset,
@@ -30,8 +31,8 @@ from ainotes.hardware import (
     preset_by_id,
     validate_paths,
 )
-from ainotes.jobs import COUNT_FIELDS, JOB_FIELDS, TrainingJob, model_count
-from ainotes.jobs import PRECISIONS as JOB_PRECISIONS
+from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, TrainingJob, model_count
+from ainotes.core.jobs import PRECISIONS as JOB_PRECISIONS
 
 EXIT_USER_ERROR = 2
 
@@ -92,7 +93,7 @@ def _integer(text: str) -> int:
 
 
 def _positive_number(text: str) -> float:
-    """A flag's value as a finite number > 0 (``ainotes.checks``; argparse names the flag)."""
+    """A flag's value as a finite number > 0 (``ainotes.core.checks``; argparse names the flag)."""
     try:
         return checks.positive_number(text, "")
     except InputError as exc:
@@ -100,7 +101,7 @@ def _positive_number(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    """A flag's value as a whole number >= 1 (``ainotes.checks``; argparse names the flag)."""
+    """A flag's value as a whole number >= 1 (``ainotes.core.checks``; argparse names the flag)."""
     try:
         return checks.whole_number(text, "")
     except InputError as exc:
@@ -389,7 +390,7 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
     GPU files, or a file inside one. Each file gets an OK line or one error line."""
-    from ainotes import links
+    from ainotes.core import links
 
     outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
     for given in args.paths or [_presets_dir(args)]:
@@ -426,7 +427,7 @@ def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole
     """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
     file or a ``models/`` folder (then True: nothing else to check there); else the
     ``models/`` subfolder of a presets folder, when it has one."""
-    from ainotes import models
+    from ainotes.core import models
 
     if whole:
         if path.is_file() and models.is_model_path(path):
@@ -464,7 +465,7 @@ def _add_models(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from ainotes.models import default_models_dir, load_models
+    from ainotes.core.models import default_models_dir, load_models
 
     models = load_models(default_models_dir(_presets_dir(args)))
     if args.json:
@@ -485,7 +486,7 @@ def _flag(key: str) -> str:
 
 
 def _add_model_flags(parser: argparse.ArgumentParser) -> None:
-    """--model and --no-embeddings, for mfu and train-time (ainotes.jobs.model_count)."""
+    """--model and --no-embeddings, for mfu and train-time (ainotes.core.jobs.model_count)."""
     parser.add_argument("--model", metavar="ID", help="a model preset (see 'ainotes models') instead of --params "
                         "and --layers/--heads/--head-dim: N is the parameters a token uses (a mixture's active "
                         "experts), embeddings included; give --seq-len for the attention term")
@@ -495,7 +496,7 @@ def _add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 def _models_loader(args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
     def load() -> dict[str, Any]:
-        from ainotes.models import default_models_dir, load_models
+        from ainotes.core.models import default_models_dir, load_models
 
         return {m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
 
@@ -578,7 +579,7 @@ def _write_atomic(path: Path, content: str | bytes) -> None:
 
 
 def _parse_kernel_flag(text: str) -> Any:
-    from ainotes.kernels import parse_kernel_spec
+    from ainotes.core.kernels import parse_kernel_spec
 
     label, separator, spec = text.rpartition("=")
     try:
@@ -636,8 +637,8 @@ def _chosen_presets(args: argparse.Namespace) -> tuple[Preset, ...]:
 
 
 def _cmd_kernel(args: argparse.Namespace) -> int:
-    from ainotes.kernels import parse_kernel_spec
-    from ainotes.roofline import ceiling_at, kernel_roof
+    from ainotes.core.kernels import parse_kernel_spec
+    from ainotes.core.roofline import ceiling_at, kernel_roof
 
     try:
         kernel = parse_kernel_spec(args.spec)
@@ -695,7 +696,7 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
 
 
 def _cmd_collective(args: argparse.Namespace) -> int:
-    from ainotes import collectives
+    from ainotes.core import collectives
 
     output = _check_output(args.output, COLLECTIVE_SUFFIXES) if args.output else None
     if args.op not in collectives.OPS:
@@ -754,7 +755,7 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 # --- how long it takes: links, collective cost, time to train ---------------------------
 
 def _ranks_of_cost_model(text: str) -> int:
-    from ainotes.collective_cost import MAX_RANKS, MIN_RANKS
+    from ainotes.core.collective_cost import MAX_RANKS, MIN_RANKS
 
     value = _integer(text)
     if not MIN_RANKS <= value <= MAX_RANKS:
@@ -763,7 +764,7 @@ def _ranks_of_cost_model(text: str) -> int:
 
 
 def _message_bytes(text: str) -> float:
-    from ainotes.collective_cost import MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
+    from ainotes.core.collective_cost import MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
 
     value = _positive_number(text)
     if not MIN_MESSAGE_BYTES <= value <= MAX_MESSAGE_BYTES:
@@ -838,7 +839,7 @@ def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _load_links(args: argparse.Namespace) -> Any:
-    from ainotes.links import default_links_dir, load_links
+    from ainotes.core.links import default_links_dir, load_links
 
     return load_links(default_links_dir(_presets_dir(args)))
 
@@ -863,9 +864,9 @@ def _cmd_links(args: argparse.Namespace) -> int:
 
 
 def _cmd_collective_cost(args: argparse.Namespace) -> int:
-    from ainotes import collective_cost
-    from ainotes.collectives import OPS
-    from ainotes.links import link_by_id
+    from ainotes.core import collective_cost
+    from ainotes.core.collectives import OPS
+    from ainotes.core.links import link_by_id
 
     if args.op not in OPS:
         raise InputError(f"unknown operation {args.op!r}; known operations: {', '.join(OPS)}")
@@ -894,7 +895,7 @@ def _cmd_collective_cost(args: argparse.Namespace) -> int:
         }
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return 0
-    from ainotes import units
+    from ainotes.base import units
 
     print(f"{args.op} of {units.si(args.bytes, 'B')} on {args.ranks} ranks over {link.name} "
           f"(B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs)")
@@ -931,7 +932,7 @@ def _preset_peak_tflops(preset: Preset, precision: str) -> float:
 
 
 def _cmd_train_time(args: argparse.Namespace) -> int:
-    from ainotes.utilization import time_to_train
+    from ainotes.core.utilization import time_to_train
 
     count = model_count({key: getattr(args, key) for key in COUNT_FIELDS}, _models_loader(args), label=_flag)
     if args.mfu > 1:
@@ -972,7 +973,7 @@ def _add_memory(commands: Any, common: argparse.ArgumentParser) -> None:
         "activations per Korthikanti et al. 2022 (needs --model and --micro-batch with --seq-len); the total "
         "against --preset's capacity. The logits and allocator overheads are reported apart, not in the total.",
     )
-    # Values go to ainotes.memory.TrainingMemory as typed, which checks them all (as for the fences and forms).
+    # Values go to ainotes.core.memory.TrainingMemory as typed, which checks them all (as for the fences and forms).
     source = memory.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", metavar="ID", help="a model preset (presets/models/ID.yaml)")
     source.add_argument("--params", metavar="N", help="a parameter count (model states only), e.g. 7.5e9")
@@ -999,8 +1000,8 @@ def _add_memory(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from ainotes import memory
-    from ainotes.models import default_models_dir, load_models
+    from ainotes.core import memory
+    from ainotes.core.models import default_models_dir, load_models
 
     fields = {key: getattr(args, key) for key in memory.FIELDS if getattr(args, key, None) is not None}
     models = ({m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
@@ -1032,7 +1033,7 @@ def _memory_record(config: Any, estimate: Any) -> dict[str, Any]:
 
 
 def _memory_lines(config: Any, estimate: Any) -> list[str]:
-    from ainotes import memory
+    from ainotes.core import memory
 
     what = (f"{config.model.name} ({units.count(config.param_count)} parameters)" if config.model
             else f"{units.count(config.param_count)} parameters")
@@ -1073,7 +1074,7 @@ def _memory_lines(config: Any, estimate: Any) -> list[str]:
 
 
 def _add_inference(commands: Any, common: argparse.ArgumentParser) -> None:
-    from ainotes import inference
+    from ainotes.core import inference
 
     serve = commands.add_parser(
         "inference", parents=[common], help="KV cache, decode step, tokens/s, B_crit and the largest batch",
@@ -1101,8 +1102,8 @@ def _add_inference(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _cmd_inference(args: argparse.Namespace) -> int:
-    from ainotes.inference import InferenceSetup
-    from ainotes.models import default_models_dir, load_models
+    from ainotes.core.inference import InferenceSetup
+    from ainotes.core.models import default_models_dir, load_models
 
     presets_dir = _presets_dir(args)
     fields = {key: getattr(args, key) for key in ("model", "preset", "batch", "context", "prompt", "weights_dtype",

@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
-from ainotes import feed, notes_meta
-from ainotes.errors import InputError
-from ainotes.markdown import convert_page
-from ainotes.site import NotesSite
+from ainotes.base.errors import InputError
+from ainotes.build import feed, notes_meta
+from ainotes.build.site import NotesSite
+from ainotes.markdown.extension import convert_page
 
 _FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:-{3}|\.{3})[ \t]*\n", re.S)
 
@@ -115,7 +115,7 @@ def page_url(src: str, use_directory_urls: bool = True) -> str:
 def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
                       progress: Callable[[int, int], None] | None = None) -> NotesSite:
     """Convert every page of the project and write assets, embed files, manifest and the notes'
-    feeds (:mod:`ainotes.feed`) into ``site_dir``.
+    feeds (:mod:`ainotes.build.feed`) into ``site_dir``.
 
     ``progress(done, total)`` hears how far the chart renders are, every few seconds of a long run."""
     project = read_project(config_path)

@@ -57,8 +57,8 @@ from typing import Any, NamedTuple
 import orjson
 import vl_convert as vlc
 
-from ainotes import notices
-from ainotes.files import write_atomic
+from ainotes.base import notices
+from ainotes.base.files import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +204,7 @@ def _read_entry(path: Path) -> bytes | None:
 
 
 def _write_entry(path: Path, payload: bytes) -> bool:
-    """Write an entry atomically (:func:`ainotes.files.write_atomic`), its checksum header first.
+    """Write an entry atomically (:func:`ainotes.base.files.write_atomic`), its checksum header first.
     ``False`` when the disk refused it."""
     header = f"ainotes-render {CACHE_FORMAT} sha256={hashlib.sha256(payload).hexdigest()} length={len(payload)}\n"
     try:
@@ -410,7 +410,7 @@ def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
     nothing else global. Deterministic for one vl-convert version; the bundle is built once
     per version and kept in :func:`shared_dir`. Starts with the third-party notices
-    (:func:`ainotes.notices.with_notices`), so every file it goes into carries them."""
+    (:func:`ainotes.base.notices.with_notices`), so every file it goes into carries them."""
     key = _runtime_key()
     text = _runtime_text.get(key)
     if text is None:
@@ -916,8 +916,8 @@ def static_svg_for_page(svg_text: str) -> str:
 
 
 def standalone_html(spec: dict[str, Any], *, title: str) -> str:
-    """One self-contained page of ``spec``'s chart: :func:`ainotes.charts.embed.standalone_html`,
+    """One self-contained page of ``spec``'s chart: :func:`ainotes.html.embed.standalone_html`,
     light only (the site's pages give it their dark spec too)."""
-    from ainotes.charts import embed  # the page around a chart is the charts' HTML, above rendering
+    from ainotes.html import embed  # the page around a chart is the charts' HTML, above rendering
 
     return embed.standalone_html(spec, title=title)

@@ -1,6 +1,6 @@
 """Pictures of a collective: hand-written SVG frames, an animated SVG, a stepper.
 
-Every picture is built from a :class:`ainotes.collectives.CollectiveRun`:
+Every picture is built from a :class:`ainotes.core.collectives.CollectiveRun`:
 each rank is a row (its name on the left, ``root`` under the root's name),
 its chunk positions are boxes coloured by the rank the data came from, a
 summed chunk is a neutral box with its parts spelled out and a stripe of the
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 
+from ainotes.base.errors import InputError
 from ainotes.charts.frame import HEIGHT_POSTER_JS
-from ainotes.collectives import (
+from ainotes.core.collectives import (
     MAX_RANKS,
     MIN_RANKS,
     RANK_LETTERS,
@@ -41,7 +42,6 @@ from ainotes.collectives import (
     bus_factor_fraction,
     simulate,
 )
-from ainotes.errors import InputError
 
 # Geometry, in SVG user units. A page draws every frame at its own size, one unit to one CSS
 # pixel, so text keeps its 11 px or more: a 4-rank frame (326 units) fits a 360 px phone's

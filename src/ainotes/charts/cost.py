@@ -1,7 +1,7 @@
 """What a collective costs, as a chart: time against message size, one line per algorithm (altair → Vega-Lite).
 
 Log-log axes from 1 kB to 10 GB. Every number in the data comes from the core
-(:mod:`ainotes.collective_cost`): each algorithm's terms (latency rounds
+(:mod:`ainotes.core.collective_cost`): each algorithm's terms (latency rounds
 a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b0 + b1·(p−1)/p + b2·log₂p), the links' α and B,
 the marks (diamonds where the fastest algorithm changes, circles where the first algorithm (ring,
 chain, pairwise, direct) takes as long as another), and the size where the first algorithm's latency
@@ -34,13 +34,15 @@ import math
 from collections.abc import Hashable
 from typing import Any, Literal
 
-from ainotes import collective_cost as cc
-from ainotes import collectives, render, units
+from ainotes import render
+from ainotes.base import units
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import bad_character, short
 from ainotes.charts.grammar import Grammar, code_fingerprint
-from ainotes.collectives import OP_TITLES, OPS
-from ainotes.errors import InputError
-from ainotes.links import Link
-from ainotes.textcheck import bad_character, short
+from ainotes.core import collective_cost as cc
+from ainotes.core import collectives
+from ainotes.core.collectives import OP_TITLES, OPS
+from ainotes.core.links import Link
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 480
@@ -124,7 +126,7 @@ def time_label(seconds: float) -> str:
 
 @functools.cache
 def _algorithm_rows() -> list[dict[str, Any]]:
-    """Per primitive and algorithm, the terms of :func:`ainotes.collective_cost.terms`: a = a1·(p−1) + a2·lg,
+    """Per primitive and algorithm, the terms of :func:`ainotes.core.collective_cost.terms`: a = a1·(p−1) + a2·lg,
     b = b0 + b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression); exact at the
     powers of two the rank select offers.
 
@@ -165,8 +167,9 @@ _REFERENCE_PRODUCT_BYTES = _REFERENCE_LATENCY_S * _REFERENCE_BANDWIDTH_BYTES_PER
 
 def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dict[str, Any]]:
     """Per primitive and rank count, the chart's marks, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α:
-    ``kind`` ``"switch"`` where the fastest algorithm changes (:func:`~ainotes.collective_cost.best_algorithm_changes`),
-    ``"meet"`` where the first algorithm takes as long as another (:func:`~ainotes.collective_cost.crossovers`)
+    ``kind`` ``"switch"`` where the fastest algorithm changes
+    (:func:`~ainotes.core.collective_cost.best_algorithm_changes`),
+    ``"meet"`` where the first algorithm takes as long as another (:func:`~ainotes.core.collective_cost.crossovers`)
     and the fastest does not change there.
 
     Only the range of the links' α·B matters. The core's search takes a fraction of a second, so its
@@ -357,7 +360,8 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         )
     )
 
-    # Where the first algorithm's two terms are equal (:func:`ainotes.collective_cost.latency_bandwidth_balance_bytes`).
+    # Where the first algorithm's two terms are equal
+    # (:func:`ainotes.core.collective_cost.latency_bandwidth_balance_bytes`).
     balance = (
         alt.Chart(alt.NamedData(name="algorithms"))
         .transform_filter(f"{this_op} && datum.order == 0")
@@ -433,7 +437,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     return spec
 
 
-# The op select's choices and labels come from ainotes.collectives, so its code is in the fingerprint too.
+# The op select's choices and labels come from ainotes.core.collectives, so its code is in the fingerprint too.
 GRAMMAR = Grammar("cost", _build_structure, __file__, collectives.__file__)
 
 

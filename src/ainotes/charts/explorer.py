@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from ainotes import units
+from ainotes.base import units
 from ainotes.charts import formats
 from ainotes.charts.roofline import (
     ALL_PRESETS,
@@ -34,7 +34,7 @@ from ainotes.charts.roofline import (
     roof_name,
     spec_meta,
 )
-from ainotes.kernels import MAX_DIMENSION
+from ainotes.core.kernels import MAX_DIMENSION
 
 MAX_BATCH_EXPONENT = 14  # the batch slider runs over 2**0 … 2**14 tokens
 DEFAULT_BATCH_EXPONENT = 6

@@ -1,17 +1,17 @@
 """How a chart writes its numbers: each format twice, as Python text and as a Vega expression.
 
-The Python forms are :mod:`ainotes.units`'s (or built from them); each ``*_expr`` function
+The Python forms are :mod:`ainotes.base.units`'s (or built from them); each ``*_expr`` function
 returns a Vega expression that writes the same text for the value its argument names, so
 a live chart's labels and readouts read as the page's prose and tables do. The tests
 evaluate every expression with Vega at sampled values and compare it with the Python text.
 
 Rounding: d3-format's ``f`` type rounds as JavaScript's ``toFixed`` does, half-up on the
-float's exact value, which is what :func:`ainotes.units.fixed` does.
+float's exact value, which is what :func:`ainotes.base.units.fixed` does.
 """
 
 from __future__ import annotations
 
-from ainotes import units
+from ainotes.base import units
 
 SI_PREFIXES = ("", "k", "M", "G", "T", "P", "E")
 _PREFIXES_EXPR = "[" + ", ".join(f"'{p}'" for p in SI_PREFIXES) + "]"
@@ -21,14 +21,14 @@ OP_WORDS = {"flop": "FLOP", "op": "OP"}  # INT8 rates count integer operations, 
 
 
 def significant_expr(value: str, digits: int = 4) -> str:
-    """:func:`ainotes.units.significant` as a Vega expression: ``digits`` significant digits
+    """:func:`ainotes.base.units.significant` as a Vega expression: ``digits`` significant digits
     (never fewer than the units), trailing zeros dropped (d3's ``~f``)."""
     decimals = f"max(0, {digits - 1} - floor(log({value}) / log(10) + {_LOG_EPSILON}))"
     return f"format({value}, '.' + {decimals} + '~f')"
 
 
 def si_text(value: float, unit: str, digits: int = 4) -> str:
-    """``"989.4 TFLOP/s"`` (:func:`ainotes.units.si`)."""
+    """``"989.4 TFLOP/s"`` (:func:`ainotes.base.units.si`)."""
     return units.si(value, unit, digits)
 
 
@@ -36,7 +36,7 @@ def si_expr(value: str, unit: str | None = None, digits: int = 4, *, unit_expr: 
     """:func:`si_text` as a Vega expression; the unit is ``unit`` or the expression ``unit_expr``.
 
     The prefix is the power of 1000 at or below the value, floor(log10(v) / 3), clamped to the
-    prefixes there are (none below 1, as :func:`ainotes.units.si` writes them)."""
+    prefixes there are (none below 1, as :func:`ainotes.base.units.si` writes them)."""
     power = f"clamp(floor(log({value}) / log(1000) + {_LOG_EPSILON}), 0, 6)"
     unit_text = unit_expr if unit_expr is not None else repr(unit)
     return (f"({significant_expr(f'({value}) / pow(1000, {power})', digits)} + ' ' + "
@@ -54,7 +54,7 @@ def rate_expr(value: str, op_expr: str = "'FLOP'") -> str:
 
 
 def intensity_text(value: float, op: str = "flop") -> str:
-    """``"295 FLOP/byte"`` (:func:`ainotes.units.intensity`), ``"OP/byte"`` for integer operations."""
+    """``"295 FLOP/byte"`` (:func:`ainotes.base.units.intensity`), ``"OP/byte"`` for integer operations."""
     return units.intensity(value).replace("FLOP/byte", f"{OP_WORDS[op]}/byte")
 
 
@@ -92,7 +92,7 @@ def time_us_expr(seconds: str) -> str:
 
 
 def ratio_text(value: float) -> str:
-    """``"46.1"``: a ratio to three significant digits (:func:`ainotes.units.significant`)."""
+    """``"46.1"``: a ratio to three significant digits (:func:`ainotes.base.units.significant`)."""
     return units.significant(value, 3)
 
 

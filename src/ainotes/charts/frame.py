@@ -2,7 +2,7 @@
 
 A frame cannot size itself to its content, and the content's height depends on the width
 the host gives it (the explorer's controls wrap, a phone gets a taller plot). So every
-standalone page (:func:`ainotes.charts.embed.standalone_html`,
+standalone page (:func:`ainotes.html.embed.standalone_html`,
 :func:`ainotes.charts.collective.standalone_html`) runs :data:`HEIGHT_POSTER_JS`, which
 posts ``{ainotesHeight: <CSS px>}`` to its parent whenever its height changes, and the
 embed snippet carries :data:`HOST_LISTENER_HTML`, which sets the height of the frame

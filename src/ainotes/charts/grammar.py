@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from ainotes.errors import InputError
+from ainotes.base.errors import InputError
 
 Theme = Literal["light", "dark"]
 

@@ -7,15 +7,15 @@ compute-bound, marks the batch where they turn compute-bound (B_crit, or B_crit�
 mixture of experts) and the batch beyond which the KV cache no longer fits beside the weights
 (drawn dashed past it).
 
-Every number comes from the core (:mod:`ainotes.inference`): per model, weights/KV choice and TP
-degree, :meth:`ainotes.inference.InferenceSetup.coefficients` (KV bytes per token, weight bytes,
+Every number comes from the core (:mod:`ainotes.core.inference`): per model, weights/KV choice and TP
+degree, :meth:`ainotes.core.inference.InferenceSetup.coefficients` (KV bytes per token, weight bytes,
 FLOPs per sequence, all-reduce latencies and bytes per chip); per GPU its bandwidth, its peak at
 the compute dtype, its capacity and its link's α and bandwidth. The browser only evaluates the
 core's formula on a grid of batches, :data:`EXPRESSIONS`,
 
     time(B) = B·S·kv/W + max(weights/W, B·flops/F) + latencies·α + B·bytes/B_link,
 
-which :meth:`ainotes.inference.DecodeCoefficients.step` states; the tests evaluate these expressions
+which :meth:`ainotes.core.inference.DecodeCoefficients.step` states; the tests evaluate these expressions
 and compare them with the core at sampled states, in Python and in the browser.
 
 The structure is one :class:`~ainotes.charts.grammar.Grammar` built with altair once; a chart puts
@@ -29,13 +29,14 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal
 
-from ainotes import inference, units
+from ainotes.base import units
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import bad_character, short
 from ainotes.charts.grammar import Grammar
-from ainotes.errors import InputError
-from ainotes.hardware import Preset
-from ainotes.links import Link
-from ainotes.models import ModelPreset
-from ainotes.textcheck import bad_character, short
+from ainotes.core import inference
+from ainotes.core.hardware import Preset
+from ainotes.core.links import Link
+from ainotes.core.models import ModelPreset
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 460
@@ -221,7 +222,7 @@ def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def precision_text(precision: str) -> str:
-    from ainotes.inference_notes import precision_label
+    from ainotes.fences.inference_notes import precision_label
 
     return precision_label(precision)
 

@@ -7,20 +7,20 @@ sequence parallelism); the selected stage is drawn solid, the other three faded,
 and a dashed line marks each GPU's memory capacity, labelled with whether the
 selected stage fits it.
 
-Every number comes from :mod:`ainotes.memory`, factorised so the page stays small:
+Every number comes from :mod:`ainotes.core.memory`, factorised so the page stays small:
 
 * ``models``: per model, Ψ, L and V;
 * ``acts``: per model and tensor-parallel degree, the core's
-  :class:`~ainotes.memory.ActivationCoefficients` (bytes a token stores in a layer);
+  :class:`~ainotes.core.memory.ActivationCoefficients` (bytes a token stores in a layer);
 * ``invalid``: the configurations the core refuses (a tensor-parallel degree that does
   not divide the heads, more stages than layers), with the core's own message;
 * the ``bpp`` param: bytes per parameter of each model state
-  (:func:`ainotes.memory.state_bytes_per_param`), and from which ZeRO stage each is
-  sharded (:data:`ainotes.memory.SHARDED_FROM_STAGE`), written into the expressions.
+  (:func:`ainotes.core.memory.state_bytes_per_param`), and from which ZeRO stage each is
+  sharded (:data:`ainotes.core.memory.SHARDED_FROM_STAGE`), written into the expressions.
 
 The browser combines them with the expressions :func:`part_expression` writes from the
 core's formulas (model states Ψ/(t·p) × bytes ÷ N_d where sharded; activations
-s·b·⌈L/p⌉·p × :meth:`~ainotes.memory.ActivationCoefficients.bytes_per_token`); the tests
+s·b·⌈L/p⌉·p × :meth:`~ainotes.core.memory.ActivationCoefficients.bytes_per_token`); the tests
 evaluate them in vl-convert's Vega and compare with the core at sampled states.
 
 Themes are config only, as in :mod:`ainotes.charts.cost`. The structure is a
@@ -35,12 +35,15 @@ import textwrap
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
-from ainotes import memory, render
+from ainotes import render
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import bad_character, short
 from ainotes.charts.grammar import Grammar
-from ainotes.errors import InputError
-from ainotes.hardware import Preset
-from ainotes.memory import TrainingMemory
-from ainotes.memory_notes import (
+from ainotes.core import memory
+from ainotes.core.hardware import Preset
+from ainotes.core.memory import TrainingMemory
+from ainotes.core.models import ModelPreset
+from ainotes.fences.memory_notes import (
     DP_CHOICES,
     MICRO_BATCH_CHOICES,
     PP_CHOICES,
@@ -50,8 +53,6 @@ from ainotes.memory_notes import (
     amount_text,
     bytes_text,
 )
-from ainotes.models import ModelPreset
-from ainotes.textcheck import bad_character, short
 
 Theme = Literal["light", "dark"]
 
@@ -121,21 +122,21 @@ def theme_config(theme: Theme) -> dict[str, Any]:
 # --- the expressions, written from the core's formulas --------------------------------------------
 
 #: Bytes of activations on the first pipeline stage: s·b·⌈L/p⌉·p × the core's bytes per token of a layer
-#: (:meth:`ainotes.memory.ActivationCoefficients.bytes_per_token`, :func:`ainotes.memory.layers_in_flight`).
+#: (:meth:`ainotes.core.memory.ActivationCoefficients.bytes_per_token`, :func:`ainotes.core.memory.layers_in_flight`).
 ACTIVATIONS_EXPRESSION = (
     "mb * seq * ceil(datum.layers / pp) * pp * (recompute == 'full' ? datum.input / (sp ? tp : 1)"
     " : datum.rep / (sp ? tp : 1) + datum.shard"
     " + (recompute == 'selective' ? 0 : attention == 'fused' ? datum.stats : datum.score * seq))"
 )
-#: s·b·V·4 ÷ t (:func:`ainotes.memory.logits_bytes`).
+#: s·b·V·4 ÷ t (:func:`ainotes.core.memory.logits_bytes`).
 LOGITS_EXPRESSION = f"mb * seq * datum.vocab * {memory.LOGITS_BYTES} / tp"
 
 
 def part_expression(part: str) -> str:
     """The Vega expression of one part's bytes per GPU for the row's ``datum.stage``.
 
-    Model states (:func:`ainotes.memory.model_state_bytes`): Ψ ÷ (t·p) × bytes per parameter,
-    ÷ N_d from the stage that shards the part (:data:`ainotes.memory.SHARDED_FROM_STAGE`)."""
+    Model states (:func:`ainotes.core.memory.model_state_bytes`): Ψ ÷ (t·p) × bytes per parameter,
+    ÷ N_d from the stage that shards the part (:data:`ainotes.core.memory.SHARDED_FROM_STAGE`)."""
     if part == "activations":
         return ACTIVATIONS_EXPRESSION
     if part not in memory.SHARDED_FROM_STAGE:
@@ -145,7 +146,7 @@ def part_expression(part: str) -> str:
 
 
 def gb_text_expression(field: str) -> str:
-    """GB as :func:`ainotes.memory_notes.amount_text` writes them: whole and grouped from 100, else 3 figures."""
+    """GB as :func:`ainotes.fences.memory_notes.amount_text` writes them: whole and grouped from 100, else 3 figures."""
     return f"({field} >= 100 ? format({field}, ',.0f') : format({field}, '.3~r'))"
 
 
@@ -153,7 +154,7 @@ def gb_text_expression(field: str) -> str:
 #: plot of any height: sorted by capacity, label i sits at max over j ≤ i of (j's line + (i − j) label
 #: heights). Each row carries its own and its lower neighbours' capacities (``lc``) and steps (``ls``).
 LABEL_BLOCK_PX = LABEL_LINE_PX + LABEL_GAP_PX
-MAX_CAPACITY_ROWS = 16  # at most as many as a chart has GPUs (ainotes.directives.MAX_PRESETS_PER_CHART)
+MAX_CAPACITY_ROWS = 16  # at most as many as a chart has GPUs (ainotes.fences.directives.MAX_PRESETS_PER_CHART)
 LABEL_DY_EXPRESSION = (
     "-(max(" + ", ".join(f"datum.lc[{k}] / y_max * height + datum.ls[{k}] * {LABEL_BLOCK_PX}"
                              for k in range(MAX_CAPACITY_ROWS)) + ") - datum.gb / y_max * height)"
@@ -500,10 +501,10 @@ def narrow_spec(spec: dict[str, Any]) -> dict[str, Any]:
 def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, caption_html: str,
                 downloads: Mapping[str, str], stylesheet: str, embed_urls: Mapping[str, str] | None = None,
                 kind: str | None = None) -> str:
-    """The in-page figure: ``vega-charts.js``'s markup (:func:`ainotes.charts.embed.interactive_figure_html`)
+    """The in-page figure: ``vega-charts.js``'s markup (:func:`ainotes.html.embed.interactive_figure_html`)
     with a phone picture beside the desk one, and the selects in a grid (``assets/memory-chart.css``,
     linked from the figure at ``stylesheet``, a URL relative to the page)."""
-    from ainotes.charts import embed
+    from ainotes.html import embed
 
     narrow_light, narrow_dark = render.svg(narrow_spec(light)), render.svg(narrow_spec(dark))
     light_still, width, height = embed._still(render.svg(light), "light", chart_id)

@@ -1,7 +1,7 @@
 """The roofline explorer: one log-log Vega-Lite chart, its grammar built once with altair.
 
-Every number the chart draws or writes comes from the core (:mod:`ainotes.roofline`,
-:mod:`ainotes.kernels`, :mod:`ainotes.hardware`), in one of two ways:
+Every number the chart draws or writes comes from the core (:mod:`ainotes.core.roofline`,
+:mod:`ainotes.core.kernels`, :mod:`ainotes.core.hardware`), in one of two ways:
 
 * computed here at build time for every state the selects allow (precision × GPUs ×
   sparsity × how kernels are typed): the ``ceilings`` rows (one per preset and roof: dense and
@@ -9,8 +9,8 @@ Every number the chart draws or writes comes from the core (:mod:`ainotes.roofli
   its bound and time, for each way of typing it), the ``extra_roofs`` rows (a kernel's own roof
   where its mark would not lie on a line drawn), the legends' texts and the kernels' table;
 * for what the reader types or slides (an intensity, a GEMM's M, N, K, a batch size), Vega
-  expressions that the core's own formula functions write (:mod:`ainotes.formula`: called
-  with :class:`~ainotes.formula.Expr` names they return expression text), evaluated by the
+  expressions that the core's own formula functions write (:mod:`ainotes.base.formula`: called
+  with :class:`~ainotes.base.formula.Expr` names they return expression text), evaluated by the
   chart, and written out by the formats of :mod:`ainotes.charts.formats`. The page's script
   only sets the inputs and shows the texts the chart computed; the tests evaluate the
   expressions with Vega and compare them with the core.
@@ -50,7 +50,10 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from ainotes import formula, roofline, units
+from ainotes.base import formula, units
+from ainotes.base.errors import InputError
+from ainotes.base.formula import Expr
+from ainotes.base.textcheck import bad_character, short
 from ainotes.charts import formats
 from ainotes.charts.grammar import (
     GPU_PALETTES,
@@ -61,11 +64,9 @@ from ainotes.charts.grammar import (
     gpu_colour_slots,
     whole_numbers_as_ints,
 )
-from ainotes.errors import InputError
-from ainotes.formula import Expr
-from ainotes.hardware import NEUTRAL_UNIT_TERMS, Preset, default_unit
-from ainotes.kernels import DTYPE_BYTES, Kernel, gemm, parse_kernel_spec
-from ainotes.textcheck import bad_character, short
+from ainotes.core import roofline
+from ainotes.core.hardware import NEUTRAL_UNIT_TERMS, Preset, default_unit
+from ainotes.core.kernels import DTYPE_BYTES, Kernel, gemm, parse_kernel_spec
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 585  # 16:13: a plot of about 300 px above the legends of six GPUs and six kernels
@@ -183,18 +184,18 @@ _FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 
 
 def flops_per_s_expr(value: str) -> str:
-    """A Vega expression that writes FLOP/s as :func:`ainotes.units.flops_per_s` does
+    """A Vega expression that writes FLOP/s as :func:`ainotes.base.units.flops_per_s` does
     (``"989.4 TFLOP/s"``; :func:`ainotes.charts.formats.si_expr`)."""
     return formats.si_expr(value, "FLOP/s")
 
 
 def intensity_expr(value: str) -> str:
-    """A Vega expression for an intensity in FLOP/B, rounded as :func:`ainotes.units.intensity` does."""
+    """A Vega expression for an intensity in FLOP/B, rounded as :func:`ainotes.base.units.intensity` does."""
     return formats.intensity_short_expr(value)
 
 
 def intensity_label(intensity_flop_per_byte: float) -> str:
-    """``"295 FLOP/B"``: the chart's short form of :func:`ainotes.units.intensity`."""
+    """``"295 FLOP/B"``: the chart's short form of :func:`ainotes.base.units.intensity`."""
     return formats.intensity_short_text(intensity_flop_per_byte)
 
 
@@ -224,7 +225,7 @@ def roof_name(roof: str) -> str:
 
 def roof_term(roof: str, preset: Preset) -> str:
     """``"BF16 tensor cores"``, ``"BF16 MXUs"``: a roof in the words of the preset's vendor
-    (:meth:`ainotes.hardware.Preset.unit_term`), neutral where the preset names none."""
+    (:meth:`ainotes.core.hardware.Preset.unit_term`), neutral where the preset names none."""
     unit, precision = _split_roof(roof)
     return f"{precision_name(precision)} {preset.unit_term(unit)}"
 
@@ -506,15 +507,15 @@ def _extra_roofs(data: _KernelData, presets: Sequence[Preset], ceilings: dict[tu
 
 
 def gemm_flops(m: Any, n: Any, k: Any) -> Any:
-    """A GEMM's FLOPs, 2·M·N·K, as :func:`ainotes.kernels.gemm` counts them (numbers or
-    :class:`~ainotes.formula.Expr`; the tests hold the two equal)."""
+    """A GEMM's FLOPs, 2·M·N·K, as :func:`ainotes.core.kernels.gemm` counts them (numbers or
+    :class:`~ainotes.base.formula.Expr`; the tests hold the two equal)."""
     return 2 * m * n * k
 
 
 def gemm_bytes(m: Any, n: Any, k: Any, bytes_per_element: Any) -> Any:
-    """A GEMM's bytes moved, as :func:`ainotes.kernels.gemm` counts a dense one: A (M·K), B (K·N) and
+    """A GEMM's bytes moved, as :func:`ainotes.core.kernels.gemm` counts a dense one: A (M·K), B (K·N) and
     C (M·N) each a whole number of packed bytes, ⌈elements × bytes per element⌉ (a 4-bit tensor of
-    one element still takes a byte; :func:`ainotes.kernels.tensor_bytes`)."""
+    one element still takes a byte; :func:`ainotes.core.kernels.tensor_bytes`)."""
     return sum(formula.ceiling(elements * bytes_per_element - 1e-9) for elements in (m * k, k * n, m * n))
 
 
@@ -574,9 +575,9 @@ _MARK_EXPRS: tuple[tuple[str, str], ...] = (
 def _row_texts() -> dict[str, str]:
     """The readouts' lines, one per GPU: expressions over a layer's row (``datum.p``, its
     ``peak`` or ``peak_now``, ``bw``, and ``x``, the intensity read), from the core's formulas
-    (:func:`ainotes.roofline.attainable`, :func:`~ainotes.roofline.ridge`,
-    :func:`~ainotes.roofline.memory_bound`, :func:`~ainotes.roofline.time_at`,
-    :func:`~ainotes.roofline.weight_gemm_crossing_tokens`) and the formats of
+    (:func:`ainotes.core.roofline.attainable`, :func:`~ainotes.core.roofline.ridge`,
+    :func:`~ainotes.core.roofline.memory_bound`, :func:`~ainotes.core.roofline.time_at`,
+    :func:`~ainotes.core.roofline.weight_gemm_crossing_tokens`) and the formats of
     :mod:`ainotes.charts.formats`. The page's script reads the rows (each text under its
     ``as`` name below) and shows the lines."""
     name = "names[datum.p]"

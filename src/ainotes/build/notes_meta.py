@@ -1,0 +1,486 @@
+"""What the site knows about each note: title, dates, tags, changes, and what it draws on.
+
+Knows nothing of MkDocs. One :class:`Catalogue` per build reads every page of the docs
+folder once, from its own file (front matter included, whoever strips it before Markdown
+runs), so that every builder — MkDocs, ProperDocs, Zensical, ``ainotes site-assets`` —
+sees the same dates and tags, and a page that lists other notes (what is new, the tags
+index, the feed) need not wait for them to be converted.
+
+Front matter (YAML between ``---`` lines at the top of a page), all keys optional:
+
+* ``title``, ``description``: as Material reads them; the title falls back to the page's
+  first ``# heading``, the description (the feed's summary) to its first paragraph;
+* ``created``, ``updated``: dates (``2026-11-29``);
+* ``changes``: a mapping of date to one line on what changed (what is new lists them);
+* ``tags``: a list of tags from the allowed list (``ainotes.markdown``'s ``tags`` setting);
+* ``listed: false``: not a note (the home page, the index pages): no dates, not listed.
+
+Dates. ``created`` is the front matter's, else the date of the oldest commit that touched
+the file, else the file's modification time (a note not committed yet). ``updated`` is the
+front matter's, else the newest commit's, else the last ``changes`` date, else ``created``.
+Git is asked only where its history is complete: a shallow clone
+(``git rev-parse --is-shallow-repository``) would date every page by the clone's one
+commit, so a page that needs git then gets the fallbacks and the build warns, naming it
+(hooks/notes.py prints the line, which a strict build survives).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import re
+import subprocess
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import bad_character, short
+
+FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n(.*?\n)?(?:-{3}|\.{3})[ \t]*(?:\n|\Z)", re.S)
+_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_ATTR_LIST = re.compile(r"\s*\{[:#.][^}]*\}\s*$")
+_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_INLINE_MARKUP = re.compile(r"[*_`]+")
+MAX_TAGS_PER_NOTE = 12
+
+
+@dataclass(frozen=True)
+class NotesSettings:
+    """Where the notes are and how the site addresses them.
+
+    ``tags``: the allowed tags and a line on each (empty: no page may carry tags).
+    ``bibliography``: the BibTeX file, relative to ``docs_dir`` (missing: none).
+    ``site_url``: the published address (the feed's absolute links need it)."""
+
+    docs_dir: Path
+    site_url: str | None = None
+    site_name: str = ""
+    site_description: str = ""
+    use_directory_urls: bool = True
+    tags: Mapping[str, str] = field(default_factory=dict)
+    bibliography: str = "references.bib"
+
+
+@dataclass(frozen=True)
+class Change:
+    date: dt.date
+    text: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """One page of the docs folder, as its file and the git history describe it."""
+
+    src: str  # path under docs_dir, POSIX
+    url: str  # the page's URL relative to the site root ("" for the home page)
+    title: str
+    description: str | None
+    created: dt.date | None
+    updated: dt.date | None
+    dates_from: str  # where the dates came from, in words, for messages and tests
+    tags: tuple[str, ...] = ()
+    changes: tuple[Change, ...] = ()
+    listed: bool = True
+    front_matter_lines: int = 0  # lines of front matter, delimiters included
+
+    @property
+    def was_updated(self) -> bool:
+        return self.created is not None and self.updated is not None and self.updated > self.created
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of "what is new": a note appeared, or changed."""
+
+    date: dt.date
+    note: Note
+    kind: str  # "new" or "updated"
+    text: str | None = None
+
+
+@dataclass
+class GitHistory:
+    """Commit dates per file under the docs folder. ``state``: ``full``, ``shallow`` or
+    ``none`` (not a git work tree, or no git); ``reason`` says why in words."""
+
+    state: str
+    reason: str = ""
+    dates: dict[str, list[dt.date]] = field(default_factory=dict)  # src → commit dates, newest first
+
+
+def read_git_history(docs_dir: Path) -> GitHistory:
+    """One ``git log`` for the whole docs folder (paths relative to it; renames not followed:
+    a renamed note counts from its rename)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(docs_dir), *args], capture_output=True, text=True, check=True,
+                              timeout=60, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+
+    try:
+        inside = git("rev-parse", "--is-inside-work-tree").strip()
+        shallow = git("rev-parse", "--is-shallow-repository").strip()
+    except (OSError, subprocess.SubprocessError):
+        return GitHistory("none", "not a git work tree")
+    if inside != "true":
+        return GitHistory("none", "not a git work tree")
+    if shallow == "true":
+        return GitHistory("shallow", "the git history is shallow (git rev-parse --is-shallow-repository: true)")
+    try:
+        log = git("log", "--format=%x00%aI", "--name-only", "--no-renames", "--relative", "--", ".")
+    except (OSError, subprocess.SubprocessError) as exc:
+        return GitHistory("none", f"git log failed: {' '.join(str(exc).split())}")
+    history = GitHistory("full")
+    for record in log.split("\0")[1:]:
+        stamp, _, names = record.partition("\n")
+        try:
+            day = dt.datetime.fromisoformat(stamp.strip()).date()
+        except ValueError:
+            continue
+        for name in names.split("\n"):
+            if name.strip():
+                history.dates.setdefault(name.strip(), []).append(day)
+    return history
+
+
+def slug(text: str) -> str:
+    """An anchor-safe form of a tag or key: lowercase letters, digits and hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def page_url(src: str, use_directory_urls: bool = True) -> str:
+    from ainotes.project import page_url as url_of
+
+    return url_of(src, use_directory_urls)
+
+
+# --------------------------------------------------------------------------
+# Front matter
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """Safe YAML that leaves dates as text, so that a bad one (2026-13-01) gets a message with its line."""
+
+
+_FrontMatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    data: dict[str, Any]
+    lines: dict[str, int]  # key (or "tags:N", "changes:DATE") → 1-based line in the file
+    length: int  # lines it takes, delimiters included; 0 when there is none
+    body: str
+
+
+def split_front_matter(text: str, src: str) -> FrontMatter:
+    """The page's front matter as data, each key's line, and the Markdown after it."""
+    match = FRONT_MATTER.match(text)
+    if match is None:
+        return FrontMatter({}, {}, 0, text)
+    block = match.group(1) or ""
+    length = match.group(0).count("\n") + (0 if match.group(0).endswith("\n") else 1)
+    try:
+        node = yaml.compose(block, Loader=_FrontMatterLoader)
+        data = yaml.load(block, Loader=_FrontMatterLoader)  # a SafeLoader, less timestamps
+    except (ValueError, TypeError, RecursionError) as exc:  # unhashable keys, deep nesting
+        raise InputError(f"{src}:2: front matter cannot be read: {' '.join(str(exc).split())}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = 2 + (mark.line if mark is not None else 0)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{src}:{line}: front matter is not valid YAML: {problem}") from None
+    if data is None:
+        return FrontMatter({}, {}, length, text[match.end():])
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise InputError(f"{src}:2: front matter must be a mapping of keys, got {short(data)}")
+    lines: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        key = str(key_node.value)
+        lines[key] = key_node.start_mark.line + 2  # +1 for 1-based, +1 for the opening ---
+        if isinstance(value_node, yaml.SequenceNode):
+            for index, item in enumerate(value_node.value):
+                lines[f"{key}:{index}"] = item.start_mark.line + 2
+        elif isinstance(value_node, yaml.MappingNode):
+            for item_key, _ in value_node.value:
+                lines[f"{key}:{item_key.value}"] = item_key.start_mark.line + 2
+    return FrontMatter({str(k): v for k, v in data.items()}, lines, length, text[match.end():])
+
+
+def _date(value: object, where: str, key: str) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise InputError(f"{where}: {key!r} must be a date such as 2026-11-29, got {short(value)}")
+
+
+def _text(value: object, where: str, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{where}: {key!r} must be a line of text, got {short(value)}")
+    bad = bad_character(value)
+    if bad is not None:
+        raise InputError(f"{where}: {key!r} holds the control character {bad}")
+    return " ".join(value.split())
+
+
+def check_tags(value: object, fm: FrontMatter, src: str, allowed: Mapping[str, str]) -> tuple[str, ...]:
+    """The page's tags, each from ``allowed``; an unknown one names its line and the closest allowed."""
+    where = f"{src}:{fm.lines.get('tags', 1)}"
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise InputError(f"{where}: 'tags' must be a list of tags, got {short(value)}")
+    if len(items) > MAX_TAGS_PER_NOTE:
+        raise InputError(f"{where}: a note takes at most {MAX_TAGS_PER_NOTE} tags, got {len(items)}")
+    tags: list[str] = []
+    for index, tag in enumerate(items):
+        line = f"{src}:{fm.lines.get(f'tags:{index}', fm.lines.get('tags', 1))}"
+        if not isinstance(tag, str):
+            raise InputError(f"{line}: a tag must be a word, got {short(tag)}")
+        if tag not in allowed:
+            if not allowed:
+                raise InputError(f"{line}: unknown tag {tag!r}: mkdocs.yml allows no tags "
+                                 "(list them under 'ainotes.markdown: tags:')")
+            close = difflib.get_close_matches(tag, list(allowed), n=1, cutoff=0.0)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise InputError(f"{line}: unknown tag {short(tag)} (allowed: {', '.join(sorted(allowed))}){hint}")
+        if tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def first_heading(markdown_text: str) -> str | None:
+    """The text of the first ``# heading`` outside fenced code, markup stripped."""
+    fence: str | None = None
+    for line in markdown_text.splitlines():
+        opened = _FENCE_OPEN.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            return _INLINE_MARKUP.sub("", _ATTR_LIST.sub("", heading.group(1))).strip() or None
+    return None
+
+
+# --------------------------------------------------------------------------
+# The catalogue
+
+
+def read_note(path: Path, src: str, settings: NotesSettings, history: GitHistory,
+              needs_git: list[str]) -> Note:
+    """One page's :class:`Note`. Raises :class:`InputError` naming ``src:line`` for bad front matter.
+
+    ``needs_git`` collects the pages that a shallow history could not date."""
+    text = path.read_text(encoding="utf-8")
+    fm = split_front_matter(text, src)
+    data = fm.data
+
+    def where(key: str) -> str:
+        return f"{src}:{fm.lines.get(key, 1)}"
+
+    listed = data.get("listed", True)
+    if not isinstance(listed, bool):
+        raise InputError(f"{where('listed')}: 'listed' must be true or false, got {short(listed)}")
+    title = _text(data["title"], where("title"), "title") if "title" in data else first_heading(fm.body)
+    description = _text(data["description"], where("description"), "description") if "description" in data else None
+    tags = check_tags(data["tags"], fm, src, settings.tags) if "tags" in data else ()
+    changes: list[Change] = []
+    raw_changes = data.get("changes")
+    if raw_changes is not None:
+        if not isinstance(raw_changes, dict):
+            raise InputError(f"{where('changes')}: 'changes' must map dates to a line each "
+                             f"('2026-11-30: what changed'), got {short(raw_changes)}")
+        for day, what in raw_changes.items():
+            line = f"{src}:{fm.lines.get(f'changes:{day}', fm.lines.get('changes', 1))}"
+            changes.append(Change(_date(day, line, "changes"), _text(what, line, f"changes: {day}")))
+    changes.sort(key=lambda c: c.date, reverse=True)
+    created, updated, sources = _dates(path, src, fm, changes, history, needs_git, listed=listed)
+    if created is not None and updated is not None and updated < created:
+        raise InputError(f"{where('updated')}: 'updated' ({updated}) is before 'created' ({created})")
+    for change in changes:
+        if created is not None and change.date < created:
+            raise InputError(f"{src}:{fm.lines.get(f'changes:{change.date}', 1)}: change dated {change.date} "
+                             f"is before 'created' ({created})")
+    return Note(src=src, url=page_url(src, settings.use_directory_urls), title=title or PurePosixPath(src).stem,
+                description=description, created=created if listed else None, updated=updated if listed else None,
+                dates_from=", ".join(sources) or "none", tags=tags, changes=tuple(changes), listed=listed,
+                front_matter_lines=fm.length)
+
+
+def _dates(path: Path, src: str, fm: FrontMatter, changes: list[Change], history: GitHistory, needs_git: list[str],
+           *, listed: bool) -> tuple[dt.date | None, dt.date | None, list[str]]:
+    """(created, updated, where they came from): front matter, else git, else the file (module docstring)."""
+    data = fm.data
+    created = _date(data["created"], f"{src}:{fm.lines.get('created', 1)}", "created") if "created" in data else None
+    updated = _date(data["updated"], f"{src}:{fm.lines.get('updated', 1)}", "updated") if "updated" in data else None
+    sources = ["front matter"] if created is not None or updated is not None else []
+    if not listed or (created is not None and updated is not None):
+        return created, updated, sources
+    commits = history.dates.get(src, []) if history.state == "full" else []
+    if commits:
+        created = created or commits[-1]
+        updated = updated or max([commits[0], *(c.date for c in changes)])  # a change may not be committed yet
+        sources.append("git history")
+    elif history.state == "shallow":
+        needs_git.append(src)
+    if created is None:
+        created = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC).date()
+        sources.append("file time")
+    if updated is None:
+        updated = max([created, *(c.date for c in changes)])
+    return created, updated, sources
+
+
+@dataclass(eq=False)  # one per build, kept in weak dictionaries by identity
+class Catalogue:
+    """Every page of one build: its :class:`Note`, or the error its front matter holds."""
+
+    settings: NotesSettings
+    notes: dict[str, Note] = field(default_factory=dict)
+    errors: dict[str, InputError] = field(default_factory=dict)
+    history: GitHistory = field(default_factory=lambda: GitHistory("none"))
+    warnings: list[str] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)  # first paragraph's text, from conversion
+    uses: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # src → (kind, id) (backlinks)
+    fence_pages: dict[str, list[str]] = field(default_factory=dict)  # fence kind → pages holding one
+    stamp: tuple = ()
+
+    def note(self, src: str) -> Note | None:
+        """The page's note; its front-matter error is raised here, when that page is built."""
+        error = self.errors.get(src)
+        if error is not None:
+            raise error
+        return self.notes.get(src)
+
+    def listed(self) -> list[Note]:
+        """The notes (``listed`` pages with dates), newest update first, then by title. A page whose
+        front matter is wrong is left out here: its own conversion stops the build, naming it."""
+        notes = [n for n in self.notes.values() if n.listed and n.updated is not None]
+        return sorted(notes, key=lambda n: (-(n.updated or dt.date.min).toordinal(), n.title.lower(), n.src))
+
+    def events(self) -> list[Event]:
+        """What is new: each note's creation and each change, newest first."""
+        events: list[Event] = []
+        for note in self.listed():
+            assert note.created is not None and note.updated is not None
+            events.append(Event(note.created, note, "new"))
+            events.extend(Event(c.date, note, "updated", c.text) for c in note.changes)
+            latest = max((c.date for c in note.changes), default=note.created)
+            if note.updated > latest:
+                events.append(Event(note.updated, note, "updated"))
+        order = {"updated": 0, "new": 1}
+        return sorted(events, key=lambda e: (-e.date.toordinal(), order[e.kind], e.note.title.lower()))
+
+    def tagged(self, tag: str) -> list[Note]:
+        return sorted((n for n in self.listed() if tag in n.tags), key=lambda n: n.title.lower())
+
+    def page_with(self, fence_kind: str) -> str | None:
+        """The first page (by path) holding a fence of ``fence_kind``: where the tags index is, etc."""
+        pages = self.fence_pages.get(fence_kind)
+        return sorted(pages)[0] if pages else None
+
+    def summary(self, note: Note) -> str:
+        return note.description or self.summaries.get(note.src) or note.title
+
+
+def _stamp(settings: NotesSettings, pages: list[Path]) -> tuple:
+    bib = settings.docs_dir / settings.bibliography
+    files = [*pages, bib] if bib.is_file() else pages
+    return tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+
+
+Scan = Callable[[Catalogue, str, str], None]
+
+
+def read_catalogue(settings: NotesSettings, *, scan: Scan | None = None) -> Catalogue:
+    """Every ``*.md`` under ``settings.docs_dir``; ``scan(catalogue, src, text)`` (backlinks) sees each page."""
+    catalogue = Catalogue(settings)
+    docs = settings.docs_dir
+    pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
+    catalogue.stamp = _stamp(settings, pages)
+    catalogue.history = read_git_history(docs) if pages else GitHistory("none")
+    needs_git: list[str] = []
+    for path in pages:
+        src = path.relative_to(docs).as_posix()
+        try:
+            catalogue.notes[src] = read_note(path, src, settings, catalogue.history, needs_git)
+        except InputError as exc:
+            catalogue.errors[src] = exc
+        if scan is not None:
+            scan(catalogue, src, path.read_text(encoding="utf-8"))
+    if needs_git:
+        named = ", ".join(needs_git[:5]) + (f" and {len(needs_git) - 5} more" if len(needs_git) > 5 else "")
+        catalogue.warnings.append(
+            f"ainotes: {catalogue.history.reason}, so it cannot date {named} (no 'created'/'updated' in front "
+            "matter): they show their file's time or their 'created' date instead. Fetch the whole history "
+            "(git fetch --unshallow; in CI, a full clone such as actions/checkout's fetch-depth: 0) or give the "
+            "dates in front matter."
+        )
+    return catalogue
+
+
+# --------------------------------------------------------------------------
+# One catalogue per build (NotesSite), read again when a page changes (``zensical serve``)
+
+_SETTINGS: weakref.WeakKeyDictionary[Any, NotesSettings] = weakref.WeakKeyDictionary()
+_CATALOGUES: weakref.WeakKeyDictionary[Any, Catalogue] = weakref.WeakKeyDictionary()
+Warn = Callable[[str], None]
+_WARN: weakref.WeakKeyDictionary[Any, Warn] = weakref.WeakKeyDictionary()
+
+
+def configure(site: object, settings: NotesSettings, *, warn: Warn | None = None) -> None:
+    """Give a build (a ``NotesSite``) its settings; ``warn`` hears warnings (MkDocs: its logger)."""
+    _SETTINGS[site] = settings
+    _CATALOGUES.pop(site, None)
+    if warn is not None:
+        _WARN[site] = warn
+
+
+def settings_of(site: object) -> NotesSettings | None:
+    return _SETTINGS.get(site)
+
+
+def catalogue(site: object, fallback: NotesSettings | None = None, scan: Scan | None = None) -> Catalogue:
+    """The build's catalogue, read on first use and again when a page or the bibliography changed."""
+    settings = _SETTINGS.get(site) or fallback
+    if settings is None:
+        raise RuntimeError("ainotes: the notes catalogue was asked for before its settings were given")
+    known = _CATALOGUES.get(site)
+    if known is not None and known.settings == settings:
+        docs = settings.docs_dir
+        pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
+        if known.stamp == _stamp(settings, pages):
+            return known
+    fresh = read_catalogue(settings, scan=scan)
+    _CATALOGUES[site] = fresh
+    warn = _WARN.get(site)
+    for message in fresh.warnings:
+        if warn is not None:
+            warn(message)
+        else:
+            import logging
+
+            logging.getLogger("ainotes").warning(message)
+    return fresh
+
+
+def known_catalogue(site: object) -> Catalogue | None:
+    """The catalogue already read for ``site``, if any (fence drawers and the feed use it)."""
+    return _CATALOGUES.get(site)

@@ -1,0 +1,243 @@
+"""What pages write about cost: the ``collective-cost`` and ``links-table`` fences, and the inline
+figures ``{{ collective-time ... }}``, ``{{ crossover ... }}`` and ``{{ train-time ... }}``.
+
+Parsers only validate and return requests (``ainotes.build.site`` draws them); inline forms return
+plain text. Every number comes from :mod:`ainotes.core.collective_cost` and
+:func:`ainotes.core.utilization.time_to_train`.
+
+=========================================================================  ====================================
+``{{ collective-time OP ranks=N bytes=S link=ID [algorithm=A] [part=P] }}``  P: ``time`` (default), ``latency``,
+                                                                           ``bandwidth``, ``algbw``, ``busbw``;
+                                                                           A defaults to the fastest
+``{{ crossover OP ranks=N link=ID [algorithm=A] }}``                       where the ring (pairwise, direct)
+                                                                           takes as long as A (default: the
+                                                                           first size where the fastest
+                                                                           algorithm changes)
+``{{ train-time params= tokens= gpus= mfu= (preset= [precision=] |``       P: ``days`` (default), ``gpu-hours``,
+``peak_tflops=) [layers= heads= head_dim= seq_len=] [part=P] }}``          ``flops``, ``seconds``, ``rate``
+=========================================================================  ====================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ainotes.base import units
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import short
+from ainotes.core import checks
+from ainotes.core import collective_cost as cc
+from ainotes.core.collectives import OPS
+from ainotes.core.hardware import Preset
+from ainotes.core.links import Link
+from ainotes.core.utilization import time_to_train
+from ainotes.fences.directives import Fence
+
+LinksLoader = Callable[[], Mapping[str, Link]]
+
+# --- fences -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CollectiveCostRequest:
+    op: str
+    ranks: int
+    link_id: str
+    title: str | None
+    chart_id: str | None
+
+
+def parse_collective_cost(
+    fence: Fence, where: str, presets: Mapping[str, Preset] | None = None
+) -> CollectiveCostRequest:
+    """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
+    link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn."""
+    from ainotes.charts.cost import RANK_CHOICES
+    from ainotes.fences.directives import _load_body, _Reader
+
+    data, lines = _load_body(fence, where)
+    reader = _Reader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
+    op = data.get("op")
+    if not isinstance(op, str) or op not in OPS:
+        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
+    ranks = reader.integer("ranks", 8, cc.MIN_RANKS, cc.MAX_RANKS)
+    if ranks not in RANK_CHOICES:
+        reader.fail("ranks", f"'ranks' must be a power of two from 2 to 1024 (the chart's choices): {ranks}")
+    link_id = data.get("link", "nvlink-4")
+    if not isinstance(link_id, str) or not link_id:
+        reader.fail("link", f"'link' must be a link id such as nvlink-4: {short(link_id)}")
+    return CollectiveCostRequest(op=str(op), ranks=ranks, link_id=link_id, title=reader.text("title"),
+                                 chart_id=reader.chart_id())
+
+
+def parse_links_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> None:
+    """``links-table`` fence: no body (every link in ``presets/links`` is listed)."""
+    from ainotes.fences.directives import _load_body, _Reader
+
+    data, lines = _load_body(fence, where)
+    _Reader(fence, where, data, (), lines)
+
+
+def link_for(links: Mapping[str, Link], link_id: str) -> Link:
+    if link_id not in links:
+        raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+    return links[link_id]
+
+
+# --- inline figures ---------------------------------------------------------------------
+
+
+def _number(options: dict[str, str], key: str, form: str) -> float:
+    if key not in options:
+        raise InputError(f"'{form}' needs {key}=")
+    return checks.positive_number(options[key], f"{key}=", key)
+
+
+def _whole(options: dict[str, str], key: str, form: str) -> int:
+    if key not in options:
+        raise InputError(f"'{form}' needs {key}=")
+    return checks.whole_number(options[key], f"{key}=", key)
+
+
+def _check_keys(options: dict[str, str], allowed: set[str], form: str) -> None:
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise InputError(f"'{form}' does not take {unknown[0]}= (allowed: {', '.join(sorted(allowed))})")
+
+
+def _op(args: list[str], form: str) -> str:
+    if len(args) != 1 or args[0] not in OPS:
+        given = " ".join(args) or "nothing"
+        raise InputError(f"'{form}' needs one op ({', '.join(OPS)}): {short(given)}")
+    return args[0]
+
+
+def _link(options: dict[str, str], links: LinksLoader | None, form: str) -> Link:
+    if "link" not in options:
+        raise InputError(f"'{form}' needs link=")
+    if links is None:
+        raise InputError(f"'{form}' needs the link presets, which this build has not loaded")
+    return link_for(links(), options["link"])
+
+
+def seconds_text(seconds: float) -> str:
+    """``"3.92 ms"``, ``"26.6 days"``: a duration in the unit a reader expects."""
+    if seconds >= 86_400:
+        return f"{units.significant(seconds / 86_400, 3)} days"
+    if seconds >= 3_600:
+        return f"{units.significant(seconds / 3_600, 3)} hours"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= scale:
+            return f"{units.significant(seconds / scale, 3)} {unit}"
+    return f"{units.significant(seconds / 1e-9, 3)} ns"
+
+
+def scientific(value: float, unit: str) -> str:
+    """``5.88·10²³ FLOPs``."""
+    exponent = math.floor(math.log10(value))
+    superscript = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{units.significant(value / 10**exponent, 3)}·10{superscript} {unit}"
+
+
+_TIME_PARTS = ("time", "latency", "bandwidth", "algbw", "busbw")
+
+
+def collective_time(args: list[str], options: dict[str, str], presets: Mapping[str, Preset],
+                    links: LinksLoader | None = None) -> str:
+    form = "collective-time"
+    _check_keys(options, {"ranks", "bytes", "link", "algorithm", "part"}, form)
+    op = _op(args, form)
+    link = _link(options, links, form)
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    ranks, size = _whole(options, "ranks", form), _number(options, "bytes", form)
+    if "algorithm" in options:
+        result = cc.algorithm_time(op, options["algorithm"], ranks, size, **figures)
+    else:
+        result = cc.best_algorithm(op, ranks, size, **figures)
+    part = options.get("part", "time")
+    if part not in _TIME_PARTS:
+        raise InputError(f"part= must be one of {', '.join(_TIME_PARTS)}: {short(part)}")
+    if part in ("algbw", "busbw"):
+        rate = result.algbw_bytes_per_s if part == "algbw" else result.busbw_bytes_per_s
+        return units.si(rate, "B/s", 3)
+    seconds = {"time": result.time_s, "latency": result.latency_s, "bandwidth": result.bandwidth_s}[part]
+    return seconds_text(seconds)
+
+
+def crossover(args: list[str], options: dict[str, str], presets: Mapping[str, Preset],
+              links: LinksLoader | None = None) -> str:
+    form = "crossover"
+    _check_keys(options, {"ranks", "link", "algorithm"}, form)
+    op = _op(args, form)
+    link = _link(options, links, form)
+    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    ranks = _whole(options, "ranks", form)
+    if "algorithm" in options:
+        found = cc.crossovers(op, ranks, cc.ALGORITHMS[op][0], options["algorithm"], low_bytes=1.0,
+                              high_bytes=cc.MAX_MESSAGE_BYTES, **figures)
+    else:
+        found = cc.best_algorithm_changes(op, ranks, low_bytes=1.0, high_bytes=cc.MAX_MESSAGE_BYTES, **figures)
+    if not found:
+        raise InputError(f"'{form}': no crossover for {op} on {ranks} ranks over {link.id} between 1 B and 1 PB")
+    return units.si(found[0].message_bytes, "B", 3)
+
+
+def _count(value: float) -> str:
+    """``1.31 million``: three figures, as the FACTS example quotes it."""
+    for scale, word in ((1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if value >= scale:
+            return f"{units.significant(value / scale, 3)} {word}"
+    return units.significant(value, 3)
+
+
+_TRAIN_PARTS = ("days", "gpu-hours", "flops", "seconds", "rate")
+
+
+def train_time(args: list[str], options: dict[str, str], presets: Mapping[str, Preset],
+               links: LinksLoader | None = None) -> str:
+    form = "train-time"
+    _check_keys(options, {"params", "tokens", "gpus", "mfu", "preset", "precision", "peak_tflops",
+                          "layers", "heads", "head_dim", "seq_len", "part"}, form)
+    if args:
+        raise InputError(f"'{form}' takes KEY=VALUE options only: {short(' '.join(args))}")
+    if ("preset" in options) == ("peak_tflops" in options):
+        raise InputError(f"'{form}' needs exactly one of preset= and peak_tflops=")
+    if "preset" in options:
+        preset_id = options["preset"]
+        if preset_id not in presets:
+            raise InputError(f"unknown preset {short(preset_id)} (known: {', '.join(presets)})")
+        precision = options.get("precision", "bf16")
+        peak_tflops = presets[preset_id].peak_tflops(precision)
+        if peak_tflops is None:
+            raise InputError(f"preset {preset_id} gives no dense {short(precision)} peak")
+    else:
+        if "precision" in options:
+            raise InputError(f"'{form}': precision= goes with preset=; peak_tflops= is already the peak")
+        peak_tflops = _number(options, "peak_tflops", form)
+    attention = {k: _whole(options, k, form) if k in options else None
+                 for k in ("layers", "heads", "head_dim", "seq_len")}
+    result = time_to_train(
+        _number(options, "params", form), tokens=_number(options, "tokens", form),
+        gpus=_whole(options, "gpus", form), mfu=_number(options, "mfu", form),
+        peak_flops_per_s_per_gpu=peak_tflops * 1e12, **attention,
+    )
+    part = options.get("part", "days")
+    if part == "days":
+        return f"{units.significant(result.days, 3)} days"
+    if part == "gpu-hours":
+        return f"{_count(result.gpu_hours)} GPU-hours"
+    if part == "flops":
+        return scientific(result.flops, "FLOPs")
+    if part == "seconds":
+        return scientific(result.seconds, "s")
+    if part == "rate":
+        return scientific(result.flops / result.seconds, "FLOP/s")
+    raise InputError(f"part= must be one of {', '.join(_TRAIN_PARTS)}: {short(part)}")
+
+
+FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset], LinksLoader | None], str]] = {
+    "collective-time": collective_time,
+    "crossover": crossover,
+}

@@ -1,0 +1,3 @@
+"""HTML around drawn charts and tables: figures with their stills and embeds, standalone pages,
+the notes' tables.
+"""

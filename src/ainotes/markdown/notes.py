@@ -1,0 +1,230 @@
+"""The notes' part of the Markdown extension: dates and tags under the title, citations, references.
+
+Registered by :class:`ainotes.markdown.extension.NotesExtension` (one call, :func:`register`), so it
+runs wherever the extension runs: MkDocs, ProperDocs, Zensical, ``ainotes site-assets``.
+
+* A preprocessor, after the extension names the page and before superfences draws its
+  fences, finds the build's notes catalogue (:mod:`ainotes.build.notes_meta`) and the page's note
+  in it; a front-matter mistake (an unknown tag, a bad date) stops the build there, at
+  ``page:line``. The settings come from the driver (``hooks/notes.py``, ``ainotes
+  site-assets``) or, under Zensical, from its rendering context; without either (plain
+  Python-Markdown) this part does nothing.
+* ``[@key]`` citations are an inline processor, below code spans (so code shows them as
+  written) and above links; an unknown key stops the build at ``page:line``.
+* A tree processor, after inline processing and before the table of contents, puts the
+  dates and tags under the page's first heading, appends the numbered references and the
+  presets the note draws on (real ``<h2>`` headings, so the contents list them), and keeps
+  the first paragraph's text for the feed.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass, field
+from html import unescape
+from pathlib import Path
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from markdown import Markdown, util
+from markdown.inlinepatterns import InlineProcessor
+from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
+
+from ainotes.base.errors import InputError
+from ainotes.build import backlinks, citations, notes_meta
+from ainotes.fences import notes_pages
+
+_BEGIN_PRIORITY = 25.5  # after ainotes_begin (26) names the page, before superfences (25) draws fences
+_CITE_PRIORITY = 175  # below code spans (190) and backslash escapes (180), above links (160)
+_PAGE_PRIORITY = 10  # after inline processing (20), before the table of contents (5)
+_TAGS = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class _NotesRun:
+    run: Any  # ainotes.markdown.extension._PageRun
+    catalogue: notes_meta.Catalogue
+    note: notes_meta.Note | None
+    cited: dict[str, int] = field(default_factory=dict)  # key → number on this page
+
+
+_STATES: weakref.WeakKeyDictionary[Markdown, _NotesRun] = weakref.WeakKeyDictionary()
+_BIBLIOGRAPHIES: weakref.WeakKeyDictionary[notes_meta.Catalogue, citations.Bibliography | InputError | None] = (
+    weakref.WeakKeyDictionary())
+
+
+def register(md: Markdown, extension: Any) -> None:
+    """Add the notes' processors to ``md`` (called from the extension's ``extendMarkdown``)."""
+    md.preprocessors.register(_NotesBegin(md, extension), "ainotes_notes_begin", _BEGIN_PRIORITY)
+    md.inlinePatterns.register(_Citation(citations.CITATION, md), "ainotes_citation", _CITE_PRIORITY)
+    md.treeprocessors.register(_NotesPage(md), "ainotes_notes_page", _PAGE_PRIORITY)
+
+
+def settings_for(md: Markdown, site: Any, extension: Any) -> notes_meta.NotesSettings | None:
+    """The build's settings: the driver's, else Zensical's rendering context's, else none."""
+    known = notes_meta.settings_of(site)
+    if known is not None:
+        return known
+    for processor in md.preprocessors:  # Zensical's rendering context holds its whole config
+        config = getattr(processor, "config", None)
+        if isinstance(config, dict) and "docs_dir" in config and "markdown_extensions" in config:
+            settings = notes_meta.NotesSettings(
+                docs_dir=Path(str(config["docs_dir"])), site_url=config.get("site_url") or None,
+                site_name=str(config.get("site_name") or ""),
+                site_description=str(config.get("site_description") or ""),
+                use_directory_urls=bool(config.get("use_directory_urls", True)),
+                tags=dict(extension.getConfig("tags") or {}), bibliography=str(extension.getConfig("bibliography")),
+            )
+            notes_meta.configure(site, settings)
+            return settings
+    return None
+
+
+def bibliography(catalogue: notes_meta.Catalogue) -> citations.Bibliography | None:
+    """The build's bibliography, read once (``None`` where the file does not exist)."""
+    if catalogue not in _BIBLIOGRAPHIES:
+        settings = catalogue.settings
+        path = settings.docs_dir / settings.bibliography
+        loaded: citations.Bibliography | InputError | None = None
+        if path.is_file():
+            try:
+                loaded = citations.load_bibliography(path, f"{settings.docs_dir.name}/{settings.bibliography}")
+            except InputError as exc:
+                loaded = exc
+        _BIBLIOGRAPHIES[catalogue] = loaded
+    known = _BIBLIOGRAPHIES[catalogue]
+    if isinstance(known, InputError):
+        raise known
+    return known
+
+
+class _NotesBegin(Preprocessor):
+    def __init__(self, md: Markdown, extension: Any) -> None:
+        super().__init__(md)
+        self.extension = extension
+
+    def run(self, lines: list[str]) -> list[str]:
+        _STATES.pop(self.md, None)
+        run = self.extension.page_run(self.md)
+        if run is None:
+            return lines
+        settings = settings_for(self.md, run.site, self.extension)
+        if settings is None:
+            return lines
+        try:
+            catalogue = notes_meta.catalogue(run.site, settings, scan=self.extension.backlinks_scanner(run.site))
+            note = catalogue.note(run.page.src)
+        except InputError as exc:
+            raise run.fail(exc) from None
+        if note is not None and run.page.line_offset == 0 and note.front_matter_lines:
+            run.page.line_offset = _lines_cut(settings.docs_dir / run.page.src, note.front_matter_lines, lines)
+        _STATES[self.md] = _NotesRun(run, catalogue, note)
+        return lines
+
+
+def _lines_cut(path: Path, front_matter_lines: int, lines: list[str]) -> int:
+    """Lines a builder cut off the top of the file (Zensical drops front matter before Markdown runs)."""
+    try:
+        file_lines = path.read_text(encoding="utf-8").split("\n")
+    except OSError:
+        return 0
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or lines[first].strip() == "---":
+        return 0
+    for index in range(front_matter_lines, len(file_lines)):
+        if file_lines[index].strip():
+            return index - first if file_lines[index].rstrip() == lines[first].rstrip() else 0
+    return 0
+
+
+class _Citation(InlineProcessor):
+    """``[@key]``, ``[@key, Table 2]``, ``[@a; @b]`` → numbered links to the page's references."""
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[Any, Any, Any]:  # noqa: N802
+        state = _STATES.get(self.md)
+        if state is None:
+            return None, None, None
+        run = state.run
+        where = run.page.where(run.line_of(m.group(0).split("\n")[0]))
+        try:
+            cites = citations.parse_citation(m.group(1))
+            bib = bibliography(state.catalogue)
+        except InputError as exc:
+            message = str(exc)
+            raise run.fail(InputError(message if message.startswith(state.catalogue.settings.docs_dir.name)
+                                      else f"{where}: {message}")) from None
+        settings = state.catalogue.settings
+        shown = f"{settings.docs_dir.name}/{settings.bibliography}"
+        numbers = []
+        for cite in cites:
+            if bib is None:
+                raise run.fail(InputError(f"{where}: citation [@{cite.key}], but there is no bibliography "
+                                          f"({shown} does not exist)"))
+            if bib.get(cite.key) is None:
+                close = bib.closest(cite.key)
+                hint = f"; did you mean {close!r}?" if close else ""
+                raise run.fail(InputError(f"{where}: unknown citation key {cite.key!r}: {shown} has no such "
+                                          f"entry{hint}"))
+            number = state.cited.setdefault(cite.key, len(state.cited) + 1)
+            numbers.append((number, cite.key, cite.locator))
+        titles = {key: entry.text for key, entry in bib.entries.items() if key in state.cited} if bib else {}
+        html = citations.citation_html(numbers, titles)
+        return self.md.htmlStash.store(html), m.start(0), m.end(0)
+
+
+class _NotesPage(Treeprocessor):
+    """Dates and tags under the title; references and the presets drawn on at the end."""
+
+    def run(self, root: Element) -> None:
+        state = _STATES.get(self.md)
+        if state is None:
+            return
+        run, catalogue, note = state.run, state.catalogue, state.note
+        prefix = _prefix(run.page)
+        self._keep_summary(root, catalogue, run.page.src)
+        if note is not None and note.listed:
+            headings = [i for i, child in enumerate(root) if child.tag == "h1"]
+            meta = Element("div", {"class": "ainotes-page-meta"})
+            meta.text = self.md.htmlStash.store(notes_pages.page_meta_html(catalogue, note, prefix))
+            root.insert(headings[0] + 1 if headings else 0, meta)
+        if state.cited:
+            bib = bibliography(catalogue)
+            assert bib is not None
+            cited = sorted(((number, bib.entries[key]) for key, number in state.cited.items()), key=lambda c: c[0])
+            self._section(root, "References", citations.references_html(cited))
+        uses = catalogue.uses.get(run.page.src, frozenset())
+        if uses and note is not None and note.listed:
+            try:
+                bib = bibliography(catalogue)
+            except InputError:
+                bib = None  # a broken bibliography stops the build where a page cites it
+            html = backlinks.draws_on_html(run.site, catalogue, uses, prefix, bib.by_url() if bib else None)
+            if html:
+                self._section(root, "Presets this note draws on", html)
+
+    def _section(self, root: Element, heading: str, html: str) -> None:
+        title = Element("h2")
+        title.text = heading
+        body = Element("div", {"class": "ainotes-references-block"})
+        body.text = self.md.htmlStash.store(html)
+        root.append(title)
+        root.append(body)
+
+    def _keep_summary(self, root: Element, catalogue: notes_meta.Catalogue, src: str) -> None:
+        for child in root:
+            if child.tag != "p":
+                continue
+            text = "".join(child.itertext())
+            text = util.HTML_PLACEHOLDER_RE.sub("", text)
+            text = " ".join(unescape(_TAGS.sub("", text)).split())
+            if text:
+                catalogue.summaries[src] = text
+                return
+
+
+def _prefix(page: Any) -> str:
+    from ainotes.build.site import relative_prefix
+
+    return relative_prefix(page.links_from)

@@ -1,0 +1,3 @@
+"""Preset files: YAML loading and checking for GPUs, interconnect links and models, into the
+value objects of :mod:`ainotes.core`.
+"""
