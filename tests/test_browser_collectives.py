@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page
 
 from ainotes.charts.collective import frame_svg, standalone_html
 from ainotes.core.collectives import simulate
+from ainotes.html import embed
 from browser_support import DESK, PHONE, WAIT_MS, Watch, file_only, guard_requests
 from sitebuild import REPO
 
@@ -260,7 +261,6 @@ VIEW_DATA_JS = """async ([op, ranks, link]) => {
     ("reduce", 2, "nvlink-5"), ("scatter", 16, "ib-hdr"),
 ])
 def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_path: Path, op, ranks, link_id) -> None:
-    from ainotes import render
     from ainotes.charts.cost import cost_spec, size_label
     from ainotes.core import collective_cost as cc
 
@@ -268,7 +268,7 @@ def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_pa
     (link,) = [candidate for candidate in links if candidate.id == link_id]
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     path = tmp_path / "cost.html"
-    path.write_text(render.standalone_html(cost_spec(links), title="cost"), encoding="utf-8")
+    path.write_text(embed.standalone_html(cost_spec(links), title="cost"), encoding="utf-8")
     watch = Watch()
     context = browser.new_context(viewport=DESK)
     guard_requests(context, file_only, watch)
@@ -305,11 +305,10 @@ def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_pa
 
 
 def test_cost_chart_controls_redraw_the_live_view(browser: Browser, tmp_path: Path) -> None:
-    from ainotes import render
     from ainotes.charts.cost import cost_spec
 
     path = tmp_path / "cost.html"
-    path.write_text(render.standalone_html(cost_spec(_links()), title="cost"), encoding="utf-8")
+    path.write_text(embed.standalone_html(cost_spec(_links()), title="cost"), encoding="utf-8")
     watch = Watch()
     context = browser.new_context(viewport=PHONE)
     guard_requests(context, file_only, watch)

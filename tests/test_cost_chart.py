@@ -13,6 +13,7 @@ import altair as alt
 import pytest
 
 from ainotes import render
+from ainotes.base import cache
 from ainotes.base.errors import InputError
 from ainotes.charts import cost
 from ainotes.core import collective_cost as cc
@@ -52,7 +53,7 @@ def test_a_second_chart_fills_in_the_grammar_without_altair(monkeypatch, tmp_pat
     # A private, empty render cache and grammar memo: the first spec builds the grammar, no later one does.
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "render"))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "shared"))
-    render.clear_cache()
+    cache.clear_cache()
     monkeypatch.setattr(cost.GRAMMAR, "_memo", {})
     builds = []
     build = cost.GRAMMAR._build

@@ -25,6 +25,7 @@ from ainotes.core.hardware import load_presets
 from ainotes.core.inference import InferenceSetup
 from ainotes.core.links import load_links
 from ainotes.core.models import load_models
+from ainotes.html import embed
 from ainotes.markdown.extension import convert_page
 from browser_support import DESK, PHONE, StaticServer, Watch, file_only, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, make_fixture, run_build
@@ -289,7 +290,7 @@ STATES = [
 @pytest.mark.browser
 def test_the_browsers_arithmetic_is_the_cores(browser: Browser, tmp_path: Path) -> None:
     path = tmp_path / "inference.html"
-    path.write_text(render.standalone_html(spec(), title="inference"), encoding="utf-8")
+    path.write_text(embed.standalone_html(spec(), title="inference"), encoding="utf-8")
     watch = Watch()
     context = browser.new_context(viewport=DESK)
     guard_requests(context, file_only, watch)

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ainotes import render
+from ainotes.base import cache
 
 USER_CACHE = Path.home() / ".cache"
 
@@ -17,13 +17,13 @@ def _outside_the_users_cache(folder: Path) -> bool:
 
 def test_render_and_shared_caches_are_the_runs_own(tmp_path_factory) -> None:
     base = tmp_path_factory.getbasetemp().resolve()
-    for folder in (render.cache_dir(), render.shared_dir()):
+    for folder in (cache.cache_dir(), cache.shared_dir()):
         assert _outside_the_users_cache(folder), folder
         assert folder.resolve().is_relative_to(base), folder
 
 
 def test_each_test_gets_an_empty_render_cache_of_its_own() -> None:
-    folder = render.cache_dir()
+    folder = cache.cache_dir()
     assert not folder.exists() or not any(folder.iterdir())  # nothing an earlier test (or run) kept
 
 
@@ -31,5 +31,5 @@ def test_a_subprocess_inherits_the_tests_caches() -> None:
     out = subprocess.run([sys.executable, "-m", "ainotes", "cache", "info"], capture_output=True, text=True,
                          check=True, timeout=120).stdout
     folder = Path(out.splitlines()[0].removeprefix("render cache: "))
-    assert folder == render.cache_dir()
+    assert folder == cache.cache_dir()
     assert _outside_the_users_cache(folder)

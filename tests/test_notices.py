@@ -9,6 +9,7 @@ import pytest
 
 from ainotes import render
 from ainotes.base import notices
+from ainotes.html import embed
 from sitebuild import REPO
 
 # A message from vega-util, in every Vega build: the runtime is in a file when this is.
@@ -77,7 +78,7 @@ def test_standalone_page_carries_the_notices_with_its_runtime():
         "mark": "point",
         "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}},
     }
-    page = render.standalone_html(spec, title="t")
+    page = embed.standalone_html(spec, title="t")
     assert RUNTIME_MARKER in page
     comment_at = page.find("/*!\nThird-party notices")
     assert 0 < comment_at < page.find(RUNTIME_MARKER)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ainotes import render
+from ainotes.base import cache as render_cache
 from ainotes.charts import roofline as chart
 from ainotes.core.hardware import Preset, Source
 from ainotes.html import embed
@@ -38,10 +39,10 @@ def cache(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(folder))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
-    render._memo.clear()  # a fresh process as far as the memo goes
+    render_cache.MEMO.clear()  # a fresh process as far as the memo goes
     render._runtime_text.clear()
     yield folder
-    render._memo.clear()
+    render_cache.MEMO.clear()
     render._runtime_text.clear()
 
 
@@ -72,23 +73,23 @@ def _entries(folder: Path) -> list[Path]:
 
 
 def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
-    assert render.cache_dir() == tmp_path / "cache"
+    assert render_cache.cache_dir() == tmp_path / "cache"
     monkeypatch.delenv("AINOTES_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert render.cache_dir() == tmp_path / "xdg" / "ainotes" / "render"
+    assert render_cache.cache_dir() == tmp_path / "xdg" / "ainotes" / "render"
 
 
 def test_second_call_is_a_hit_on_disk_and_output_is_byte_identical(spec, cache, monkeypatch):
     calls = _Calls(monkeypatch, "vega_to_svg")
     first = render.svg(spec)
     assert calls.count == 1 and len(_entries(cache)) == 1
-    render._memo.clear()
+    render_cache.MEMO.clear()
     assert render.svg(spec) == first
     assert calls.count == 1  # served from disk
     # Same spec with its keys in another order: same key (canonical JSON).
     assert render.svg(dict(reversed(list(spec.items())))) == first and calls.count == 1
     # Rendering afresh gives the same bytes: the output is deterministic.
-    render.clear_cache()
+    render_cache.clear_cache()
     assert render.svg(spec) == first and calls.count == 2
     assert not list(cache.glob(".tmp-*"))  # atomic writes leave no temporary files
 
@@ -107,7 +108,7 @@ def test_damaged_entry_is_deleted_and_rendered_again(spec, cache, monkeypatch, d
         entry.write_bytes(b"garbage\n" + data.split(b"\n", 1)[1])
     else:
         entry.write_bytes(b"")
-    render._memo.clear()
+    render_cache.MEMO.clear()
     assert render.svg(spec) == good
     assert calls.count == 2
     assert entry.read_bytes() == data  # repaired
@@ -117,9 +118,9 @@ def test_clear_cache_empties_it(spec, cache):
     render.svg(spec)
     render.vega(spec)
     assert len(_entries(cache)) == 2
-    assert render.clear_cache() == 2
+    assert render_cache.clear_cache() == 2
     assert _entries(cache) == []
-    assert render.clear_cache() == 0
+    assert render_cache.clear_cache() == 0
 
 
 def test_kinds_and_scales_are_separate_entries(spec, cache):
@@ -160,7 +161,7 @@ def test_runtime_is_vega_only_deterministic_and_cached(cache, monkeypatch):
     assert "window.vega=" in code.replace(" ", "")
     assert "vegaEmbed" not in code and "vegaLite" not in code
     assert not re.search(r"</script", code, re.IGNORECASE)
-    render._memo.clear()
+    render_cache.MEMO.clear()
     render._runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 1
 
@@ -170,16 +171,16 @@ def test_runtime_is_shared_across_render_caches_and_a_damaged_one_is_rebuilt(cac
     code = render.runtime_js()
     # Another project, or a cold render cache: the bundle is not built again.
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "other-project-cache"))
-    render._memo.clear()
+    render_cache.MEMO.clear()
     render._runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 1
     assert not list(cache.glob("*.entry")) if cache.exists() else True  # not in the render cache
     (entry,) = list((tmp_path / "runtime").glob("*.entry"))
     entry.write_bytes(entry.read_bytes()[:-100])  # truncated
-    render._memo.clear()
+    render_cache.MEMO.clear()
     render._runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 2
-    render._memo.clear()
+    render_cache.MEMO.clear()
     render._runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 2  # the rebuilt entry is sound
 
@@ -248,7 +249,7 @@ def _outside_references(page: _Page, text: str) -> list[str]:
 
 
 def test_standalone_html_is_self_contained_and_escaped(spec):
-    text = render.standalone_html(spec, title=TITLE)
+    text = embed.standalone_html(spec, title=TITLE)
     page = _parse(text)
     assert page.title == TITLE  # escaped in the source, the same text once parsed
     assert "<title>Rooflines &lt;b&gt;" in text
@@ -311,7 +312,7 @@ def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
     from playwright import sync_api as playwright
 
     page_file = tmp_path / "chart.html"
-    page_file.write_text(render.standalone_html(spec, title=TITLE), encoding="utf-8")
+    page_file.write_text(embed.standalone_html(spec, title=TITLE), encoding="utf-8")
     errors: list[str] = []
     outside: list[str] = []
     context = browser.new_context(viewport={"width": 900, "height": 900})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ainotes import render
+from ainotes.base import cache
 
 BASE_SPEC = {
     "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
@@ -37,11 +38,11 @@ def fresh(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
     render.shutdown()  # renders an earlier test left running would count in this one
-    render._memo.clear()
+    cache.MEMO.clear()
     render._runtime_text.clear()
     yield tmp_path
     render.shutdown()
-    render._memo.clear()
+    cache.MEMO.clear()
     render._runtime_text.clear()
 
 
@@ -54,7 +55,7 @@ def _outputs(chart_specs: list[dict]) -> list[bytes]:
 
 def _use_cache(monkeypatch, folder: Path) -> None:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(folder))
-    render._memo.clear()
+    cache.MEMO.clear()
 
 
 def test_parallel_renders_are_byte_identical_to_serial_ones(fresh, monkeypatch):
@@ -178,7 +179,7 @@ def test_worker_limit_reads_the_environment(monkeypatch):
 def test_vega_script_json_is_script_json_of_vega():
     spec = {**BASE_SPEC, "title": "</script><!-- & \u2028 \u2029 é 1e-7", "description": "<b>&amp;</b>"}
     assert render.vega_script_json(spec) == render.script_json(render.vega(spec))
-    render._memo.clear()  # and from the disk entry
+    cache.MEMO.clear()  # and from the disk entry
     assert render.vega_script_json(spec) == render.script_json(render.vega(spec))
 
 
@@ -194,13 +195,13 @@ def test_shared_memo_survives_a_cold_render_cache(fresh, monkeypatch):
         made.append(1)
         return {"structure": [1, 2, 3]}
 
-    assert render.memo_json("grammar-test", {"code": "abc"}, make, shared=True) == {"structure": [1, 2, 3]}
+    assert cache.memo_json("grammar-test", {"code": "abc"}, make, shared=True) == {"structure": [1, 2, 3]}
     assert list((fresh / "runtime").glob("*.entry")) and not list((fresh / "cache").glob("*.entry"))
     _use_cache(monkeypatch, fresh / "another-render-cache")  # cold render cache, same shared cache
-    assert render.memo_json("grammar-test", {"code": "abc"}, make, shared=True) == {"structure": [1, 2, 3]}
+    assert cache.memo_json("grammar-test", {"code": "abc"}, make, shared=True) == {"structure": [1, 2, 3]}
     assert len(made) == 1
-    render._memo.clear()
-    assert render.memo_json("grammar-test", {"code": "abd"}, make, shared=True) and len(made) == 2  # new code
+    cache.MEMO.clear()
+    assert cache.memo_json("grammar-test", {"code": "abd"}, make, shared=True) and len(made) == 2  # new code
 
 
 def test_forget_queued_drops_work_nobody_started(monkeypatch):

@@ -19,6 +19,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
 from ainotes import render
+from ainotes.base import cache
 from ainotes.build import drawings
 from sitebuild import make_fixture
 
@@ -43,11 +44,11 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
     render.shutdown()  # renders an earlier test left running would count in this one
-    render._memo.clear()
+    cache.MEMO.clear()
     render._runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)
     render.shutdown()
-    render._memo.clear()
+    cache.MEMO.clear()
 
 
 def rebuild(project: Path) -> Counter[str]:
@@ -176,7 +177,7 @@ def test_damaged_kept_drawings_are_drawn_again_with_the_same_bytes(project):
         data = bytearray(entry.read_bytes())
         data[-1] ^= 0xFF
         entry.write_bytes(bytes(data))
-    render._memo.clear()
+    cache.MEMO.clear()
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"drawn": 4}) and renders["svg"] == 6  # nothing damaged was served
     assert site_files(project) == before
@@ -191,7 +192,7 @@ def test_a_lost_files_entry_draws_the_chart_again_for_its_files(project):
     assert len(files_entries) == 4
     for path in files_entries:
         path.unlink()
-    render._memo.clear()
+    cache.MEMO.clear()
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"kept": 4, "redrawn": 4}) and renders == Counter()  # the renders are still cached
     assert site_files(project) == before

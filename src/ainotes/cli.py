@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ainotes.base import units
+from ainotes.base import cache, units
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
 from ainotes.core import checks
@@ -33,6 +33,7 @@ from ainotes.core.hardware import (
 )
 from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, TrainingJob, model_count
 from ainotes.core.jobs import PRECISIONS as JOB_PRECISIONS
+from ainotes.html import embed
 
 EXIT_USER_ERROR = 2
 
@@ -617,7 +618,7 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
         elif suffix == ".png":
             content = render.png(spec)
         else:
-            content = render.standalone_html(spec, title=args.title or "Roofline")
+            content = embed.standalone_html(spec, title=args.title or "Roofline")
     _write_atomic(output, content)
     print(f"wrote {output}")
     return 0
@@ -737,11 +738,10 @@ def _cmd_site_assets(args: argparse.Namespace) -> int:
 
 
 def _cmd_cache(args: argparse.Namespace) -> int:
-    from ainotes import render
 
-    folder = Path(render.cache_dir())
+    folder = Path(cache.cache_dir())
     if args.action == "clear":
-        removed = render.clear_cache()
+        removed = cache.clear_cache()
         detail = f": {removed} files removed" if isinstance(removed, int) else ""
         print(f"cleared the render cache at {folder}{detail}")
         return 0

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import json
 import logging
 import math
@@ -54,19 +53,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import orjson
 import vl_convert as vlc
 
-from ainotes.base import notices
-from ainotes.base.files import write_atomic
+from ainotes.base import cache, notices
+from ainotes.base.cache import cache_dir, shared_dir
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
-CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
-SHARED_DIR_ENV = "AINOTES_SHARED_CACHE_DIR"
 WORKERS_ENV = "AINOTES_RENDER_WORKERS"  # an upper bound on worker processes; 0 renders in-process only
-MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred kB each
 # A worker costs 0.7-1 s of CPU to start (interpreter, imports, V8's start, which the build
 # process then skips); one render 0.02-0.2 s. Fewer queued renders than POOL_MIN_JOBS are
 # cheaper in-process; a worker is added for every JOBS_PER_WORKER renders waiting (about
@@ -87,68 +81,13 @@ RUNTIME_SNIPPET = (
 )
 RUNTIME_FALLBACK_SNIPPET = "window.vega = vegaEmbed.vega;"
 
-_HEADER = re.compile(rb"ainotes-render (\d+) sha256=([0-9a-f]{64}) length=(\d+)\n")
-_ENTRY_SUFFIX = ".entry"
 
 
-class _Memo(OrderedDict[str, bytes]):
-    """Least recently used payloads, at most :data:`MEMO_BYTES` of them."""
-
-    size = 0
-
-    def put(self, key: str, payload: bytes) -> None:
-        old = self.pop(key, None)
-        self.size += len(payload) - (len(old) if old is not None else 0)
-        self[key] = payload
-        while self.size > MEMO_BYTES and len(self) > 1:
-            self.size -= len(self.popitem(last=False)[1])
-
-    def clear(self) -> None:
-        super().clear()
-        self.size = 0
-
-
-_memo = _Memo()
 # What vl-convert really did, in-process and in workers, per output kind: tests count renders with it.
 render_counts: Counter[str] = Counter()
 
 
 # -- cache ---------------------------------------------------------------------
-
-
-def cache_dir() -> Path:
-    """Where rendered results are kept: ``$AINOTES_CACHE_DIR``, else
-    ``${XDG_CACHE_HOME:-~/.cache}/ainotes/render``."""
-    configured = os.environ.get(CACHE_DIR_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "ainotes" / "render"
-
-
-def shared_dir() -> Path:
-    """Where entries that depend only on code and tool versions are kept (the runtime bundle,
-    chart grammars): ``$AINOTES_SHARED_CACHE_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/ainotes/shared``."""
-    configured = os.environ.get(SHARED_DIR_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "ainotes" / "shared"
-
-
-def clear_cache() -> int:
-    """Delete every cache entry on disk (and forget the in-process memo); returns how many files went."""
-    _memo.clear()
-    folder = cache_dir()
-    if not folder.is_dir():
-        return 0
-    removed = 0
-    for path in folder.iterdir():
-        # Only our own files: entries and temporary files left by an interrupted write.
-        if path.is_file() and (path.suffix == _ENTRY_SUFFIX or (path.name.startswith(".") and path.suffix == ".tmp")):
-            path.unlink(missing_ok=True)
-            removed += 1
-    return removed
 
 
 def _vega_lite_version(spec: dict[str, Any]) -> str:
@@ -169,66 +108,23 @@ def _engine_versions() -> dict[str, str]:
 
 
 def cache_key(kind: str, payload: Any, **options: Any) -> str:
-    """SHA-256 over everything that decides the output (canonical JSON, so key order in the spec does not matter)."""
-    material = {
-        "format": CACHE_FORMAT,
-        "kind": kind,
-        "input": payload,
-        "options": options,
-        **_engine_versions(),
-    }
-    return hashlib.sha256(orjson.dumps(material, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def _entry_path(key: str, folder: Path | None = None) -> Path:
-    return (folder or cache_dir()) / f"{key}{_ENTRY_SUFFIX}"
-
-
-def _read_entry(path: Path) -> bytes | None:
-    """The payload of a sound entry; ``None`` if missing. A damaged entry is deleted."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        log.debug("render cache: cannot read %s: %s", path, exc)
-        return None
-    header = _HEADER.match(data)
-    if header is not None and int(header.group(1)) == CACHE_FORMAT:
-        payload = data[header.end():]
-        if len(payload) == int(header.group(3)) and hashlib.sha256(payload).hexdigest() == header.group(2).decode():
-            return payload
-    log.debug("render cache: damaged entry %s deleted", path)
-    path.unlink(missing_ok=True)
-    return None
-
-
-def _write_entry(path: Path, payload: bytes) -> bool:
-    """Write an entry atomically (:func:`ainotes.base.files.write_atomic`), its checksum header first.
-    ``False`` when the disk refused it."""
-    header = f"ainotes-render {CACHE_FORMAT} sha256={hashlib.sha256(payload).hexdigest()} length={len(payload)}\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, header.encode("ascii") + payload)
-    except OSError as exc:  # a read-only or full disk costs speed, not correctness
-        log.debug("render cache: cannot write %s: %s", path, exc)
-        return False
-    return True
+    """A render's key: :func:`ainotes.base.cache.cache_key` with the vl-convert and Vega versions."""
+    return cache.cache_key(kind, payload, versions=_engine_versions(), **options)
 
 
 def _cached(key: str, make: Callable[[], bytes], folder: Path | None = None) -> bytes:
-    payload = _memo.get(key)
+    payload = cache.MEMO.get(key)
     if payload is not None:
-        _memo.move_to_end(key)
+        cache.MEMO.move_to_end(key)
         return payload
-    path = _entry_path(key, folder)
-    payload = _read_entry(path)
+    path = cache.entry_path(key, folder)
+    payload = cache.read_entry(path)
     if payload is None:
         payload = _scheduler.take(key)  # queued, or being rendered by a worker?
         if payload is None:
             payload = make()
-            _write_entry(path, payload)
-    _memo.put(key, payload)
+            cache.write_entry(path, payload)
+    cache.MEMO.put(key, payload)
     return payload
 
 
@@ -389,23 +285,6 @@ def _assemble_runtime(bundle: str) -> str:
     return f'(function () {{"use strict";\n{bundle}\n}})();\n'
 
 
-def memo_json(kind: str, payload: Any, make: Callable[[], Any], *, shared: bool = False) -> Any:
-    """A JSON value that ``make()`` computes, cached like a render under ``kind`` and ``payload``.
-
-    ``payload`` must hold everything the value depends on, code included: callers put a
-    fingerprint of their source in it. ``shared``: the value depends on code and tool
-    versions only (a chart grammar), so it goes to :func:`shared_dir`, where a cold render
-    cache does not lose it. A fresh copy each call."""
-    key = cache_key(kind, payload)
-    text = _cached(
-        key,
-        lambda: json.dumps(make(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                           allow_nan=False).encode("utf-8"),
-        shared_dir() if shared else None,
-    )
-    return json.loads(text)
-
-
 def runtime_js() -> str:
     """The Vega-only JavaScript runtime for a classic ``<script>``: sets ``window.vega`` and
     nothing else global. Deterministic for one vl-convert version; the bundle is built once
@@ -436,16 +315,6 @@ def inline_runtime_if_made() -> str | None:
     """:func:`inline_runtime` if this process has assembled the runtime, else ``None`` (nothing
     it wrote can then contain it, and assembling it would cost a second)."""
     return inline_runtime() if _runtime_text else None
-
-
-def read_kept(key: str) -> bytes | None:
-    """A sound render-cache entry under ``key`` that a caller wrote with :func:`keep`, or ``None``."""
-    return _read_entry(_entry_path(key))
-
-
-def keep(key: str, payload: bytes) -> None:
-    """Write ``payload`` to the render cache under ``key`` (checksummed, atomic)."""
-    _write_entry(_entry_path(key), payload)
 
 
 # -- many renders at once --------------------------------------------------------------------------
@@ -608,8 +477,8 @@ class _Scheduler:
         folder = shared_dir() if request.kind == "runtime" else cache_dir()
         for one in request.parts if request.kind == "group" else (request,):
             part, part_keys = self._part_for(one)
-            if not all(key in _memo or key in self._jobs or key in self._kept or _entry_path(key, folder).exists()
-                       for key in part_keys):
+            if not all(key in cache.MEMO or key in self._jobs or key in self._kept
+                       or cache.entry_path(key, folder).exists() for key in part_keys):
                 parts.append(part)
                 keys.extend(part_keys)
         return _Job(tuple(parts), tuple(keys), folder) if parts else None
@@ -716,7 +585,7 @@ class _Scheduler:
                 render_counts[part.kind] += 1
                 render_counts["png"] += len(part.scales)
         for key, payload in zip(job.keys, payloads, strict=True):
-            if not _write_entry(_entry_path(key, job.folder), payload):
+            if not cache.write_entry(cache.entry_path(key, job.folder), payload):
                 with self._lock:
                     self._kept[key] = payload
 
@@ -777,7 +646,7 @@ class _Scheduler:
         with self._lock:
             if key in self._kept:
                 return self._kept.pop(key)
-        return _read_entry(_entry_path(key, job.folder))
+        return cache.read_entry(cache.entry_path(key, job.folder))
 
     def drain(self, progress: Progress | None) -> int:
         """Finish every queued job; returns how many worker processes the batch had."""
@@ -913,11 +782,3 @@ def static_svg_for_page(svg_text: str) -> str:
     if "viewBox=" not in text[: text.find(">")]:
         text = text.replace("<svg", f'<svg viewBox="0 0 {width:g} {height:g}"', 1)
     return text
-
-
-def standalone_html(spec: dict[str, Any], *, title: str) -> str:
-    """One self-contained page of ``spec``'s chart: :func:`ainotes.html.embed.standalone_html`,
-    light only (the site's pages give it their dark spec too)."""
-    from ainotes.html import embed  # the page around a chart is the charts' HTML, above rendering
-
-    return embed.standalone_html(spec, title=title)

@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ainotes.base import cache
+
 DRAWING_FORMAT = 1
 # How many charts were drawn and how many copied from a kept drawing: tests count with it.
 counts: Counter[str] = Counter()
@@ -88,7 +90,7 @@ def load_figure(key: str) -> str | None:
     build holds one chart's files in memory at a time, not every chart's."""
     from ainotes import render
 
-    payload = render.read_kept(key)
+    payload = cache.read_kept(key)
     try:
         return payload.decode("utf-8") if payload is not None else None
     except UnicodeDecodeError:  # not a figure (the key is a digest, so only if someone wrote it there)
@@ -99,7 +101,7 @@ def load_files(key: str) -> dict[str, bytes] | None:
     """The embed files kept under ``key`` by kind, as written to disk (text in UTF-8), or ``None``."""
     from ainotes import render
 
-    payload = render.read_kept(_files_key(key))
+    payload = cache.read_kept(_files_key(key))
     if payload is None:
         return None
     try:
@@ -123,7 +125,7 @@ def store_figure(key: str, html: str) -> None:
     stopped between) is drawn again for its files, never served without them."""
     from ainotes import render
 
-    render.keep(key, html.encode("utf-8"))
+    cache.keep(key, html.encode("utf-8"))
 
 
 def store_files(key: str, files: Mapping[str, str | bytes]) -> None:
@@ -143,4 +145,4 @@ def store_files(key: str, files: Mapping[str, str | bytes]) -> None:
         heads.append([kind, has_runtime, len(blob)])
         blobs.append(blob)
     head = json.dumps(heads, separators=(",", ":")).encode("utf-8")
-    render.keep(_files_key(key), b"".join([head, b"\n", *blobs]))
+    cache.keep(_files_key(key), b"".join([head, b"\n", *blobs]))

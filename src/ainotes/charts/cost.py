@@ -35,7 +35,7 @@ from collections.abc import Hashable
 from typing import Any, Literal
 
 from ainotes import render
-from ainotes.base import units
+from ainotes.base import cache, units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.charts.grammar import Grammar, code_fingerprint
@@ -184,7 +184,7 @@ def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dic
 @functools.cache
 def _cached_crossover_rows(low: float, high: float) -> list[dict[str, Any]]:
     payload = {"low": low, "high": high, "code": code_fingerprint(__file__, cc.__file__, collectives.__file__)}
-    return render.memo_json("cost-marks", payload, lambda: _search_crossovers(low, high))
+    return cache.memo_json("cost-marks", payload, lambda: _search_crossovers(low, high))
 
 
 _REFERENCE = {"bandwidth_bytes_per_s": _REFERENCE_BANDWIDTH_BYTES_PER_S, "latency_s": _REFERENCE_LATENCY_S}

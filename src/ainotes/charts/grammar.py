@@ -9,7 +9,7 @@ for a scale's domain, a legend's ``labelExpr`` reading a lookup param, and so on
 values, title and theme config put in by name: no search and replace over the text.
 
 The structure is cached twice: in-process, and in the render cache on disk
-(:func:`ainotes.render.memo_json`), keyed by the chart kind, the builder's variant and
+(:func:`ainotes.base.cache.memo_json`), keyed by the chart kind, the builder's variant and
 a fingerprint of the code that builds it (:func:`code_fingerprint`), so that editing
 the chart module or upgrading altair rebuilds it and nothing else does.
 """
@@ -24,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+from ainotes.base import cache
 from ainotes.base.errors import InputError
 
 Theme = Literal["light", "dark"]
@@ -138,12 +139,12 @@ class Grammar:
         if not cached:
             return self._build(variant)
         if variant not in self._memo:
-            from ainotes import render  # vl-convert: loaded only when a structure is first needed
 
             payload = {"variant": repr(variant), "code": code_fingerprint(*self._sources, __file__)}
             # shared: a structure depends on code and altair only, so a cold render cache keeps it
-            self._memo[variant] = render.memo_json(
-                f"grammar-{self.kind}", payload, lambda: self._build(variant), shared=True
+            self._memo[variant] = cache.memo_json(
+                f"grammar-{self.kind}", payload, lambda: self._build(variant), shared=True,
+                versions={"altair": _altair_version()},
             )
         return copy.deepcopy(self._memo[variant])
 
@@ -192,3 +193,10 @@ def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, A
         else:
             merged[key] = value
     return merged
+
+
+@functools.cache
+def _altair_version() -> str:
+    from importlib.metadata import version
+
+    return version("altair")
