@@ -18,8 +18,9 @@ from mkdocs.exceptions import PluginError
 
 from ainotes.base import publish
 from ainotes.base.errors import InputError
-from ainotes.build import feed, notes_meta
 from ainotes.build.site import NotesSite
+from ainotes.notes import feed
+from ainotes.notes import meta as notes_meta
 
 log = logging.getLogger("mkdocs.plugins.ainotes")
 
@@ -54,7 +55,7 @@ def on_config(config, **kwargs):
         docs_dir=Path(config.docs_dir), site_url=config.site_url or None, site_name=config.site_name,
         site_description=config.site_description or "", use_directory_urls=config.use_directory_urls,
         tags=dict(settings.get("tags") or {}), bibliography=str(settings.get("bibliography", "references.bib")),
-    ), warn=publish.print_warning)  # dates, tags, references, the feed (ainotes.build.notes_meta)
+    ), warn=publish.print_warning)  # dates, tags, references, the feed (ainotes.notes.meta)
     log.debug("ainotes: %d presets from %s", len(_site.presets), presets_dir)
     return config
 

@@ -135,7 +135,7 @@ def test_zensical_site_gets_assets_embeds_and_manifest(zensical_site):
 
 
 def test_zensical_pages_show_dates_tags_and_references(zensical_site):
-    from ainotes.build.notes_meta import split_front_matter
+    from ainotes.notes.meta import split_front_matter
 
     for source in sorted((REPO / "docs").glob("*.md")):
         front = split_front_matter(source.read_text(encoding="utf-8"), source.name).data

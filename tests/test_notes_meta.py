@@ -14,10 +14,12 @@ import feedparser
 import pytest
 
 from ainotes.base.errors import InputError
-from ainotes.build import backlinks, citations, feed, notes_meta
+from ainotes.build import backlinks
 from ainotes.core.jobs import TrainingJob
 from ainotes.fences.directives import RooflineRequest
 from ainotes.markdown.extension import locate_fences_and_forms
+from ainotes.notes import citations, feed
+from ainotes.notes import meta as notes_meta
 
 TAGS = {"training": "Training runs", "hardware": "Chips", "communication": "Collectives"}
 

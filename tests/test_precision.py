@@ -26,13 +26,7 @@ from ainotes.core.hardware import (
     preset_schema,
 )
 from ainotes.core.kernels import DTYPE_BYTES, KERNEL_SHAPES, gemm, parse_kernel_spec
-from ainotes.core.roofline import (
-    bound_at,
-    ceiling,
-    ceiling_at,
-    kernel_ceiling,
-    kernel_roof,
-)
+from ainotes.core.roofline import bound_at, ceiling, ceiling_at, kernel_ceiling, kernel_roof
 from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # FACTS.md's figures, in copies of the four NVIDIA files

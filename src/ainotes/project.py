@@ -13,15 +13,17 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ainotes.base.errors import InputError
-from ainotes.build import feed, notes_meta
 from ainotes.build.site import NotesSite
 from ainotes.markdown.extension import convert_page
+from ainotes.notes import feed
+from ainotes.notes import meta as notes_meta
+from ainotes.notes.meta import page_url
 
 _FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:-{3}|\.{3})[ \t]*\n", re.S)
 
@@ -101,21 +103,10 @@ def read_project(config_path: str | Path) -> Project:
     )
 
 
-def page_url(src: str, use_directory_urls: bool = True) -> str:
-    """A page's URL as MkDocs and Zensical give it: ``a/b.md`` → ``a/b/`` (or ``a/b.html``)."""
-    stem = PurePosixPath(src).with_suffix("")
-    if not use_directory_urls:
-        return f"{stem.as_posix()}.html"
-    if stem.name in ("index", "README"):
-        parent = stem.parent.as_posix()
-        return "" if parent == "." else f"{parent}/"
-    return f"{stem.as_posix()}/"
-
-
 def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
                       progress: Callable[[int, int], None] | None = None) -> NotesSite:
     """Convert every page of the project and write assets, embed files, manifest and the notes'
-    feeds (:mod:`ainotes.build.feed`) into ``site_dir``.
+    feeds (:mod:`ainotes.notes.feed`) into ``site_dir``.
 
     ``progress(done, total)`` hears how far the chart renders are, every few seconds of a long run."""
     project = read_project(config_path)

@@ -1,6 +1,6 @@
 """The notes' own lists: what is new, the tags index, and the line of dates and tags under a title.
 
-Two fences, drawn from the build's notes catalogue (:mod:`ainotes.build.notes_meta`), so every
+Two fences, drawn from the build's notes catalogue (:mod:`ainotes.notes.meta`), so every
 builder shows the same lists:
 
 * ``whats-new``: each note's creation and each of its changes, newest first, by date;
@@ -16,8 +16,8 @@ from html import escape
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.build.notes_meta import Catalogue, Event, Note, known_catalogue, slug
 from ainotes.fences.directives import Fence, _load_body, _Reader
+from ainotes.notes.meta import Catalogue, Event, Note, known_catalogue, slug
 
 MAX_LIMIT = 500
 

@@ -124,7 +124,7 @@ class NotesExtension(Extension):
             "presets_dir": ["presets", "folder of GPU presets when no site is given (relative: to the working folder)"],
             "page": ["page.md", "page name for messages when no generator names the page"],
             "url": ["", "page URL for links when no generator names the page"],
-            "tags": [{}, "the tags notes may carry in front matter: tag → one line on it (ainotes.build.notes_meta)"],
+            "tags": [{}, "the tags notes may carry in front matter: tag → one line on it (ainotes.notes.meta)"],
             "bibliography": ["references.bib", "BibTeX file for [@key] citations, relative to docs_dir"],
         }
         super().__init__(**kwargs)
@@ -684,7 +684,7 @@ def locate_fences(text: str, *, extensions: Sequence[Any] = DEFAULT_EXTENSIONS) 
 
 
 def _strip_front_matter(text: str) -> str:
-    from ainotes.build.notes_meta import FRONT_MATTER
+    from ainotes.notes.meta import FRONT_MATTER
 
     return FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
 

@@ -4,7 +4,7 @@ Registered by :class:`ainotes.markdown.extension.NotesExtension` (one call, :fun
 runs wherever the extension runs: MkDocs, ProperDocs, Zensical, ``ainotes site-assets``.
 
 * A preprocessor, after the extension names the page and before superfences draws its
-  fences, finds the build's notes catalogue (:mod:`ainotes.build.notes_meta`) and the page's note
+  fences, finds the build's notes catalogue (:mod:`ainotes.notes.meta`) and the page's note
   in it; a front-matter mistake (an unknown tag, a bad date) stops the build there, at
   ``page:line``. The settings come from the driver (``hooks/notes.py``, ``ainotes
   site-assets``) or, under Zensical, from its rendering context; without either (plain
@@ -33,8 +33,10 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 from ainotes.base.errors import InputError
-from ainotes.build import backlinks, citations, notes_meta
+from ainotes.build import backlinks
 from ainotes.fences import notes_pages
+from ainotes.notes import citations
+from ainotes.notes import meta as notes_meta
 
 _BEGIN_PRIORITY = 25.5  # after ainotes_begin (26) names the page, before superfences (25) draws fences
 _CITE_PRIORITY = 175  # below code spans (190) and backslash escapes (180), above links (160)

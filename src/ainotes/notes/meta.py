@@ -153,9 +153,14 @@ def slug(text: str) -> str:
 
 
 def page_url(src: str, use_directory_urls: bool = True) -> str:
-    from ainotes.project import page_url as url_of
-
-    return url_of(src, use_directory_urls)
+    """A page's URL as MkDocs and Zensical give it: ``a/b.md`` → ``a/b/`` (or ``a/b.html``)."""
+    stem = PurePosixPath(src).with_suffix("")
+    if not use_directory_urls:
+        return f"{stem.as_posix()}.html"
+    if stem.name in ("index", "README"):
+        parent = stem.parent.as_posix()
+        return "" if parent == "." else f"{parent}/"
+    return f"{stem.as_posix()}/"
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ainotes.base.files import write_atomic
-from ainotes.build.notes_meta import Catalogue, Note
+from ainotes.notes.meta import Catalogue, Note
 
 FEED_FILES = {"rss": "feed.xml", "atom": "atom.xml", "json": "feed.json"}
 MAX_ITEMS = 50
