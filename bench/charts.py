@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ainotes.base import cache
-from ainotes.build.site import embed_json_bytes
+from ainotes.html.page import embed_json_bytes
 from bench.weight import Weight
 
 REPO = Path(__file__).resolve().parents[1]

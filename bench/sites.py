@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
+from ainotes.fences import body as fence_body
 from ainotes.fences import directives
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ def strip_chart_fences(markdown: str) -> tuple[str, int]:
     drop: set[int] = set()
     removed = 0
     for part in directives.split_fences(markdown):
-        if isinstance(part, directives.Fence) and part.kind in CHART_FENCES:
+        if isinstance(part, fence_body.Fence) and part.kind in CHART_FENCES:
             drop.update(range(part.start_line - 1, part.end_line))  # 1-based, closing line included
             removed += 1
     return "".join(line for index, line in enumerate(lines) if index not in drop), removed
@@ -62,7 +63,7 @@ def count_chart_fences(docs: Path) -> dict[str, dict[str, int]]:
     for page in sorted(docs.rglob("*.md")):
         kinds: dict[str, int] = {}
         for part in directives.split_fences(page.read_text(encoding="utf-8")):
-            if isinstance(part, directives.Fence):
+            if isinstance(part, fence_body.Fence):
                 kinds[part.kind] = kinds.get(part.kind, 0) + 1
         counts[page.relative_to(docs).as_posix()] = kinds
     return counts
@@ -185,7 +186,7 @@ def charts_showing(docs: Path, preset_id: str) -> int:
     count = 0
     for page in sorted(docs.rglob("*.md")):
         for part in directives.split_fences(page.read_text(encoding="utf-8")):
-            if isinstance(part, directives.Fence) and part.kind == "roofline":
+            if isinstance(part, fence_body.Fence) and part.kind == "roofline":
                 listed = re.search(r"^presets:\s*\[([^\]]*)\]", part.body, re.M)
                 if listed is None or preset_id in [p.strip() for p in listed.group(1).split(",")]:
                     count += 1

@@ -31,7 +31,7 @@ from ainotes.core.hardware import load_presets
 from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import load_models
 from ainotes.fences import memory_notes
-from ainotes.fences.directives import Fence
+from ainotes.fences.body import Fence
 from ainotes.inline.formcontext import FormContext
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"

@@ -44,6 +44,8 @@ from ainotes.core.hardware import Preset, load_presets
 from ainotes.core.links import Link, default_links_dir, load_links
 from ainotes.fences.model_notes import ModelsTableRequest, draw_models_table, parse_models_table
 from ainotes.core.models import ModelPreset, default_models_dir, load_models
+from ainotes.fences import body as fence_body
+from ainotes.html.page import Chart, Drawn, Page, embed_json_bytes, figure_section, prefetch_renders, relative_prefix, themed_chart_files
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
@@ -55,61 +57,10 @@ _VEGA_KINDS = ("roofline", "collective-cost", "training-memory", "inference")  #
 _T = TypeVar("_T")
 
 
-@dataclass
-class Chart:
-    """One chart on one page, and the embed files it gets."""
-
-    chart_id: str
-    kind: str
-    title: str
-    page_url: str
-    page_src: str
-    files: dict[str, Callable[[], str | bytes]] = field(default_factory=dict)
-    about: dict[str, object] = field(default_factory=dict)  # extra manifest fields, e.g. presets shown
-    # Kept drawings (ainotes.build.drawings): the key this chart's drawing is kept under once its figure is
-    # drawn (write_outputs then keeps its files), or the key its figure came from (its files come from
-    # there too), and what draws the chart should the kept files be lost.
-    kept_key: str | None = None
-    kept_from: str | None = None
-    redraw: Callable[[], object] | None = None
-
-    def file_name(self, kind: str) -> str:
-        """``svg`` → ``ID.svg``; ``svg-dark`` → ``ID-dark.svg``, ``svg-narrow`` → ``ID-narrow.svg``."""
-        variant = kind.removeprefix("svg-") if kind.startswith("svg-") else None
-        return f"{self.chart_id}-{variant}.svg" if variant else f"{self.chart_id}.{kind}"
 
 
-@dataclass
-class Page:
-    """The page being converted: its source path (for messages), URL (for links) and what it holds.
-
-    ``line_offset`` counts the lines a generator removed before Markdown saw the text
-    (front matter), so messages give the line in the file.
-    """
-
-    src: str
-    url: str
-    line_offset: int = 0
-    links_from: str = ""  # what the page's relative links are relative to (default: its URL)
-    scripts: list[str] = field(default_factory=list)  # runtime files this page's charts need
-    claimed_ids: set[str] = field(default_factory=set)  # chart ids given out on this page
-
-    def where(self, line: int | None) -> str:
-        return self.src if line is None else f"{self.src}:{line + self.line_offset}"
-
-    def need_script(self, *names: str) -> None:
-        for name in names:
-            if name not in self.scripts:
-                self.scripts.append(name)
 
 
-@dataclass
-class Drawn:
-    """What a fence became: its HTML, and the chart to register if the fence stays in the page."""
-
-    html: str
-    chart: Chart | None = None
-    scripts: tuple[str, ...] = ()  # runtime files the page then needs, under assets/ainotes/
 
 
 @dataclass(frozen=True)
@@ -117,7 +68,7 @@ class FenceKind:
     """One row of the fence table: name → parser → drawer, and whether it is a chart."""
 
     name: str
-    parse: Callable[[directives.Fence, str, Mapping[str, Preset]], Any]
+    parse: Callable[[fence_body.Fence, str, Mapping[str, Preset]], Any]
     draw: Callable[[NotesSite, Any, Page], Drawn]
     chart: bool
 
@@ -168,7 +119,7 @@ class NotesSite:
         Every :class:`InputError` leaves here naming the page and a line.
         """
         fence_kind = FENCE_KINDS[kind]
-        fence = directives.Fence(kind, body, line + page.line_offset)
+        fence = fence_body.Fence(kind, body, line + page.line_offset)
         try:
             request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
@@ -267,7 +218,7 @@ class NotesSite:
                 drawings.store_figure(key, figure)
                 chart.kept_key = key
                 return figure
-        return Drawn(_figure_section(self.figure_html(make)), chart, scripts=scripts)
+        return Drawn(figure_section(self.figure_html(make)), chart, scripts=scripts)
 
     def new_chart(self, page: Page, kind: str, stem: str, chart_id: str | None, title: str) -> Chart:
         """A chart with ``chart_id`` or a page-derived default id not taken yet."""
@@ -346,44 +297,10 @@ class NotesSite:
 # Drawers: request → HTML (+ chart). Charts sit in a section the search index skips.
 
 
-def _figure_section(html_text: str) -> str:
-    return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
 
 
-def _prefetch_renders(
-    site: NotesSite, light: dict, dark: dict, *, dark_svg: bool, narrow: dict | None = None, dark_vega: bool = True
-) -> None:
-    """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
-    parallel with other charts) while the build goes on, and each use waits for its own.
-    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens. The chart's
-    renders are one job, so one worker compiles each theme's spec once for all of them."""
-    from ainotes import render
-
-    chart = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.vega_request(render.responsive(light))]
-    if narrow is not None:
-        chart.append(render.svg_request(narrow))
-    if dark_vega:  # a chart whose dark live view is compiled, not recoloured
-        chart.append(render.vega_request(render.responsive(dark)))
-    if dark_svg:  # a chart whose dark still is rendered, not recoloured
-        chart.append(render.svg_request(dark))
-    render.prefetch([render.group_request(chart), render.RUNTIME_REQUEST], progress=site.render_progress)
 
 
-def _themed_chart_files(chart: Chart, light: dict, dark: dict, *, title: str,
-                        caption_html: str) -> dict[str, Callable[[], str | bytes]]:
-    """The embed files of a Vega chart whose dark still is rendered from its own dark spec (the cost,
-    memory and inference charts): both stills, the PNG, the Vega-Lite JSON and the standalone page."""
-    from ainotes import render
-    from ainotes.html import embed
-
-    return {
-        "svg": lambda: render.svg(light),
-        "svg-dark": lambda: render.svg(dark),
-        "png": lambda: render.png(light),
-        "json": lambda: embed_json_bytes(light),
-        "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption_html,
-                                              chart_id=chart.chart_id),
-    }
 
 
 def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
@@ -412,7 +329,7 @@ def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: P
         )
         dark = roofline_chart.retheme(light, "dark")
         narrow = roofline_chart.narrow_static(light)
-        _prefetch_renders(site, light, dark, dark_svg=False, dark_vega=False, narrow=narrow)
+        prefetch_renders(site.render_progress, light, dark, dark_svg=False, dark_vega=False, narrow=narrow)
 
         @functools.cache
         def svg_dark() -> str:
@@ -489,9 +406,9 @@ def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostReq
 
         light, dark = spec("light"), spec("dark")
         narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
-        _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
+        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
         caption = cost_chart.caption_html(request.op, request.ranks, link, links)
-        chart.files = _themed_chart_files(chart, light, dark, title=title, caption_html=caption)
+        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
@@ -516,7 +433,7 @@ def _draw_training_memory(site: NotesSite, request: memory_notes.TrainingMemoryR
                        for theme in ("light", "dark"))
         memory_chart.prefetch(light, dark, progress=site.render_progress)
         caption = memory_chart.caption_html(config, presets)
-        chart.files = _themed_chart_files(chart, light, dark, title=title, caption_html=caption)
+        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
         return lambda: memory_chart.figure_html(chart.chart_id, light, dark, caption_html=caption,
@@ -556,8 +473,8 @@ def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequ
         light, dark = spec("light"), spec("dark")
         caption = inference_notes.chart_caption(request, models[0], presets[0], links)
         narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
-        _prefetch_renders(site, light, dark, dark_svg=True, narrow=narrow[0])
-        chart.files = _themed_chart_files(chart, light, dark, title=title, caption_html=caption)
+        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
+        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
@@ -629,15 +546,5 @@ def _same(value: _T) -> _T:
     return value
 
 
-def relative_prefix(page_url: str) -> str:
-    """The way back to the site root from a page URL: ``"roofline/"`` → ``"../"``."""
-    depth = page_url.strip("/").count("/") + 1 if page_url.strip("/") else 0
-    if page_url and not page_url.endswith("/"):
-        depth -= 1  # "page.html" sits in its folder
-    return "../" * depth
 
 
-def embed_json_bytes(data: object) -> bytes:
-    """An embed file's JSON: keys sorted, indented two spaces, UTF-8 (orjson: the standard
-    library's indenting encoder is pure Python, a few milliseconds a spec)."""
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"

@@ -33,7 +33,7 @@ from ainotes.core.collectives import OPS
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.utilization import time_to_train
-from ainotes.fences.directives import Fence
+from ainotes.fences.body import Fence
 
 LinksLoader = Callable[[], Mapping[str, Link]]
 
@@ -55,10 +55,10 @@ def parse_collective_cost(
     """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
     link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn."""
     from ainotes.charts.cost import RANK_CHOICES
-    from ainotes.fences.directives import _load_body, _Reader
+    from ainotes.fences.body import BodyReader, load_body
 
-    data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
     op = data.get("op")
     if not isinstance(op, str) or op not in OPS:
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
@@ -74,10 +74,10 @@ def parse_collective_cost(
 
 def parse_links_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> None:
     """``links-table`` fence: no body (every link in ``presets/links`` is listed)."""
-    from ainotes.fences.directives import _load_body, _Reader
+    from ainotes.fences.body import BodyReader, load_body
 
-    data, lines = _load_body(fence, where)
-    _Reader(fence, where, data, (), lines)
+    data, lines = load_body(fence, where)
+    BodyReader(fence, where, data, (), lines)
 
 
 def link_for(links: Mapping[str, Link], link_id: str) -> Link:

@@ -41,8 +41,8 @@ from ainotes.core.checks import FieldError
 from ainotes.core.hardware import Preset
 from ainotes.core.kernels import Kernel
 from ainotes.core.models import ModelPreset
+from ainotes.fences.body import Fence
 from ainotes.fences.cost_notes import seconds_text
-from ainotes.fences.directives import Fence
 from ainotes.inline.formcontext import FormContext
 
 # --- shared -------------------------------------------------------------------------------------
@@ -282,7 +282,7 @@ class LayerRequest:
 
 
 def parse_layer(reader: Any, data: Mapping[str, Any]) -> LayerRequest | None:
-    """The layer keys of a roofline fence body, checked (``reader``: :class:`ainotes.fences.directives._Reader`);
+    """The layer keys of a roofline fence body, checked (``reader``: :class:`ainotes.fences.directives.BodyReader`);
     ``None`` when the body names no model. The other keys need ``model``."""
     if "model" not in data:
         for key in LAYER_KEYS:
@@ -376,10 +376,10 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     preset with a rate at ``compute_dtype``), context and contexts (the context select), precision and
     precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
     (default each GPU's NVLink), metric (``time`` or ``tokens-per-second``), title, id."""
-    from ainotes.fences.directives import _load_body, _Reader
+    from ainotes.fences.body import BodyReader, load_body
 
-    data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, _CHART_KEYS, lines)
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, _CHART_KEYS, lines)
     compute = reader.checked(checks.one_of, "compute_dtype", data.get("compute_dtype", inference.DEFAULT_DTYPE),
                              choices=inference.COMPUTE_DTYPES)
     preset_ids = _presets_with_rate(reader, data, presets, compute)
@@ -545,10 +545,10 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     rate at ``compute_dtype``), context (default 4096), weights_dtype, kv_dtype, compute_dtype (default bf16),
     tp (a number, or ``auto``, the default: the fewest chips, a power of two up to 64, that hold the weights
     and one sequence), link."""
-    from ainotes.fences.directives import _load_body, _Reader
+    from ainotes.fences.body import BodyReader, load_body
 
-    data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("models", "presets", "context", "weights_dtype", "kv_dtype",
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, ("models", "presets", "context", "weights_dtype", "kv_dtype",
                                           "compute_dtype", "tp", "link"), lines)
     dtypes = {}
     for key, choices in (("weights_dtype", inference.STORAGE_DTYPES), ("kv_dtype", inference.STORAGE_DTYPES),

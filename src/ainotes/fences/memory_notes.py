@@ -41,7 +41,7 @@ from ainotes.core.checks import FieldError
 from ainotes.core.hardware import Preset
 from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import ModelPreset
-from ainotes.fences.directives import Fence
+from ainotes.fences.body import Fence
 from ainotes.inline.formcontext import FormContext
 
 BYTE_UNITS: Mapping[str, float] = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
@@ -283,10 +283,10 @@ class TrainingMemoryRequest:
 
 
 def _reader(fence: Fence, where: str, allowed: tuple[str, ...]) -> tuple[Any, dict[str, Any], dict[str, int]]:
-    from ainotes.fences.directives import _load_body, _Reader
+    from ainotes.fences.body import BodyReader, load_body
 
-    data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, allowed, lines)
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, allowed, lines)
     key_lines = {str(k): fence.start_line + 1 + v for k, v in reader.lines.items() if k is not None}
     key_lines[""] = fence.start_line
     return reader, data, key_lines

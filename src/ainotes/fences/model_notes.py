@@ -41,12 +41,13 @@ from ainotes.core.hardware import Preset, item_by_id
 from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, ModelsLoader, TrainingJob, model_count
 from ainotes.core.models import ModelPreset
 from ainotes.fences import cost_notes
-from ainotes.fences.directives import Fence, _load_body, _Reader
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.html.tables import _table, safe_link
 from ainotes.inline.formcontext import Form, FormContext
 
 if TYPE_CHECKING:
-    from ainotes.build.site import Drawn, NotesSite, Page
+    from ainotes.build.site import NotesSite
+    from ainotes.html.page import Drawn, Page
 
 MAX_MODELS_PER_TABLE = 32
 
@@ -121,8 +122,8 @@ class ModelsTableRequest:
 def parse_models_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> ModelsTableRequest:
     """``models-table`` fence: optional ``models``, a list of model ids (or ``all``; default all).
     The ids are checked when the table is drawn, against ``<presets>/models``."""
-    data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("models",), lines)
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, ("models",), lines)
     key_line = reader.lines.get("models")
     line = fence.start_line if key_line is None else fence.start_line + 1 + key_line
     value = data.get("models")
@@ -139,7 +140,7 @@ def parse_models_table(fence: Fence, where: str, presets: Mapping[str, Preset] |
 
 def draw_models_table(site: NotesSite, request: ModelsTableRequest, page: Page) -> Drawn:
     """The models, as :func:`models_table_html` draws them; an unknown id names the page:line."""
-    from ainotes.build.site import Drawn
+    from ainotes.html.page import Drawn
 
     known = site.models()
     if request.model_ids is None:

@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.fences.directives import Fence, _load_body, _Reader
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.notes.meta import Catalogue, Event, Note, known_catalogue, slug
 
 MAX_LIMIT = 500
@@ -30,16 +30,16 @@ class WhatsNewRequest:
 
 def parse_whats_new(fence: Fence, where: str, presets: Any = None) -> WhatsNewRequest:
     """``whats-new`` fence: optional ``limit`` (events shown, 1 to 500; default all) and ``title``."""
-    data, lines = _load_body(fence, where)
-    reader = _Reader(fence, where, data, ("limit", "title"), lines)
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, ("limit", "title"), lines)
     limit = reader.integer("limit", MAX_LIMIT, 1, MAX_LIMIT) if "limit" in data else None
     return WhatsNewRequest(limit, reader.text("title"))
 
 
 def parse_tags_index(fence: Fence, where: str, presets: Any = None) -> None:
     """``tags-index`` fence: no body."""
-    data, lines = _load_body(fence, where)
-    _Reader(fence, where, data, (), lines)
+    data, lines = load_body(fence, where)
+    BodyReader(fence, where, data, (), lines)
 
 
 def _catalogue(site: Any, kind: str) -> Catalogue:
@@ -137,12 +137,12 @@ def tags_index_html(catalogue: Catalogue, prefix: str) -> str:
 
 
 def draw_whats_new(site: Any, request: WhatsNewRequest, page: Any) -> Any:
-    from ainotes.build.site import Drawn, relative_prefix
+    from ainotes.html.page import Drawn, relative_prefix
 
     return Drawn(whats_new_html(_catalogue(site, "whats-new"), request, relative_prefix(page.links_from)))
 
 
 def draw_tags_index(site: Any, request: None, page: Any) -> Any:
-    from ainotes.build.site import Drawn, relative_prefix
+    from ainotes.html.page import Drawn, relative_prefix
 
     return Drawn(tags_index_html(_catalogue(site, "tags-index"), relative_prefix(page.links_from)))

@@ -49,8 +49,9 @@ from markdown.treeprocessors import Treeprocessor
 
 from ainotes.base.errors import InputError
 from ainotes.build import backlinks
-from ainotes.build.site import FENCE_KINDS, Chart, Drawn, NotesSite, Page
-from ainotes.fences import directives
+from ainotes.build.site import FENCE_KINDS, NotesSite
+from ainotes.fences import body as fence_body
+from ainotes.html.page import Chart, Drawn, Page
 from ainotes.inline import figures
 from ainotes.markdown import notes as notes_markdown
 
@@ -648,18 +649,18 @@ class FenceLocator(NotesSite):
         self.error_type = InputError
         self._announced = None
         self.md: Markdown | None = None
-        self.found: list[directives.Fence] = []
+        self.found: list[fence_body.Fence] = []
 
     def draw_fence(self, kind: str, body: str, page: Page, line: int) -> Drawn:
         assert self.md is not None
         end = _RUNS[self.md].fence_end
-        fence = directives.Fence(kind, body, line, end if end is not None else line)
+        fence = fence_body.Fence(kind, body, line, end if end is not None else line)
         # A stand-in chart: _Settle registers it only if the fence is in the page, not in code.
         return Drawn("", Chart(f"fence-{line}", kind, "", page.url, page.src, about={"fence": fence}))
 
     def register(self, chart: Chart, page: Page, line: int) -> None:
         fence = chart.about["fence"]
-        assert isinstance(fence, directives.Fence)
+        assert isinstance(fence, fence_body.Fence)
         self.found.append(fence)
 
     def figure(self, body: str, page: Page, line: int | None) -> str:
@@ -669,7 +670,7 @@ class FenceLocator(NotesSite):
         return ""
 
 
-def locate_fences(text: str, *, extensions: Sequence[Any] = DEFAULT_EXTENSIONS) -> list[directives.Fence]:
+def locate_fences(text: str, *, extensions: Sequence[Any] = DEFAULT_EXTENSIONS) -> list[fence_body.Fence]:
     """The fences of our kinds in ``text`` as Markdown finds them, with their first and last
     lines (1-based); fences shown as code (indented, or inside a longer fence) are not among them."""
     locator = FenceLocator()

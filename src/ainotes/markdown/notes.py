@@ -227,6 +227,6 @@ class _NotesPage(Treeprocessor):
 
 
 def _prefix(page: Any) -> str:
-    from ainotes.build.site import relative_prefix
+    from ainotes.html.page import relative_prefix
 
     return relative_prefix(page.links_from)
