@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from ainotes.build.site import CHART_KINDS, FENCE_KINDS
+from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS
 from ainotes.markdown.extension import locate_fences
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
 

@@ -12,7 +12,9 @@ from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.core import jobs
 from ainotes.core.hardware import load_presets
-from ainotes.fences import directives
+from ainotes.fences import collective as collective_fence
+from ainotes.fences import mfu_table
+from ainotes.fences import roofline as roofline_fence
 from ainotes.inline import figures
 from ainotes.markdown.extension import convert_page, locate_fences
 from preset_support import FIXTURE_PRESETS
@@ -131,7 +133,7 @@ def test_chart_pages_get_their_scripts_once():
 
 def test_roofline_defaults_and_kernels():
     (fence,) = fences("```roofline\nkernels:\n  - gemm:64x64x64:fp16\n  - {spec: 'add:1024', label: residual}\n```\n")
-    request = directives.parse_roofline(fence, "p.md", PRESETS)
+    request = roofline_fence.parse_roofline(fence, "p.md", PRESETS)
     assert request.preset_ids == KNOWN and request.sparsity is False and request.title is None
     assert request.kernels[0].spec.startswith("gemm:64x64x64")
     assert request.kernels[1].label == "residual"
@@ -156,7 +158,7 @@ def test_roofline_defaults_and_kernels():
 def test_bad_roofline_bodies_name_page_and_line(body, message):
     (fence,) = fences(f"```roofline\n{body}```\n")
     with pytest.raises(InputError) as info:
-        directives.parse_roofline(fence, "p.md", PRESETS)
+        roofline_fence.parse_roofline(fence, "p.md", PRESETS)
     text = str(info.value)
     assert text.startswith(message), text
     assert "\n" not in text
@@ -165,7 +167,7 @@ def test_bad_roofline_bodies_name_page_and_line(body, message):
 def test_yaml_error_line_points_into_the_page():
     (fence,) = fences("# T\n\nintro\n\n```collective\nop: reduce\nranks: [4\n```\n")
     with pytest.raises(InputError, match=r"^p\.md:(7|8): collective fence body is not valid YAML"):
-        directives.parse_collective(fence, "p.md", PRESETS)
+        collective_fence.parse_collective(fence, "p.md", PRESETS)
 
 
 @pytest.mark.parametrize(
@@ -182,14 +184,14 @@ def test_yaml_error_line_points_into_the_page():
 def test_bad_collective_bodies(body, message):
     (fence,) = fences(f"```collective\n{body}```\n")
     with pytest.raises(InputError, match=message):
-        directives.parse_collective(fence, "p.md", PRESETS)
+        collective_fence.parse_collective(fence, "p.md", PRESETS)
 
 
 def test_mfu_table_jobs_need_one_peak():
     body = "jobs:\n  - {name: a, params: 1e9, tokens_per_second: 1e5, gpus: 8}\n"
     (fence,) = fences(f"```mfu-table\n{body}```\n")
     with pytest.raises(InputError, match=r"p\.md:3: job 'a': needs exactly one of 'preset' and 'peak_tflops'"):
-        directives.parse_mfu_table(fence, "p.md", PRESETS)
+        mfu_table.parse_mfu_table(fence, "p.md", PRESETS)
 
 
 def test_figures_come_from_the_core():

@@ -24,14 +24,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ainotes import render
+from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.charts import memory as chart
+from ainotes.charts import memory as memory_chart
 from ainotes.core import memory
 from ainotes.core.hardware import load_presets
 from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import load_models
-from ainotes.fences import memory_notes
+from ainotes.fences import memory_fit_table, training_memory
 from ainotes.fences.body import Fence
+from ainotes.inline import memory as memory_notes
 from ainotes.inline.formcontext import FormContext
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
@@ -45,7 +48,7 @@ ALL_MODELS = (*MODELS.values(), ODD)
 
 
 def first_view(model_id: str = "gpt-like", **fields: Any) -> TrainingMemory:
-    values = {**memory_notes.CHART_DEFAULTS, **fields}
+    values = {**training_memory.CHART_DEFAULTS, **fields}
     return TrainingMemory.from_fields({"model": model_id, **values}, {m.id: m for m in ALL_MODELS}, PRESETS)
 
 
@@ -132,9 +135,9 @@ def test_selects_offer_every_model_and_the_choices_of_the_fence() -> None:
     assert params["model"]["bind"]["options"] == [m.id for m in ALL_MODELS]
     assert params["model"]["bind"]["labels"] == [m.name for m in ALL_MODELS]
     assert params["zero"]["bind"]["options"] == [0, 1, 2, 3]
-    assert params["dp"]["bind"]["options"] == list(memory_notes.DP_CHOICES)
-    assert params["tp"]["bind"]["options"] == list(memory_notes.TP_CHOICES)
-    assert params["seq"]["bind"]["options"] == list(memory_notes.SEQ_LEN_CHOICES)
+    assert params["dp"]["bind"]["options"] == list(memory_chart.DP_CHOICES)
+    assert params["tp"]["bind"]["options"] == list(memory_chart.TP_CHOICES)
+    assert params["seq"]["bind"]["options"] == list(memory_chart.SEQ_LEN_CHOICES)
     assert params["recompute"]["bind"]["options"] == ["none", "selective", "full"]
     assert params["attention"]["bind"]["options"] == ["standard", "fused"]
     assert params["sp"]["bind"]["input"] == "checkbox"
@@ -162,12 +165,12 @@ def test_expressions_are_written_from_the_cores_constants() -> None:
 
 STATES = st.fixed_dictionaries({
     "model": st.sampled_from([m.id for m in ALL_MODELS]),
-    "zero": st.sampled_from(memory_notes.ZERO_CHOICES),
-    "dp": st.sampled_from(memory_notes.DP_CHOICES),
-    "tp": st.sampled_from(memory_notes.TP_CHOICES),
-    "pp": st.sampled_from(memory_notes.PP_CHOICES),
-    "mb": st.sampled_from(memory_notes.MICRO_BATCH_CHOICES),
-    "seq": st.sampled_from(memory_notes.SEQ_LEN_CHOICES),
+    "zero": st.sampled_from(memory_chart.ZERO_CHOICES),
+    "dp": st.sampled_from(memory_chart.DP_CHOICES),
+    "tp": st.sampled_from(memory_chart.TP_CHOICES),
+    "pp": st.sampled_from(memory_chart.PP_CHOICES),
+    "mb": st.sampled_from(memory_chart.MICRO_BATCH_CHOICES),
+    "seq": st.sampled_from(memory_chart.SEQ_LEN_CHOICES),
     "recompute": st.sampled_from(memory.RECOMPUTE_MODES),
     "attention": st.sampled_from(memory.ATTENTIONS),
     "sp": st.booleans(),
@@ -227,14 +230,14 @@ def test_static_picture_states_the_cores_figures() -> None:
     spec = chart.memory_spec(ALL_MODELS, WITH_CAPACITY, config, cached=False)
     texts = scenegraph_texts(spec)
     estimate = config.estimate()
-    assert f"ZeRO 3: {memory_notes.amount_text(estimate.total_bytes / 1e9)} GB per GPU" in texts
-    assert f"+ logits {memory_notes.amount_text(estimate.logits_bytes / 1e9)} GB (FP32, not drawn)" in texts
+    assert f"ZeRO 3: {units.amount_text(estimate.total_bytes / 1e9)} GB per GPU" in texts
+    assert f"+ logits {units.amount_text(estimate.logits_bytes / 1e9)} GB (FP32, not drawn)" in texts
     fitting = sorted(p.id for p in WITH_CAPACITY if dataclasses.replace(config, preset=p).estimate().fits)
     (fits_line,) = [t for t in texts if t.startswith("fits")]
     assert sorted(fits_line.removeprefix("fits ").split(", ")) == fitting
     for stage in range(4):
         total = config.with_zero(stage).estimate().total_bytes / 1e9
-        label = memory_notes.amount_text(min(total, 1e9))
+        label = units.amount_text(min(total, 1e9))
         assert any(t.startswith(label) for t in texts), (stage, label)
     for preset in WITH_CAPACITY:
         assert any(preset.id in t and (preset.memory_capacity_label or "").split(" (")[0] in t for t in texts)
@@ -290,7 +293,7 @@ def test_caption_states_the_first_view_and_escapes() -> None:
     config = TrainingMemory(model=hostile, dp=8, micro_batch=1, seq_len=2048)
     caption = chart.caption_html(config, WITH_CAPACITY)
     assert "&lt;b&gt;GPT&lt;/b&gt;" in caption and "<b>" not in caption
-    assert memory_notes.bytes_text(config.estimate().total_bytes) in caption
+    assert units.bytes_text(config.estimate().total_bytes) in caption
     assert "logits" in caption and "fragmentation" in caption
 
 
@@ -319,7 +322,7 @@ def fence(kind: str, body: str) -> Fence:
 
 
 def test_training_memory_fence_reads_its_keys() -> None:
-    request = memory_notes.parse_training_memory(fence("training-memory", """\
+    request = training_memory.parse_training_memory(fence("training-memory", """\
 models: [gqa-like, gpt-like]
 model: gpt-like
 presets: [card-80, card-24]
@@ -338,14 +341,14 @@ id: my-memory
     assert request.preset_ids == ("card-80", "card-24")
     assert request.fields["dp"] == 64 and request.fields["optimizer"] == "adam-8bit"
     assert request.fields["attention"] == "standard"  # the default
-    models, initial = memory_notes.resolve_models(request, MODELS)
+    models, initial = training_memory.resolve_models(request, MODELS)
     assert [m.id for m in models] == ["gqa-like", "gpt-like"] and initial.id == "gpt-like"
-    config = memory_notes.initial_config(request, initial)
+    config = training_memory.initial_config(request, initial)
     assert (config.zero, config.tp, config.micro_batch, config.sequence_parallel) == (2, 8, 2, True)
 
 
 def test_default_presets_are_those_with_a_capacity() -> None:
-    request = memory_notes.parse_training_memory(fence("training-memory", ""), "page.md", PRESETS)
+    request = training_memory.parse_training_memory(fence("training-memory", ""), "page.md", PRESETS)
     assert set(request.preset_ids) == {p.id for p in WITH_CAPACITY}
 
 
@@ -373,7 +376,7 @@ def test_default_presets_are_those_with_a_capacity() -> None:
 )
 def test_training_memory_fence_errors_are_one_line_at_their_key(body: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
-        memory_notes.parse_training_memory(fence("training-memory", body), "page.md", PRESETS)
+        training_memory.parse_training_memory(fence("training-memory", body), "page.md", PRESETS)
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
@@ -386,21 +389,21 @@ def test_training_memory_fence_errors_are_one_line_at_their_key(body: str, messa
     ],
 )
 def test_model_errors_are_found_when_drawn_at_their_key(body: str, message: str) -> None:
-    request = memory_notes.parse_training_memory(fence("training-memory", body), "page.md", PRESETS)
+    request = training_memory.parse_training_memory(fence("training-memory", body), "page.md", PRESETS)
     with pytest.raises(InputError) as caught:
-        _models, initial = memory_notes.resolve_models(request, {m.id: m for m in ALL_MODELS})
-        memory_notes.initial_config(request, initial)
+        _models, initial = training_memory.resolve_models(request, {m.id: m for m in ALL_MODELS})
+        training_memory.initial_config(request, initial)
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_fit_table_finds_the_lowest_stage_per_model_and_gpu() -> None:
-    request = memory_notes.parse_memory_fit_table(fence("memory-fit-table", """\
+    request = memory_fit_table.parse_memory_fit_table(fence("memory-fit-table", """\
 models: [gqa-like, gpt-like, odd-heads]
 presets: [card-24, card-80]
 dp: 64
 tp: 16
 """), "page.md", PRESETS)
-    html = memory_notes.memory_fit_table_html(request, {m.id: m for m in ALL_MODELS}, PRESETS)
+    html = memory_fit_table.memory_fit_table_html(request, {m.id: m for m in ALL_MODELS}, PRESETS)
     rows = re.findall(r"<tr>(.*?)</tr>", html)[1:]
     assert '<abbr title="Card Twenty-Four">card-24</abbr><br><small>24 GB</small>' in html
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
@@ -411,7 +414,7 @@ tp: 16
             if found is None:
                 assert "no" in cell
             else:
-                assert f"ZeRO {found[0]}" in cell and memory_notes.bytes_text(found[1].total_bytes) in cell
+                assert f"ZeRO {found[0]}" in cell and units.bytes_text(found[1].total_bytes) in cell
     assert "must divide odd-heads" in cells[2][0]  # the core's refusal, in its row
     assert "model states only" in html
 
@@ -429,7 +432,7 @@ tp: 16
 )
 def test_fit_table_errors_are_one_line(body: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
-        memory_notes.parse_memory_fit_table(fence("memory-fit-table", body), "page.md", PRESETS)
+        memory_fit_table.parse_memory_fit_table(fence("memory-fit-table", body), "page.md", PRESETS)
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
@@ -476,9 +479,9 @@ def test_memory_per_gpu_parts_and_verdicts() -> None:
     config = TrainingMemory(model=MODELS["gpt-like"], zero=3, dp=64, tp=8, pp=8, micro_batch=1, seq_len=2048,
                             preset=PRESETS["card-80"])
     estimate = config.estimate()
-    assert form(base) == memory_notes.bytes_text(estimate.total_bytes)
-    assert form(base + " part=activations") == memory_notes.bytes_text(estimate.activations_bytes)
-    assert form(base + " part=logits") == memory_notes.bytes_text(estimate.logits_bytes)
+    assert form(base) == units.bytes_text(estimate.total_bytes)
+    assert form(base + " part=activations") == units.bytes_text(estimate.activations_bytes)
+    assert form(base + " part=logits") == units.bytes_text(estimate.logits_bytes)
     assert form(base + " preset=card-80 part=fits") == ("fits" if estimate.fits else "does not fit")
     assert form(base + " preset=card-80 part=headroom").endswith(" free" if estimate.fits else " short")
     assert form("memory-per-gpu gpt-like dp=8 preset=card-80 part=lowest-stage") == "no ZeRO stage"
@@ -632,7 +635,7 @@ def set_scheme(page: Any, scheme: str) -> None:
 def expected_readout(model: str, **fields: Any) -> str:
     config = TrainingMemory.from_fields({"model": model, "micro_batch": 1, "seq_len": 4096, **fields},
                                         {m.id: m for m in ALL_MODELS}, PRESETS)
-    return f"ZeRO {config.zero}: {memory_notes.amount_text(config.estimate().total_bytes / 1e9)} GB per GPU"
+    return f"ZeRO {config.zero}: {units.amount_text(config.estimate().total_bytes / 1e9)} GB per GPU"
 
 
 @pytest.mark.build

@@ -14,9 +14,9 @@ import feedparser
 import pytest
 
 from ainotes.base.errors import InputError
-from ainotes.build import backlinks
 from ainotes.core.jobs import TrainingJob
-from ainotes.fences.directives import RooflineRequest
+from ainotes.fences.roofline import RooflineRequest
+from ainotes.html import backlinks
 from ainotes.markdown.extension import locate_fences_and_forms
 from ainotes.notes import citations, feed
 from ainotes.notes import meta as notes_meta
@@ -245,7 +245,7 @@ def test_citation_syntax():
 
 def test_request_uses_reads_preset_fields_at_any_depth():
     job = TrainingJob(params=1e9, tokens_per_second=1e5, gpus=8, peak_tflops=100, preset_id="gpu-a")
-    from ainotes.fences.directives import MfuTableRequest
+    from ainotes.fences.mfu_table import MfuTableRequest
 
     assert backlinks.request_uses(MfuTableRequest((job,))) == {("gpu", "gpu-a")}
     roofline = RooflineRequest(("gpu-a", "gpu-b"), False, (), None, None)

@@ -10,7 +10,8 @@ from html import unescape
 
 import pytest
 
-from ainotes.build.site import _VEGA_KINDS, CHART_KINDS, FENCE_KINDS
+from ainotes.build.site import _VEGA_KINDS
+from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS
 from ainotes.markdown.extension import locate_fences
 from preset_support import ADDED, presets_with_additions
 from sitebuild import (

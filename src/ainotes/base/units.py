@@ -12,6 +12,7 @@ Python's own formatting rounds exact ties to even ("562"), which is why it is no
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 
 _SI_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -83,3 +84,30 @@ def count(value: float) -> str:
         if abs(value) >= scale:
             return f"{significant(value / scale, 4)} {word}"
     return significant(value, 4)
+
+
+BYTE_UNITS: Mapping[str, float] = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
+                                   "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40}
+
+
+def amount_text(value: float, decimals: int | None = None) -> str:
+    """``31.4``, ``1,120``, ``1.88``: three significant figures below 100, whole numbers from 100 on,
+    grouped; with ``decimals``, that many decimals with trailing zeros dropped. Ties round half-up
+    (:func:`ainotes.base.fixed`), as the chart's d3-format does."""
+    if decimals is not None:
+        text = fixed(value, decimals, grouping=True)
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    if abs(value) >= 100:
+        return fixed(value, 0, grouping=True)
+    return significant(value, 3)
+
+
+def bytes_text(value_bytes: float, unit: str | None = None, decimals: int | None = None) -> str:
+    """``31.4 GB``: bytes in ``unit`` (default: the decimal prefix that suits the value)."""
+    if unit is None:
+        unit = "B"
+        for name in ("PB", "TB", "GB", "MB", "kB"):
+            if abs(value_bytes) >= BYTE_UNITS[name]:
+                unit = name
+                break
+    return f"{amount_text(value_bytes / BYTE_UNITS[unit], decimals)} {unit}"

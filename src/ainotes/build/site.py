@@ -8,7 +8,7 @@ is a fence, an inline figure or math and hands the text here; this module valida
 
 :data:`FENCE_KINDS` is the one table of fence kinds. Adding a kind is one entry there:
 
-1. a parser ``parse(fence, where, presets_by_id) -> request`` (in ``directives.py`` or a
+1. a parser ``parse(fence, where, presets_by_id) -> request`` (in ``py`` or a
    module of your own) that raises :class:`~ainotes.base.errors.InputError` with ``where:line``;
 2. a drawer ``draw(site, request, page) -> Drawn`` here (call :meth:`NotesSite.new_chart`
    for a chart with embed files);
@@ -26,34 +26,33 @@ import secrets
 import shutil
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
-import orjson
-
-from ainotes.core import collectives
-from ainotes.fences import cost_notes, directives, inference_notes, memory_notes, notes_pages
-from ainotes.html import tables
-from ainotes.inline import figures
-from ainotes.build import backlinks
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
 from ainotes.core.hardware import Preset, load_presets
 from ainotes.core.links import Link, default_links_dir, load_links
-from ainotes.fences.model_notes import ModelsTableRequest, draw_models_table, parse_models_table
 from ainotes.core.models import ModelPreset, default_models_dir, load_models
 from ainotes.fences import body as fence_body
-from ainotes.html.page import Chart, Drawn, Page, embed_json_bytes, figure_section, prefetch_renders, relative_prefix, themed_chart_files
+from ainotes.fences.registry import FENCE_KINDS, VEGA_KINDS
+from ainotes.html.page import (
+    ASSET_URL,
+    EMBED_DIR,
+    RUNTIME_FILE,
+    Chart,
+    Drawn,
+    Page,
+    embed_json_bytes,
+    figure_section,
+    relative_prefix,
+)
+from ainotes.inline import figures
 
-ASSET_URL = "assets/ainotes"
-EMBED_DIR = "embed"
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
                    "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css")
-_RUNTIME_FILE = "vega.min.js"
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
-_VEGA_KINDS = ("roofline", "collective-cost", "training-memory", "inference")  # charts drawn by the Vega runtime
 _T = TypeVar("_T")
 
 
@@ -63,14 +62,6 @@ _T = TypeVar("_T")
 
 
 
-@dataclass(frozen=True)
-class FenceKind:
-    """One row of the fence table: name → parser → drawer, and whether it is a chart."""
-
-    name: str
-    parse: Callable[[fence_body.Fence, str, Mapping[str, Preset]], Any]
-    draw: Callable[[NotesSite, Any, Page], Drawn]
-    chart: bool
 
 
 class NotesSite:
@@ -273,8 +264,8 @@ class NotesSite:
             with resources.as_file(package_assets / name) as path:
                 shutil.copyfile(path, assets / name)
         render.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
-        if any(chart.kind in _VEGA_KINDS for chart in self.charts.values()):
-            write_atomic(assets / _RUNTIME_FILE, render.runtime_js())
+        if any(chart.kind in VEGA_KINDS for chart in self.charts.values()):
+            write_atomic(assets / RUNTIME_FILE, render.runtime_js())
         embed_dir = site / EMBED_DIR
         embed_dir.mkdir(parents=True, exist_ok=True)
         manifest = []
@@ -303,243 +294,32 @@ class NotesSite:
 
 
 
-def _draw_roofline(site: NotesSite, request: directives.RooflineRequest, page: Page) -> Drawn:
-    presets = [site.presets_by_id[i] for i in request.preset_ids]
-    palette_ids = tuple(site.presets_by_id)
-    kernels, title = request.kernels, request.title
-    if request.layer is not None:  # a model's layer as its operators (ainotes.fences.inference_notes)
-        from ainotes.fences import inference_notes
-
-        kernels = inference_notes.layer_request_kernels(request.layer, site.models(), kernels,
-                                                        limit=directives.MAX_KERNELS_PER_CHART)
-        title = title or inference_notes.layer_title(request.layer, site.models())
-    title = title or "Roofline: " + ", ".join(p.name for p in presets)
-    chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
-    chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
-
-    def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.html import embed
-        from ainotes.charts import roofline as roofline_chart
-
-        light = roofline_chart.roofline_spec(
-            presets, kernels=kernels, sparsity=request.sparsity, title=title if request.layer else request.title,
-            theme="light", precision=request.precision,
-            palette_ids=palette_ids,  # one colour per GPU across the site
-        )
-        dark = roofline_chart.retheme(light, "dark")
-        narrow = roofline_chart.narrow_static(light)
-        prefetch_renders(site.render_progress, light, dark, dark_svg=False, dark_vega=False, narrow=narrow)
-
-        @functools.cache
-        def svg_dark() -> str:
-            return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
-
-        def vega_dark() -> dict:
-            return roofline_chart.dark_vega(render.vega(render.responsive(light)))  # no second compile
-
-        caption = roofline_chart.caption_html(presets, request.sparsity)
-        chart.files = {
-            "svg": lambda: render.svg(light),
-            "svg-dark": svg_dark,
-            "svg-narrow": lambda: render.svg(narrow),  # the phone still, for small hosts
-            "png": lambda: render.png(light),
-            "json": lambda: embed_json_bytes(light),
-            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, svg_dark=svg_dark(),
-                                                  vega_dark=vega_dark(), caption_html=caption,
-                                                  chart_id=chart.chart_id),
-        }
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
-            vega_dark=vega_dark(), embed_urls=urls, kind=chart.kind,
-        )
-
-    return site.chart_figure(chart, page, (request, presets, kernels, palette_ids), draw,
-                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
-def _draw_collective(site: NotesSite, request: directives.CollectiveRequest, page: Page) -> Drawn:
-    run = collectives.simulate(request.op, request.ranks, request.root, schedule=request.schedule)
-    title = request.title or run.title
-    chart = site.new_chart(page, "collective", request.op, request.chart_id, title)
-    chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root, "schedule": run.schedule}
-
-    def draw() -> Callable[[], str]:
-        from ainotes.charts import collective as collective_chart
-        from ainotes.html import embed
-
-        chart.files = {
-            "svg": lambda: collective_chart.animated_svg(run, title=title),
-            "json": lambda: embed_json_bytes(collectives.run_to_json(run)),
-            "html": lambda: collective_chart.standalone_html(run, title=request.title),
-        }
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: (
-            '<div class="ainotes-collective">'
-            # The author's title only: without one, each rank count the reader picks names itself.
-            f"{collective_chart.stepper_html(run, chart.chart_id, title=request.title)}"
-            f"{collective_chart.table_html(run, title=title)}"
-            f"{embed.downloads_html(chart.chart_id, downloads, title=title, embed_urls=urls, kind=chart.kind)}"
-            "</div>"
-        )
-
-    return site.chart_figure(chart, page, request, draw, scripts=("collectives.js",))
 
 
-def _draw_collective_cost(site: NotesSite, request: cost_notes.CollectiveCostRequest, page: Page) -> Drawn:
-    from ainotes.charts import cost as cost_chart
-
-    links = tuple(site.links().values())
-    link = cost_notes.link_for(site.links(), request.link_id)
-    title = request.title or cost_chart.default_title(request.op)
-    chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
-    chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
-
-    def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.html import embed
-
-        def spec(theme: Literal["light", "dark"]) -> dict:
-            return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,
-                                        title=request.title, theme=theme)
-
-        light, dark = spec("light"), spec("dark")
-        narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
-        caption = cost_chart.caption_html(request.op, request.ranks, link, links)
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
-            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])),
-        )
-
-    return site.chart_figure(chart, page, (request, links), draw, scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
-def _draw_training_memory(site: NotesSite, request: memory_notes.TrainingMemoryRequest, page: Page) -> Drawn:
-    models, initial = memory_notes.resolve_models(request, site.models())
-    config = memory_notes.initial_config(request, initial)
-    presets = tuple(site.presets_by_id[i] for i in request.preset_ids)
-    title = request.title or "Memory per GPU of a training run"
-    chart = site.new_chart(page, "training-memory", "training-memory", request.chart_id, title)
-    chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets], **request.fields}
-
-    def draw() -> Callable[[], str]:
-        from ainotes.charts import memory as memory_chart
-
-        light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
-                       for theme in ("light", "dark"))
-        memory_chart.prefetch(light, dark, progress=site.render_progress)
-        caption = memory_chart.caption_html(config, presets)
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
-        return lambda: memory_chart.figure_html(chart.chart_id, light, dark, caption_html=caption,
-                                                downloads=downloads, stylesheet=stylesheet, embed_urls=urls,
-                                                kind=chart.kind)
-
-    return site.chart_figure(chart, page, (request, models, presets), draw,
-                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
-def _draw_memory_fit_table(site: NotesSite, request: memory_notes.MemoryFitTableRequest, page: Page) -> Drawn:
-    return Drawn(memory_notes.memory_fit_table_html(request, site.models(), site.presets_by_id))
 
 
-def _draw_inference(site: NotesSite, request: inference_notes.InferenceChartRequest, page: Page) -> Drawn:
-    from ainotes.charts import inference as inference_chart
-
-    models = inference_notes.resolve_models(request.model_ids, site.models(), request.where)
-    presets = [site.presets_by_id[i] for i in request.preset_ids]
-    links = inference_notes.chart_links(request, presets, site.links())
-    title = request.title or inference_chart.default_title(request.compute_dtype)
-    chart = site.new_chart(page, "inference", "inference", request.chart_id, title)
-    chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets],
-                   "compute_dtype": request.compute_dtype}
-
-    def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.html import embed
-
-        def spec(theme: Literal["light", "dark"]) -> dict:
-            return inference_chart.inference_spec(
-                models, presets, links, model_id=models[0].id, preset_id=presets[0].id, context=request.context,
-                contexts=request.contexts, precision=request.precision, precisions=request.precisions,
-                compute_dtype=request.compute_dtype, tp=request.tp, tps=request.tps, metric=request.metric,
-                title=request.title, theme=theme)
-
-        light, dark = spec("light"), spec("dark")
-        caption = inference_notes.chart_caption(request, models[0], presets[0], links)
-        narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
-            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])))
-
-    return site.chart_figure(chart, page, (request, models, presets, links), draw,
-                             scripts=(_RUNTIME_FILE, "vega-charts.js"))
 
 
-def _draw_inference_table(site: NotesSite, request: inference_notes.InferenceTableRequest, page: Page) -> Drawn:
-    models = inference_notes.resolve_models(request.model_ids, site.models(), request.where)
-    rows = inference_notes.table_rows(request, models, site.presets_by_id, site.links)
-    return Drawn(inference_notes.inference_table_html(rows, request))
 
 
-def _draw_links_table(site: NotesSite, request: None, page: Page) -> Drawn:
-    used_in = backlinks.used_in_html(site, "link", site.links(), relative_prefix(page.links_from))
-    return Drawn(tables.links_table_html(tuple(site.links().values())) + used_in)
 
 
-def _draw_models_table(site: NotesSite, request: ModelsTableRequest, page: Page) -> Drawn:
-    drawn = draw_models_table(site, request, page)
-    ids = list(site.models()) if request.model_ids is None else request.model_ids
-    drawn.html += backlinks.used_in_html(site, "model", ids, relative_prefix(page.links_from))
-    return drawn
 
 
-def _draw_presets_table(site: NotesSite, request: directives.PresetsTableRequest, page: Page) -> Drawn:
-    used_in = backlinks.used_in_html(site, "gpu", request.preset_ids, relative_prefix(page.links_from))
-    return Drawn(tables.presets_table_html([site.presets_by_id[i] for i in request.preset_ids]) + used_in)
 
 
-def _draw_mfu_table(site: NotesSite, request: directives.MfuTableRequest, page: Page) -> Drawn:
-    return Drawn(tables.mfu_table_html(request.resolve(site.models), site.presets_by_id))
 
 
-def _draw_kernels_table(site: NotesSite, request: directives.KernelsTableRequest, page: Page) -> Drawn:
-    return Drawn(tables.kernels_table_html(request.kernels, [site.presets_by_id[i] for i in request.preset_ids]))
 
 
-def _draw_preset_check(site: NotesSite, request: str, page: Page) -> Drawn:
-    return Drawn(tables.preset_check_html(request))
 
 
-FENCE_KINDS: Mapping[str, FenceKind] = {
-    kind.name: kind
-    for kind in (
-        FenceKind("roofline", directives.parse_roofline, _draw_roofline, chart=True),
-        FenceKind("collective", directives.parse_collective, _draw_collective, chart=True),
-        FenceKind("presets-table", directives.parse_presets_table, _draw_presets_table, chart=False),
-        FenceKind("mfu-table", directives.parse_mfu_table, _draw_mfu_table, chart=False),
-        FenceKind("kernels-table", directives.parse_kernels_table, _draw_kernels_table, chart=False),
-        FenceKind("preset-check", directives.check_preset_example, _draw_preset_check, chart=False),
-        FenceKind("collective-cost", cost_notes.parse_collective_cost, _draw_collective_cost, chart=True),
-        FenceKind("links-table", cost_notes.parse_links_table, _draw_links_table, chart=False),
-        FenceKind("models-table", parse_models_table, _draw_models_table, chart=False),
-        FenceKind("whats-new", notes_pages.parse_whats_new, notes_pages.draw_whats_new, chart=False),
-        FenceKind("tags-index", notes_pages.parse_tags_index, notes_pages.draw_tags_index, chart=False),
-        FenceKind("training-memory", memory_notes.parse_training_memory, _draw_training_memory, chart=True),
-        FenceKind("memory-fit-table", memory_notes.parse_memory_fit_table, _draw_memory_fit_table, chart=False),
-        FenceKind("inference", inference_notes.parse_inference_chart, _draw_inference, chart=True),
-        FenceKind("inference-table", inference_notes.parse_inference_table, _draw_inference_table, chart=False),
-    )
-}
-CHART_KINDS: tuple[str, ...] = tuple(name for name, kind in FENCE_KINDS.items() if kind.chart)
 
 
 def _same(value: _T) -> _T:

@@ -222,7 +222,7 @@ def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def precision_text(precision: str) -> str:
-    from ainotes.fences.inference_notes import precision_label
+    from ainotes.charts.inference import precision_label
 
     return precision_label(precision)
 
@@ -459,3 +459,13 @@ def evaluate_expressions(row: Mapping[str, Any], gpu: Mapping[str, Any], *, batc
         python = re.sub(r"datum\.(\w+)", r"values['\1']", expression)  # our own expressions; no builtins
         values[name] = eval(python, {"__builtins__": {}}, {**names, "values": values})
     return values
+
+
+def precision_label(precision: str) -> str:
+    """``8-bit weights, BF16 KV cache``."""
+    weights, kv = precision.split("/")
+
+    def word(dtype: str) -> str:
+        return {"fp8": "8-bit", "int8": "8-bit", "int4": "4-bit", "fp4": "4-bit"}.get(dtype, dtype.upper())
+
+    return f"{word(weights)} weights, {word(kv)} KV cache"

@@ -38,21 +38,12 @@ from typing import Any, Literal
 from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.base.units import amount_text, bytes_text
 from ainotes.charts.grammar import Grammar
 from ainotes.core import memory
 from ainotes.core.hardware import Preset
 from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import ModelPreset
-from ainotes.fences.memory_notes import (
-    DP_CHOICES,
-    MICRO_BATCH_CHOICES,
-    PP_CHOICES,
-    SEQ_LEN_CHOICES,
-    TP_CHOICES,
-    ZERO_CHOICES,
-    amount_text,
-    bytes_text,
-)
 
 Theme = Literal["light", "dark"]
 
@@ -146,7 +137,7 @@ def part_expression(part: str) -> str:
 
 
 def gb_text_expression(field: str) -> str:
-    """GB as :func:`ainotes.fences.memory_notes.amount_text` writes them: whole and grouped from 100, else 3 figures."""
+    """GB as :func:`ainotes.inline.memory.amount_text` writes them: whole and grouped from 100, else 3 figures."""
     return f"({field} >= 100 ? format({field}, ',.0f') : format({field}, '.3~r'))"
 
 
@@ -538,3 +529,27 @@ def prefetch(light: dict[str, Any], dark: dict[str, Any], progress: Any = None) 
              render.svg_request(narrow_spec(light)), render.svg_request(narrow_spec(dark)),
              render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark))]
     render.prefetch([render.group_request(parts), render.RUNTIME_REQUEST], progress=progress)
+
+
+#: What the chart's selects offer (an initial value must be one of them).
+ZERO_CHOICES: tuple[int, ...] = memory.ZERO_STAGES
+
+
+DP_CHOICES: tuple[int, ...] = tuple(2**i for i in range(11))  # 1 … 1024
+
+
+TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
+
+
+PP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
+
+
+MICRO_BATCH_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+
+
+SEQ_LEN_CHOICES: tuple[int, ...] = tuple(2**i for i in range(9, 18))  # 512 … 131,072
+
+
+CHOICES: Mapping[str, tuple[int, ...]] = {"zero": ZERO_CHOICES, "dp": DP_CHOICES, "tp": TP_CHOICES,
+                                          "pp": PP_CHOICES, "micro_batch": MICRO_BATCH_CHOICES,
+                                          "seq_len": SEQ_LEN_CHOICES}

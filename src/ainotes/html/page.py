@@ -119,3 +119,12 @@ def embed_json_bytes(data: object) -> bytes:
     """An embed file's JSON: keys sorted, indented two spaces, UTF-8 (orjson: the standard
     library's indenting encoder is pure Python, a few milliseconds a spec)."""
     return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+ASSET_URL = "assets/ainotes"
+
+
+EMBED_DIR = "embed"
+
+
+RUNTIME_FILE = "vega.min.js"

@@ -37,7 +37,7 @@ VECTOR_UNITS = NEUTRAL_UNIT_TERMS["vector"]
 KERNELS_PER_BOUNDS_TABLE = 5
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[str]], css_class: str, numeric_from: int = 1, *,
+def notes_table(head: Sequence[str], rows: Iterable[Sequence[str]], css_class: str, numeric_from: int = 1, *,
            groups: Sequence[tuple[str, int]] = (), labels: Sequence[str] | None = None) -> str:
     """A table; ``head`` cells are escaped, row cells must already be HTML.
 
@@ -146,7 +146,7 @@ def presets_table_html(presets: Sequence[Preset]) -> str:
             f"[{number}] {safe_link(s.title, s.url)}" for number, s in enumerate(p.sources, start=1)) + ".")
         notes.append(f"<dt>{escape(p.name)}</dt><dd>{' '.join(details)}</dd>")
     head = ["accelerator", f"FP16/BF16 peak, {MATRIX_UNITS}", "memory bandwidth", "memory", "ridge point"]
-    table = _table(head, rows, "ainotes-presets")
+    table = notes_table(head, rows, "ainotes-presets")
     return f'{table}{precision_table_html(presets)}<dl class="ainotes-preset-notes">{"".join(notes)}</dl>'
 
 
@@ -206,7 +206,7 @@ def precision_table_html(presets: Sequence[Preset]) -> str:
     groups = [("", 1), *((f"{unit_words(unit)}, dense TFLOP/s" + (" (TOPS for INT8)" if unit == "tensor" else ""),
                           sum(1 for u, _ in columns if u == unit)) for unit in UNITS
                          if any(u == unit for u, _ in columns))]
-    table = _table(head, rows, "ainotes-precisions", groups=groups, labels=labels)
+    table = notes_table(head, rows, "ainotes-precisions", groups=groups, labels=labels)
     key = ("<p class=\"ainotes-table-key\">Dense peaks per chip; [n]: the preset's source n; 2:4 ×2: 2:4 "
            "structured sparsity doubles the rate; no path: the part has none; not given: its file is silent.</p>")
     return table.replace("</table></div>", f"</table>{key}</div>")
@@ -258,7 +258,7 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
             _train_time_cell(job, result, peak),
         ])
     head = ["job", "MFU", "HFU", "model and throughput", "devices × peak", "time to train"]
-    table = _table(head, rows, "ainotes-mfu")
+    table = notes_table(head, rows, "ainotes-mfu")
     if not counts:
         return table
     lines = "".join(f"<br>{escape(', '.join(names))}: {escape(text)}." for text, names in counts.items())
@@ -292,7 +292,7 @@ def links_table_html(links: Sequence) -> str:
             f'<small class="ainotes-sources">{sources}</small>',
         ])
     head = ["link", "bandwidth B (per direction, per GPU)", "latency α (assumed)", "sources"]
-    return _table(head, rows, "ainotes-links", numeric_from=len(head))
+    return notes_table(head, rows, "ainotes-links", numeric_from=len(head))
 
 
 def _roof_cell(roof: roofline.KernelRoof, preset: Preset) -> str:
@@ -327,7 +327,7 @@ def kernels_table_html(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> 
             escape(units.intensity(k.intensity_flop_per_byte)),
             escape(ceiling_words(precision, unit)),
         ])
-    facts = _table(["kernel", "FLOPs", "bytes (minimum)", "intensity", "ceiling"], rows, "ainotes-kernels",
+    facts = notes_table(["kernel", "FLOPs", "bytes (minimum)", "intensity", "ceiling"], rows, "ainotes-kernels",
                    numeric_from=1)
     bounds = []
     for first in range(0, len(kernels), KERNELS_PER_BOUNDS_TABLE):
@@ -335,7 +335,7 @@ def kernels_table_html(kernels: Sequence[Kernel], presets: Sequence[Preset]) -> 
         # A header may break after each "×" of a shape: 8192×8192×8192 is one word otherwise.
         head = ["accelerator", *(f"{n}. {k.label}".replace("×", "×\u200b") for n, k in chunk)]
         cells = [[escape(p.name), *(_roof_cell(roofline.kernel_roof(p, k), p) for _, k in chunk)] for p in presets]
-        bounds.append(_table(head, cells, "ainotes-kernel-roofs", numeric_from=len(head)))
+        bounds.append(notes_table(head, cells, "ainotes-kernel-roofs", numeric_from=len(head)))
     key = ("<p class=\"ainotes-table-key\">Where each kernel sits on each accelerator, at the roof of the "
            "kernel's own precision: memory- or compute-bound, and the height of that roof.</p>")
     return facts + "".join(bounds) + key

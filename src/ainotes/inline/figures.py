@@ -29,7 +29,7 @@ Forms (documented in the README and on the "Adding a GPU preset" page):
 ``{{ crossover OP ... }}``             where the fastest algorithm changes
 =====================================  =========================================
 
-The last three live in :mod:`ainotes.fences.cost_notes`.
+The last three live in :mod:`ainotes.inline.cost`.
 
 P is a precision (``fp64 fp32 tf32 fp16 bf16 fp8 fp4 int8``), UNIT ``tensor``
 or ``vector`` (default: ``vector`` for fp32, the CUDA-core path, else
@@ -43,7 +43,7 @@ Job keys (:class:`ainotes.core.jobs.TrainingJob`): ``params``, ``tokens_per_seco
 ``gpus``, ``peak_tflops`` or ``preset`` (with ``precision``, default ``bf16``), and
 optionally ``layers heads head_dim seq_len`` and ``recompute``; or ``model`` (a model
 preset, with ``seq_len`` and ``embeddings``) instead of ``params layers heads head_dim``.
-The job forms (mfu, hfu, flops-per-token, train-time) live in :mod:`ainotes.fences.model_notes`.
+The job forms (mfu, hfu, flops-per-token, train-time) live in :mod:`ainotes.inline.models`.
 Every form is strict: an unknown option, an extra word or a misspelt key is an error
 naming what is allowed.
 """
@@ -61,9 +61,11 @@ from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks, collective_cost, kernels, roofline
 from ainotes.core.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
-from ainotes.fences import cost_notes, inference_notes, memory_notes
-from ainotes.fences.model_notes import FORMS as MODEL_FORMS
+from ainotes.inline import cost as cost_notes
+from ainotes.inline import inference as inference_notes
+from ainotes.inline import memory as memory_notes
 from ainotes.inline.formcontext import Form, FormContext, ModelsLoader
+from ainotes.inline.models import FORMS as MODEL_FORMS
 
 
 def mathml(latex: str, *, block: bool) -> str:
@@ -99,7 +101,7 @@ def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLo
 
     Strict: a missing or extra word, an unknown flag or ``key=`` option is an error that
     names the allowed ones. ``links`` loads the interconnect presets for the cost forms
-    (:mod:`ainotes.fences.cost_notes`).
+    (:mod:`ainotes.inline.cost`).
     """
     words = body.split()
     if not words:

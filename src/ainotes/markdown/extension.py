@@ -48,9 +48,10 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 from ainotes.base.errors import InputError
-from ainotes.build import backlinks
-from ainotes.build.site import FENCE_KINDS, NotesSite
+from ainotes.build.site import NotesSite
 from ainotes.fences import body as fence_body
+from ainotes.fences.registry import FENCE_KINDS
+from ainotes.html import backlinks
 from ainotes.html.page import Chart, Drawn, Page
 from ainotes.inline import figures
 from ainotes.markdown import notes as notes_markdown
@@ -681,7 +682,7 @@ def locate_fences(text: str, *, extensions: Sequence[Any] = DEFAULT_EXTENSIONS) 
 
 
 # --------------------------------------------------------------------------
-# Backlinks: which presets each page draws on (ainotes.build.backlinks)
+# Backlinks: which presets each page draws on (ainotes.html.backlinks)
 
 
 def _strip_front_matter(text: str) -> str:

@@ -33,8 +33,8 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 from ainotes.base.errors import InputError
-from ainotes.build import backlinks
-from ainotes.fences import notes_pages
+from ainotes.html import backlinks
+from ainotes.html import notes as notes_html
 from ainotes.notes import citations
 from ainotes.notes import meta as notes_meta
 
@@ -189,7 +189,7 @@ class _NotesPage(Treeprocessor):
         if note is not None and note.listed:
             headings = [i for i, child in enumerate(root) if child.tag == "h1"]
             meta = Element("div", {"class": "ainotes-page-meta"})
-            meta.text = self.md.htmlStash.store(notes_pages.page_meta_html(catalogue, note, prefix))
+            meta.text = self.md.htmlStash.store(notes_html.page_meta_html(catalogue, note, prefix))
             root.insert(headings[0] + 1 if headings else 0, meta)
         if state.cited:
             bib = bibliography(catalogue)

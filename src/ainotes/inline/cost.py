@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
@@ -33,51 +32,16 @@ from ainotes.core.collectives import OPS
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.utilization import time_to_train
-from ainotes.fences.body import Fence
 
 LinksLoader = Callable[[], Mapping[str, Link]]
 
 # --- fences -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CollectiveCostRequest:
-    op: str
-    ranks: int
-    link_id: str
-    title: str | None
-    chart_id: str | None
 
 
-def parse_collective_cost(
-    fence: Fence, where: str, presets: Mapping[str, Preset] | None = None
-) -> CollectiveCostRequest:
-    """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
-    link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn."""
-    from ainotes.charts.cost import RANK_CHOICES
-    from ainotes.fences.body import BodyReader, load_body
-
-    data, lines = load_body(fence, where)
-    reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
-    op = data.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
-    ranks = reader.integer("ranks", 8, cc.MIN_RANKS, cc.MAX_RANKS)
-    if ranks not in RANK_CHOICES:
-        reader.fail("ranks", f"'ranks' must be a power of two from 2 to 1024 (the chart's choices): {ranks}")
-    link_id = data.get("link", "nvlink-4")
-    if not isinstance(link_id, str) or not link_id:
-        reader.fail("link", f"'link' must be a link id such as nvlink-4: {short(link_id)}")
-    return CollectiveCostRequest(op=str(op), ranks=ranks, link_id=link_id, title=reader.text("title"),
-                                 chart_id=reader.chart_id())
 
 
-def parse_links_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> None:
-    """``links-table`` fence: no body (every link in ``presets/links`` is listed)."""
-    from ainotes.fences.body import BodyReader, load_body
-
-    data, lines = load_body(fence, where)
-    BodyReader(fence, where, data, (), lines)
 
 
 def link_for(links: Mapping[str, Link], link_id: str) -> Link:

@@ -18,7 +18,7 @@ and raises at the line of the ``models`` key. Every number comes from :mod:`aino
                                                ``params=`` or ``model=``), e.g. ``46.2 %``
 ``{{ hfu KEY=VALUE ... }}``                    HFU of the same job (``recompute=``)
 ``{{ flops-per-token KEY=VALUE ... }}``        model FLOPs per token
-``{{ train-time KEY=VALUE ... }}``             :func:`ainotes.fences.cost_notes.train_time`, with ``model=``
+``{{ train-time KEY=VALUE ... }}``             :func:`ainotes.inline.cost.train_time`, with ``model=``
 =============================================  ===========================================
 
 The job forms live here because a job may name a model (``model=palm-540b seq_len=2048``),
@@ -28,28 +28,21 @@ which only a :class:`~ainotes.inline.formcontext.FormContext` can look up.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from html import escape
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks
-from ainotes.core.hardware import Preset, item_by_id
 from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, ModelsLoader, TrainingJob, model_count
 from ainotes.core.models import ModelPreset
-from ainotes.fences import cost_notes
-from ainotes.fences.body import BodyReader, Fence, load_body
-from ainotes.html.tables import _table, safe_link
+from ainotes.inline import cost as cost_notes
 from ainotes.inline.formcontext import Form, FormContext
 
 if TYPE_CHECKING:
-    from ainotes.build.site import NotesSite
-    from ainotes.html.page import Drawn, Page
+    pass
 
-MAX_MODELS_PER_TABLE = 32
 
 
 # --- numbers as a page reads them ----------------------------------------------------------
@@ -75,7 +68,7 @@ def params_short(count: float, digits: int = 3) -> str:
     return params_text(count, "B" if count >= 1e9 else "M", digits)
 
 
-def _difference(fraction: float) -> str:
+def difference_text(fraction: float) -> str:
     """``+0.12 %``, ``−0.07 %``, ``0.00 %``: how far a count sits from the published one."""
     text = units.fixed(abs(fraction) * 100, 2)
     sign = "" if text == "0.00" else ("+" if fraction > 0 else "−")
@@ -110,80 +103,12 @@ def embedding_words(model: ModelPreset) -> str:
 # --- the fence ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ModelsTableRequest:
-    """Which models to list (``None``: all), and where the ``models`` key sits for errors."""
-
-    model_ids: tuple[str, ...] | None
-    where: str
-    line: int
 
 
-def parse_models_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> ModelsTableRequest:
-    """``models-table`` fence: optional ``models``, a list of model ids (or ``all``; default all).
-    The ids are checked when the table is drawn, against ``<presets>/models``."""
-    data, lines = load_body(fence, where)
-    reader = BodyReader(fence, where, data, ("models",), lines)
-    key_line = reader.lines.get("models")
-    line = fence.start_line if key_line is None else fence.start_line + 1 + key_line
-    value = data.get("models")
-    if value is None or value == "all":
-        return ModelsTableRequest(None, where, line)
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
-        reader.fail("models", f"'models' must be a list of model ids or 'all': {short(value)}")
-    if len(value) > MAX_MODELS_PER_TABLE:
-        reader.fail("models", f"'models' may name at most {MAX_MODELS_PER_TABLE}: {len(value)}")
-    return ModelsTableRequest(tuple(dict.fromkeys(value)), where, line)
 
 
-def draw_models_table(site: NotesSite, request: ModelsTableRequest, page: Page) -> Drawn:
-    """The models, as :func:`models_table_html` draws them; an unknown id names the page:line."""
-    from ainotes.html.page import Drawn
-
-    known = site.models()
-    if request.model_ids is None:
-        chosen = list(known.values())
-    else:
-        try:
-            chosen = [item_by_id(known.values(), model_id, "model") for model_id in request.model_ids]
-        except InputError as exc:
-            raise InputError(f"{request.where}:{request.line}: 'models': {exc}") from None
-    return Drawn(models_table_html(chosen))
 
 
-def models_table_html(models: Sequence[ModelPreset]) -> str:
-    """One row per model in two columns, so that the table reads on a phone: the model (name, id,
-    its counted parameters, active ones for a mixture, the published count and how far apart, the
-    embeddings' share), then its architecture in words and its sources."""
-    rows = []
-    for model in models:
-        counted = f"<strong>{escape(params_text(model.params, digits=4))}</strong> parameters"
-        published = params_text(model.published_params, digits=5)
-        difference = _difference(model.params_difference)
-        if model.is_moe:
-            counted += f", {escape(params_text(model.active_params, digits=4))} active"
-            if model.published_active_params is not None and model.active_params_difference is not None:
-                published += f" / {params_text(model.published_active_params, digits=5)}"
-                difference += f" / {_difference(model.active_params_difference)}"
-        architecture = [f"{model.layers:,} layers, d_model {model.d_model:,}", attention_words(model),
-                        mlp_words(model), embedding_words(model)]
-        if model.biases:
-            architecture.append("biases in linear layers and norms")
-        sources = "<br>".join(f"[{n}] {safe_link(s.title, s.url)}" for n, s in enumerate(model.sources, start=1))
-        rows.append([
-            f"{escape(model.name)}<br><code>{escape(model.id)}</code><br>{counted}<br><small>published "
-            f"{escape(published)} ({escape(difference)}); embeddings {escape(params_short(model.embedding_params))}"
-            "</small>",
-            "<small>" + "<br>".join(escape(line) for line in architecture) + "</small>"
-            f'<br><small class="ainotes-sources">{sources}</small>',
-        ])
-    head = ["model and parameters", "architecture and sources"]
-    table = _table(head, rows, "ainotes-models", numeric_from=len(head))
-    key = ("Parameters are counted from the architecture (embeddings included; every expert of a mixture) "
-           "and checked within 1 % of the published count.")
-    return table.replace("</table></div>", f'</table><p class="ainotes-table-key">{escape(key)}</p></div>')
 
 
 # --- inline forms --------------------------------------------------------------------------------
@@ -292,7 +217,7 @@ def flops_per_token_form(args: list[str], options: dict[str, str], context: Form
 
 
 def train_time_form(args: list[str], options: dict[str, str], context: FormContext) -> str:
-    """``{{ train-time ... }}`` (:func:`ainotes.fences.cost_notes.train_time`), which may name ``model=``
+    """``{{ train-time ... }}`` (:func:`ainotes.inline.cost.train_time`), which may name ``model=``
     (with ``seq_len=`` and ``embeddings=``) instead of ``params=`` and ``layers= heads= head_dim=``."""
     if "model" in options or "embeddings" in options:
         count = model_count(options, _models_loader(context), label=lambda key: f"{key}=")

@@ -1,48 +1,16 @@
-"""The notes' own lists: what is new, the tags index, and the line of dates and tags under a title.
-
-Two fences, drawn from the build's notes catalogue (:mod:`ainotes.notes.meta`), so every
-builder shows the same lists:
-
-* ``whats-new``: each note's creation and each of its changes, newest first, by date;
-  optional ``limit`` (the home page shows the latest few) and ``title``;
-* ``tags-index``: every allowed tag, its line from ``mkdocs.yml``, and the notes carrying it.
-"""
+"""TODO docstring."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.notes.meta import Catalogue, Event, Note, known_catalogue, slug
 
-MAX_LIMIT = 500
 
-
-@dataclass(frozen=True)
-class WhatsNewRequest:
-    limit: int | None
-    title: str | None
-
-
-def parse_whats_new(fence: Fence, where: str, presets: Any = None) -> WhatsNewRequest:
-    """``whats-new`` fence: optional ``limit`` (events shown, 1 to 500; default all) and ``title``."""
-    data, lines = load_body(fence, where)
-    reader = BodyReader(fence, where, data, ("limit", "title"), lines)
-    limit = reader.integer("limit", MAX_LIMIT, 1, MAX_LIMIT) if "limit" in data else None
-    return WhatsNewRequest(limit, reader.text("title"))
-
-
-def parse_tags_index(fence: Fence, where: str, presets: Any = None) -> None:
-    """``tags-index`` fence: no body."""
-    data, lines = load_body(fence, where)
-    BodyReader(fence, where, data, (), lines)
-
-
-def _catalogue(site: Any, kind: str) -> Catalogue:
+def site_catalogue(site: Any, kind: str) -> Catalogue:
     catalogue = known_catalogue(site)
     if catalogue is None:
         raise InputError(f"the {kind} fence needs the notes catalogue, which this build has not read "
@@ -94,22 +62,23 @@ def _event_html(event: Event, prefix: str) -> str:
             f"{note_link(event.note, prefix)}{tail}</li>")
 
 
-def whats_new_html(catalogue: Catalogue, request: WhatsNewRequest, prefix: str) -> str:
-    """Events grouped by day, newest first; the feed's links after them."""
+def whats_new_html(catalogue: Catalogue, prefix: str, *, limit: int | None = None, title: str | None = None) -> str:
+    """Events grouped by day, newest first (the latest ``limit`` of them), under ``title``; the feed's
+    links after them."""
     events = catalogue.events()
-    if request.limit is not None:
-        events = events[: request.limit]
+    if limit is not None:
+        events = events[: limit]
     days: dict[dt.date, list[str]] = {}
     for event in events:
         days.setdefault(event.date, []).append(_event_html(event, prefix))
     groups = "".join(
         f'<li class="ainotes-day">{day_html(day)}<ul>{"".join(items)}</ul></li>' for day, items in days.items()
     )
-    title = f'<p class="ainotes-whatsnew-title">{escape(request.title)}</p>' if request.title else ""
+    title = f'<p class="ainotes-whatsnew-title">{escape(title)}</p>' if title else ""
     body = f'<ol class="ainotes-whatsnew" reversed>{groups}</ol>' if groups else "<p>No notes yet.</p>"
     more = ""
     whats_new = catalogue.page_with("whats-new-page")
-    if request.limit is not None and whats_new is not None and whats_new in catalogue.notes:
+    if limit is not None and whats_new is not None and whats_new in catalogue.notes:
         more = f'<a href="{escape(prefix + catalogue.notes[whats_new].url, quote=True)}">Everything that changed</a> · '
     feeds = "" if catalogue.settings.site_url is None else (
         f'<p class="ainotes-feeds">{more}Follow the notes: '
@@ -131,18 +100,3 @@ def tags_index_html(catalogue: Catalogue, prefix: str) -> str:
             f'<span class="md-tag">{escape(tag)}</span> {escape(str(description))}</p><ul>{items}</ul></section>'
         )
     return f'<div class="ainotes-tags-index">{"".join(sections) or "<p>No tags are allowed yet.</p>"}</div>'
-
-
-# Drawers for the fence table (ainotes.build.site.FENCE_KINDS): (site, request, page) → Drawn
-
-
-def draw_whats_new(site: Any, request: WhatsNewRequest, page: Any) -> Any:
-    from ainotes.html.page import Drawn, relative_prefix
-
-    return Drawn(whats_new_html(_catalogue(site, "whats-new"), request, relative_prefix(page.links_from)))
-
-
-def draw_tags_index(site: Any, request: None, page: Any) -> Any:
-    from ainotes.html.page import Drawn, relative_prefix
-
-    return Drawn(tags_index_html(_catalogue(site, "tags-index"), relative_prefix(page.links_from)))

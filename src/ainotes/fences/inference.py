@@ -1,0 +1,261 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import short
+from ainotes.core import checks, inference
+from ainotes.core.hardware import Preset
+from ainotes.core.models import ModelPreset
+from ainotes.fences.body import Fence
+from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.html.page import (
+    RUNTIME_FILE,
+    Drawn,
+    Page,
+    prefetch_renders,
+    themed_chart_files,
+)
+
+#: The chart's weight/KV choices, as ``WEIGHTS/KV``.
+PRECISION_CHOICES = ("bf16/bf16", "fp8/bf16", "fp8/fp8", "int4/fp8")
+
+
+CONTEXT_CHOICES = (1024, 4096, 8192, 32768, 131072)
+
+
+TP_CHOICES = (1, 2, 4, 8, 16)
+
+
+METRICS = ("time", "tokens-per-second")
+
+
+MAX_MODELS_PER_CHART = 8
+
+
+MAX_CHOICES = 8
+
+
+@dataclass(frozen=True)
+class InferenceChartRequest:
+    model_ids: tuple[str, ...] | None  # None: every model preset
+    preset_ids: tuple[str, ...]
+    context: int
+    contexts: tuple[int, ...]
+    precision: str
+    precisions: tuple[str, ...]
+    compute_dtype: str
+    tp: int
+    tps: tuple[int, ...]
+    link_id: str | None
+    metric: str
+    title: str | None
+    chart_id: str | None
+    where: str  # page:line of the fence, or of its 'models' key
+    link_where: str = ""  # page:line of its 'link' key, or of the fence
+
+
+_CHART_KEYS = ("models", "presets", "context", "contexts", "precision", "precisions", "compute_dtype", "tp",
+               "tps", "link", "metric", "title", "id")
+
+
+def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceChartRequest:
+    """``inference`` fence: models (ids; default every model preset), presets (GPU ids; default every
+    preset with a rate at ``compute_dtype``), context and contexts (the context select), precision and
+    precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
+    (default each GPU's NVLink), metric (``time`` or ``tokens-per-second``), title, id."""
+    from ainotes.fences.body import BodyReader, load_body
+
+    data, lines = load_body(fence, where)
+    reader = BodyReader(fence, where, data, _CHART_KEYS, lines)
+    compute = reader.checked(checks.one_of, "compute_dtype", data.get("compute_dtype", inference.DEFAULT_DTYPE),
+                             choices=inference.COMPUTE_DTYPES)
+    preset_ids = presets_with_rate(reader, data, presets, compute)
+    model_ids = read_model_ids(reader, data)
+    contexts = _choices(reader, data, "contexts", CONTEXT_CHOICES,
+                        lambda v: reader.checked(checks.whole_number, "contexts", v, high=inference.MAX_CONTEXT))
+    context = reader.integer("context", contexts[0] if 4096 not in contexts else 4096, 1, inference.MAX_CONTEXT)
+    if context not in contexts:
+        contexts = tuple(sorted({*contexts, context}))
+    precisions = _choices(reader, data, "precisions", PRECISION_CHOICES, lambda v: _precision(reader, "precisions", v))
+    precisions = tuple(p for p in precisions if _fits_compute(p, compute))
+    if not precisions:
+        reader.fail("precisions", f"no weights/KV choice is as narrow as the {compute} compute dtype")
+    precision = _precision(reader, "precision", data.get("precision", precisions[0]))
+    if not _fits_compute(precision, compute):
+        reader.fail("precision", f"'precision' {precision}: the weights are wider than the {compute} compute dtype")
+    if precision not in precisions:
+        precisions = (precision, *precisions)
+    tps = _choices(reader, data, "tps", TP_CHOICES,
+                   lambda v: reader.checked(checks.whole_number, "tps", v, high=inference.MAX_TP))
+    tp = reader.integer("tp", tps[0], 1, inference.MAX_TP)
+    if tp not in tps:
+        tps = tuple(sorted({*tps, tp}))
+    link_id = data.get("link")
+    if link_id is not None and (not isinstance(link_id, str) or not link_id):
+        reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
+    metric = data.get("metric", "time")
+    if metric not in METRICS:
+        reader.fail("metric", f"'metric' must be one of {', '.join(METRICS)}: {short(metric)}")
+    return InferenceChartRequest(
+        model_ids=model_ids, preset_ids=preset_ids, context=context, contexts=contexts, precision=precision,
+        precisions=precisions, compute_dtype=compute, tp=tp, tps=tps, link_id=link_id, metric=metric,
+        title=reader.text("title"), chart_id=reader.chart_id(), where=key_where(fence, where, lines, data, "models"),
+        link_where=key_where(fence, where, lines, data, "link"),
+    )
+
+
+def key_where(fence: Fence, where: str, lines: Mapping[int, Mapping[object, int]], data: Mapping[str, Any],
+               key: str) -> str:
+    """``page:line`` of ``key`` in the fence body, or of the fence where the body lacks it."""
+    line = lines.get(id(data), {}).get(key)
+    return f"{where}:{fence.start_line if line is None else fence.start_line + 1 + line}"
+
+
+def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str
+                       ) -> tuple[str, ...]:
+    """The fence's ``presets`` (each with a rate at the compute dtype), else every preset with one."""
+    with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None)
+    if "presets" not in data:
+        if not with_rate:
+            reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")
+        return with_rate
+    preset_ids: tuple[str, ...] = reader.preset_ids(tuple(presets))
+    for preset_id in preset_ids:
+        try:
+            inference.peak_flops_per_s(presets[preset_id], compute, name="'compute_dtype'")
+        except InputError as exc:
+            reader.fail("presets", str(exc))
+    return preset_ids
+
+
+def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The fence's ``models`` ids (checked against the model presets when drawn), or ``None``: every model."""
+    if "models" not in data:
+        return None
+    raw = data["models"]
+    raw = [raw] if isinstance(raw, str) else raw
+    if not isinstance(raw, list) or not raw or not all(isinstance(m, str) and m for m in raw):
+        reader.fail("models", f"'models' must be a list of model preset ids: {short(data['models'])}")
+    if len(raw) > MAX_MODELS_PER_CHART:
+        reader.fail("models", f"'models' may name at most {MAX_MODELS_PER_CHART}: {len(raw)}")
+    return tuple(dict.fromkeys(raw))
+
+
+def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links: Mapping[str, Any]
+                ) -> dict[str, Any]:
+    """Each GPU's link for its all-reduces: the fence's ``link``, else :func:`inference.default_link_id`."""
+    chosen = {}
+    for preset in presets:
+        link_id = request.link_id
+        try:
+            if link_id is None:
+                link_id = inference.default_link_id(preset, links)
+            if link_id not in links:
+                raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+        except InputError as exc:
+            raise InputError(f"{request.link_where or request.where}: {exc}") from None
+        chosen[preset.id] = links[link_id]
+    return chosen
+
+
+def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset, links: Mapping[str, Any]
+                  ) -> str:
+    """The chart's caption, with the figures of its initial view (:func:`ainotes.charts.inference.caption_html`)."""
+    from ainotes.charts import inference as inference_chart
+
+    weights, kv = request.precision.split("/")
+    tp = request.tp if tp_allowed(model, request.tp) else 1
+    one = inference.InferenceSetup(model, preset, batch=1, context=request.context, weights_dtype=weights,
+                                   kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp,
+                                   link=links[preset.id])
+    return inference_chart.caption_html(model, preset, one, links[preset.id] if max(request.tps) > 1 else None)
+
+
+def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
+    if key not in data:
+        return default
+    raw = data[key]
+    if not isinstance(raw, list) or not raw:
+        reader.fail(key, f"{short(key)} must be a non-empty list: {short(raw)}")
+    if len(raw) > MAX_CHOICES:
+        reader.fail(key, f"{short(key)} may list at most {MAX_CHOICES}: {len(raw)}")
+    return tuple(dict.fromkeys(check(v) for v in raw))
+
+
+def _precision(reader: Any, key: str, value: Any) -> str:
+    if isinstance(value, str) and value.count("/") == 1:
+        weights, kv = value.split("/")
+        if weights in inference.STORAGE_DTYPES and kv in inference.STORAGE_DTYPES:
+            return value
+    reader.fail(key, f"{short(key)} must be WEIGHTS/KV dtypes such as fp8/bf16 "
+                     f"(each one of {', '.join(inference.STORAGE_DTYPES)}): {short(value)}")
+    raise AssertionError("unreachable")
+
+
+def _fits_compute(precision: str, compute: str) -> bool:
+    from ainotes.core.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES
+
+    return STORAGE_DTYPE_BYTES[precision.split("/", maxsplit=1)[0]] <= DTYPE_BYTES[compute]
+
+
+def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
+    from ainotes.charts import inference as inference_chart
+
+    models = resolve_models(request.model_ids, site.models(), request.where)
+    presets = [site.presets_by_id[i] for i in request.preset_ids]
+    links = chart_links(request, presets, site.links())
+    title = request.title or inference_chart.default_title(request.compute_dtype)
+    chart = site.new_chart(page, "inference", "inference", request.chart_id, title)
+    chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets],
+                   "compute_dtype": request.compute_dtype}
+
+    def draw() -> Callable[[], str]:
+        from ainotes import render
+        from ainotes.html import embed
+
+        def spec(theme: Literal["light", "dark"]) -> dict:
+            return inference_chart.inference_spec(
+                models, presets, links, model_id=models[0].id, preset_id=presets[0].id, context=request.context,
+                contexts=request.contexts, precision=request.precision, precisions=request.precisions,
+                compute_dtype=request.compute_dtype, tp=request.tp, tps=request.tps, metric=request.metric,
+                title=request.title, theme=theme)
+
+        light, dark = spec("light"), spec("dark")
+        caption = chart_caption(request, models[0], presets[0], links)
+        narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
+        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
+        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
+        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
+        return lambda: embed.interactive_figure_html(
+            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
+            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])))
+
+    return site.chart_figure(chart, page, (request, models, presets, links), draw,
+                             scripts=(RUNTIME_FILE, "vega-charts.js"))
+
+
+KIND = FenceKind("inference", parse_inference_chart, _draw_inference, chart=True, vega=True)
+
+
+def resolve_models(model_ids: tuple[str, ...] | None, models: Mapping[str, ModelPreset], where: str
+                   ) -> tuple[ModelPreset, ...]:
+    """The fence's models (every model preset when it names none); an unknown id is one line at ``where``."""
+    if model_ids is None:
+        return tuple(models.values())
+    for model_id in model_ids:
+        if model_id not in models:
+            raise InputError(f"{where}: unknown model {short(model_id)} (known: {', '.join(sorted(models))})")
+    return tuple(models[m] for m in model_ids)
+
+
+def tp_allowed(model: ModelPreset, tp: int) -> bool:
+    try:
+        inference.check_tp(model, tp)
+    except InputError:
+        return False
+    return True
