@@ -41,12 +41,13 @@ test: $(VENV)/.installed-test chromium
 test-fast: $(VENV)/.installed-test
 	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow"
 
-# Lint, types and import contracts: ruff (rules in pyproject.toml, each ignore justified), mypy and
-# import-linter (the contracts in pyproject.toml).
+# Lint, types and import rules: ruff (rules in pyproject.toml, each ignore justified), mypy,
+# import-linter (the layers and contracts in pyproject.toml) and no module using another's private names.
 check: $(VENV)/.installed-dev
-	$(BIN)/ruff check src hooks tests bench
+	$(BIN)/ruff check src hooks tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_private_imports.py
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench

@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from ainotes import render
+from ainotes.base import scripts
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.charts import inference as chart
@@ -400,4 +401,4 @@ def test_the_chart_in_a_page(browser: Browser, built: Path, viewport: dict, sche
 def test_the_chart_weighs_tens_of_kilobytes(light: dict) -> None:
     # Four models × four weight/KV choices × four TP degrees × three GPUs: coefficients, not a grid.
     assert len(json.dumps(light["datasets"])) < 12_000
-    assert len(render.script_json(render.vega(render.responsive(light)))) < 40_000
+    assert len(scripts.script_json(render.vega(render.responsive(light)))) < 40_000

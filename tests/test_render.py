@@ -13,6 +13,7 @@ import pytest
 
 from ainotes import render
 from ainotes.base import cache as render_cache
+from ainotes.base import scripts
 from ainotes.charts import roofline as chart
 from ainotes.core.hardware import Preset, Source
 from ainotes.html import embed
@@ -186,7 +187,7 @@ def test_runtime_is_shared_across_render_caches_and_a_damaged_one_is_rebuilt(cac
 
 
 def test_script_json_cannot_close_the_script():
-    text = render.script_json({"name": "</script><!-- & \u2028"})
+    text = scripts.script_json({"name": "</script><!-- & \u2028"})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
     assert json.loads(text) == {"name": "</script><!-- & \u2028"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ainotes import render
-from ainotes.base import cache
+from ainotes.base import cache, scripts
 
 BASE_SPEC = {
     "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
@@ -178,9 +178,9 @@ def test_worker_limit_reads_the_environment(monkeypatch):
 
 def test_vega_script_json_is_script_json_of_vega():
     spec = {**BASE_SPEC, "title": "</script><!-- & \u2028 \u2029 é 1e-7", "description": "<b>&amp;</b>"}
-    assert render.vega_script_json(spec) == render.script_json(render.vega(spec))
+    assert render.vega_script_json(spec) == scripts.script_json(render.vega(spec))
     cache.MEMO.clear()  # and from the disk entry
-    assert render.vega_script_json(spec) == render.script_json(render.vega(spec))
+    assert render.vega_script_json(spec) == scripts.script_json(render.vega(spec))
 
 
 def test_stderr_progress_is_one_line(capsys):

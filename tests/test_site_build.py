@@ -10,8 +10,7 @@ from html import unescape
 
 import pytest
 
-from ainotes.build.site import _VEGA_KINDS
-from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS
+from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS, VEGA_KINDS
 from ainotes.markdown.extension import locate_fences
 from preset_support import ADDED, presets_with_additions
 from sitebuild import (
@@ -62,7 +61,7 @@ def test_every_fence_became_a_chart_or_table(real_site):
     assert counts["collectives.md"].get("collective", 0) == 7
     for src, kinds in counts.items():
         html_text = real_site.page(_page_url(src))
-        vega_charts = sum(kinds.get(kind, 0) for kind in _VEGA_KINDS)  # the Vega figures
+        vega_charts = sum(kinds.get(kind, 0) for kind in VEGA_KINDS)  # the Vega figures
         assert len(_with_class(html_text, "ainotes-chart")) == vega_charts, src
         assert len(_with_class(html_text, "ainotes-stepper")) == kinds.get("collective", 0), src
         assert html_text.count('class="ainotes-table ainotes-presets"') == kinds.get("presets-table", 0), src

@@ -57,6 +57,7 @@ import vl_convert as vlc
 
 from ainotes.base import cache, notices
 from ainotes.base.cache import cache_dir, shared_dir
+from ainotes.base.scripts import inline_script, script_safe
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +252,7 @@ def vega(spec: dict[str, Any]) -> dict[str, Any]:
 def vega_script_json(spec: dict[str, Any]) -> str:
     """``script_json(vega(spec))`` without decoding and encoding it again: the cached text is
     already compact JSON with sorted keys, as :func:`script_json` writes it."""
-    return _script_safe(_vega_bytes(spec).decode("utf-8"))
+    return script_safe(_vega_bytes(spec).decode("utf-8"))
 
 
 def _vega_bytes(spec: dict[str, Any]) -> bytes:
@@ -746,22 +747,10 @@ def responsive(spec: dict[str, Any]) -> dict[str, Any]:
             "autosize": {"type": "fit", "contains": "padding", "resize": True}}
 
 
-def script_json(value: Any) -> str:
-    """JSON safe inside ``<script>``: ``<``, ``>`` and ``&`` become ``\\u003c`` ``\\u003e`` ``\\u0026``
-    (so no ``</script>`` or ``<!--`` can end or bend the element), as do U+2028/U+2029."""
-    return _script_safe(json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True))
 
 
-def _script_safe(text: str) -> str:
-    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(char, escape)
-    return text
 
 
-def inline_script(code: str) -> str:
-    """JavaScript for an inline ``<script>``; a literal ``</script`` would end the element early."""
-    return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE)
 
 
 

@@ -34,8 +34,7 @@ import math
 from collections.abc import Hashable
 from typing import Any, Literal
 
-from ainotes import render
-from ainotes.base import cache, units
+from ainotes.base import cache, scripts, units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.charts.grammar import Grammar, code_fingerprint
@@ -596,7 +595,7 @@ def caption_html(op: str, ranks: int, link: Link, links: tuple[Link, ...] | None
     if not links:
         return text
     return (f'<span class="ainotes-cost-caption" data-cost-caption aria-live="polite">{text}</span>'
-            f'<template class="ainotes-cost-captions">{render.script_json(data)}</template>')
+            f'<template class="ainotes-cost-captions">{scripts.script_json(data)}</template>')
 
 
 def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import Fence
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.html import memory as memory_figure
 from ainotes.html.page import (
     ASSET_URL,
     RUNTIME_FILE,
@@ -193,12 +194,12 @@ def _draw_training_memory(site: DrawSite, request: TrainingMemoryRequest, page: 
 
         light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
                        for theme in ("light", "dark"))
-        memory_chart.prefetch(light, dark, progress=site.render_progress)
+        memory_figure.prefetch(light, dark, progress=site.render_progress)
         caption = memory_chart.caption_html(config, presets)
         chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
-        return lambda: memory_chart.figure_html(chart.chart_id, light, dark, caption_html=caption,
+        return lambda: memory_figure.figure_html(chart.chart_id, light, dark, caption_html=caption,
                                                 downloads=downloads, stylesheet=stylesheet, embed_urls=urls,
                                                 kind=chart.kind)
 

@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from ainotes import render
+from ainotes.base import scripts
 from ainotes.charts import explorer, frame, roofline
 
 DOWNLOAD_LABELS = {
@@ -53,7 +54,7 @@ def _namespace_ids(svg_text: str, prefix: str) -> str:
     return re.sub(r'(href="#)([^"]+)(")', rename, text)
 
 
-def _still(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = False) -> tuple[str, float, float]:
+def still_html(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = False) -> tuple[str, float, float]:
     text = render.static_svg_for_page(svg_text)
     width, height = render.svg_size(text)
     size = " ainotes-chart__still--narrow" if narrow else ""
@@ -61,7 +62,7 @@ def _still(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = False) -
     return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}{size}">{text}</div>', width, height
 
 
-def _spec_title(spec: Mapping[str, Any]) -> str:
+def spec_title(spec: Mapping[str, Any]) -> str:
     title = spec.get("title")
     if isinstance(title, Mapping):
         title = title.get("text")
@@ -153,14 +154,14 @@ def interactive_figure_html(
     otherwise). ``embed_urls`` and ``kind`` go to :func:`downloads_html`; ``narrow_svgs`` are a chart's
     light and dark phone pictures (a roofline draws its own).
     """
-    light, width, height = _still(render.svg(spec_light), "light", chart_id)
+    light, width, height = still_html(render.svg(spec_light), "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
-    dark, _, _ = _still(svg_dark if svg_dark is not None else render.svg(spec_dark), "dark", chart_id)
-    title = _spec_title(spec_light)
+    dark, _, _ = still_html(svg_dark if svg_dark is not None else render.svg(spec_dark), "dark", chart_id)
+    title = spec_title(spec_light)
     # <template>, not <script type="application/json">: Material's instant navigation re-runs
     # every <script> in the new page as JavaScript, dropping its type. A template's content
     # is inert, and script_json leaves no "<" or "&" in it for the HTML parser to read.
-    dark_json = (render.script_json(vega_dark) if vega_dark is not None
+    dark_json = (scripts.script_json(vega_dark) if vega_dark is not None
                  else render.vega_script_json(render.responsive(spec_dark)))
     specs = "".join(
         f'<template class="ainotes-chart__spec" data-scheme="{scheme}">{text}</template>'
@@ -173,7 +174,7 @@ def interactive_figure_html(
         # Phones get a picture drawn at their size, so its text stays at least 11 px without a script.
         narrow_light = render.svg(roofline.narrow_static(spec_light))
         narrow = "".join(
-            _still(text, scheme, chart_id, narrow=True)[0]
+            still_html(text, scheme, chart_id, narrow=True)[0]
             for scheme, text in (("light", narrow_light), ("dark", roofline.dark_svg(narrow_light)))
         )
         # A phone's box takes the phone picture's proportions (its legends make it taller).
@@ -189,7 +190,7 @@ def interactive_figure_html(
         rows = sum(1 for param in spec_light.get("params", []) if "bind" in param)
         controls = f'<div class="ainotes-chart__controls" style="--ainotes-bind-rows: {rows}"></div>'
         if narrow_svgs is not None:
-            narrow = "".join(_still(text, scheme, chart_id, narrow=True)[0]
+            narrow = "".join(still_html(text, scheme, chart_id, narrow=True)[0]
                              for scheme, text in zip(("light", "dark"), narrow_svgs, strict=True))
             narrow_width, narrow_height = render.svg_size(narrow_svgs[0])
             box_style += f"; --ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}"
@@ -290,7 +291,7 @@ def standalone_html(
         "the picture above is the chart as it opens.</p></noscript>\n"
         "</main>\n"
         f"<script>{render.inline_runtime()}</script>\n"
-        f"<script>{render.inline_script(_asset_text('vega-charts.js'))}</script>\n"
+        f"<script>{scripts.inline_script(_asset_text('vega-charts.js'))}</script>\n"
         f"<script>{frame.HEIGHT_POSTER_JS}</script>\n"
         "</body>\n</html>\n"
     )
