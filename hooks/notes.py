@@ -41,12 +41,11 @@ def on_config(config, **kwargs):
     publish.warn_about_site_url(config.site_url, _command, os.environ)
     presets_dir = Path(config.config_file_path).parent / "presets"
     try:
-        _site = NotesSite(presets_dir)
+        # A user's mistake ends the build with its one line; on_post_page draws the figures,
+        # while the renders run in parallel.
+        _site = NotesSite(presets_dir, error_type=PluginError, defer_figures=True, render_progress=_report_renders)
     except InputError as exc:
         raise PluginError(str(exc)) from None
-    _site.error_type = PluginError  # a user's mistake ends the build with its one line
-    _site.defer_figures = True  # on_post_page draws them, while the renders run in parallel
-    _site.render_progress = _report_renders
     if EXTENSION not in config.markdown_extensions:
         config.markdown_extensions.append(EXTENSION)
     settings = config.mdx_configs.get(EXTENSION, {})

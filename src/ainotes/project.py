@@ -115,9 +115,8 @@ def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
         raise InputError(f"{site_folder}: no such folder; build the site first")
     if not project.docs_dir.is_dir():
         raise InputError(f"{project.config_path}: docs folder {str(project.docs_dir)!r} does not exist")
-    site = NotesSite(project.presets_dir)
-    site.defer_figures = True  # the pages are the generator's: their figures are never drawn here
-    site.render_progress = progress
+    # The pages are the generator's: their figures are never drawn here.
+    site = NotesSite(project.presets_dir, defer_figures=True, render_progress=progress)
     notes_meta.configure(site, notes_settings(project))
     for page in sorted(project.docs_dir.rglob("*.md")):
         src = page.relative_to(project.docs_dir).as_posix()

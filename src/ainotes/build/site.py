@@ -67,22 +67,23 @@ _T = TypeVar("_T")
 class NotesSite:
     """Build-wide state: the presets and every chart met so far."""
 
-    def __init__(self, presets_dir: str | Path):
+    def __init__(self, presets_dir: str | Path, *, error_type: Callable[[str], Exception] = InputError,
+                 defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None):
+        """``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
+        ``PluginError``). ``defer_figures``: a driver that calls :meth:`finish_page` on every page has
+        chart figures drawn there, so that the renders of every page run meanwhile, in parallel
+        (:func:`ainotes.render.prefetch`), instead of one page at a time. ``render_progress(done, total)``
+        hears how far the renders are, every few seconds, when there are many."""
         self.presets: tuple[Preset, ...] = load_presets(presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
         self.presets_dir = Path(presets_dir)
         self._links: dict[str, Link] | None = None
         self._models: dict[str, ModelPreset] | None = None
         self.charts: dict[str, Chart] = {}
-        # The exception a driver wants for a user's mistake (hooks/notes.py: MkDocs' PluginError).
-        self.error_type: Callable[[str], Exception] = InputError
+        self.error_type = error_type
         self._announced: tuple[str, str, int] | None = None
-        # A driver that calls finish_page on every page sets defer_figures: chart figures are
-        # then drawn there, so that the renders of every page run meanwhile, in parallel
-        # (ainotes.render.prefetch), instead of one page at a time. render_progress hears
-        # how far the renders are, every few seconds, when there are many.
-        self.defer_figures = False
-        self.render_progress: Callable[[int, int], None] | None = None
+        self.defer_figures = defer_figures
+        self.render_progress = render_progress
         self._deferred: dict[str, Callable[[], str]] = {}
         self._nonce = secrets.token_hex(4)
         if "ainotes.render" in sys.modules:  # an earlier build in this process may have stopped half-way

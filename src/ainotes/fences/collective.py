@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""``collective``: a stepper of one collective primitive over a number of ranks, as SVG frames.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``collective-cost``: the live chart of a collective's time against message size for each algorithm
+under the α–β model, with selects for the operation, the ranks and the link.
+"""
 
 from __future__ import annotations
 

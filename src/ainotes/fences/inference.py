@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``inference``: the live chart of decode time per token (or tokens per second) against batch, for
+the fence's models, GPUs, contexts and precisions.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``inference-table``: decode time per token, tokens per second and the bound, one row per model
+and GPU, at the fence's batch, context and precisions.
+"""
 
 from __future__ import annotations
 

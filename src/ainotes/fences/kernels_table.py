@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``kernels-table``: each kernel's FLOPs, bytes, arithmetic intensity and attainable rate on the
+fence's presets.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``links-table``: the interconnect presets with their bandwidth, latency and sources, and the notes
+that use each.
+"""
 
 from __future__ import annotations
 

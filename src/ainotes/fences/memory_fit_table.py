@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``memory-fit-table``: which models' training states and activations fit on which GPUs, at the
+fence's parallelism and ZeRO stage.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``mfu-table``: training jobs (a model or FLOPs per token, tokens per second, GPUs, a preset) as MFU,
+HFU and time to train, one row each; a job naming a model is resolved once the models are loaded.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``models-table``: the model presets, each row with its architecture, counted and published
+parameters, and the notes that use it.
+"""
 
 from __future__ import annotations
 

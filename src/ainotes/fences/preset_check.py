@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""``preset-check``: a whole preset file in the body, shown with the loader's verdict on it.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``presets-table``: the GPU presets with their peaks, bandwidth, ridge points and sources, and the
+notes that use each.
+"""
 
 from __future__ import annotations
 

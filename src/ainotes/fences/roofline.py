@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``roofline``: the roofline explorer for the fence's presets, with its kernels (or a model's layer,
+``model:`` and ``phase:``) placed at their arithmetic intensity.
+"""
 
 from __future__ import annotations
 

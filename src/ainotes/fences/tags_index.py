@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""``tags-index``: every allowed tag, its line from ``mkdocs.yml``, and the notes carrying it.
+"""
 
 from __future__ import annotations
 

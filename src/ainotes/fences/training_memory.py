@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``training-memory``: the live chart of memory per GPU for a model's training run (weights, gradients,
+optimizer states, activations) against the GPUs' capacities, with a select per setting.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``whats-new``: each note's creation and each of its changes, newest first, by day (optional ``limit``
+and ``title``).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""The notes' own lists as HTML: what is new by day, the tags index, and the line of dates and tags
+under a note's title, from the catalogue (:mod:`ainotes.notes.meta`).
+"""
 
 from __future__ import annotations
 
