@@ -34,7 +34,7 @@ from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import load_models
 from ainotes.fences import memory_fit_table, training_memory
 from ainotes.fences.body import Fence
-from ainotes.inline import memory as memory_notes
+from ainotes.inline import memory as memory_forms
 from ainotes.inline.formcontext import FormContext
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
@@ -445,7 +445,7 @@ def form(text: str) -> str:
     name, *words = text.split()
     args = [w for w in words if "=" not in w]
     options = dict(w.split("=", 1) for w in words if "=" in w)
-    return memory_notes.FORMS[name](args, options, CONTEXT)
+    return memory_forms.FORMS[name](args, options, CONTEXT)
 
 
 @pytest.mark.parametrize(

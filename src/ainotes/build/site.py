@@ -1,21 +1,10 @@
 """One build's charts and tables: the state behind :mod:`ainotes.markdown.extension` and ``hooks/notes.py``.
 
-Knows nothing of MkDocs or of Markdown's grammar: :mod:`ainotes.markdown.extension` decides what
-is a fence, an inline figure or math and hands the text here; this module validates it
-(:mod:`ainotes.fences.directives`, :mod:`ainotes.inline.figures`), draws it (:mod:`ainotes.html.tables`,
-:mod:`ainotes.charts`) and remembers every chart for the embed files. One
-:class:`NotesSite` lives for one build.
-
-:data:`FENCE_KINDS` is the one table of fence kinds. Adding a kind is one entry there:
-
-1. a parser ``parse(fence, where, presets_by_id) -> request`` (in ``py`` or a
-   module of your own) that raises :class:`~ainotes.base.errors.InputError` with ``where:line``;
-2. a drawer ``draw(site, request, page) -> Drawn`` here (call :meth:`NotesSite.new_chart`
-   for a chart with embed files);
-3. ``FenceKind(name, parse, draw, chart=...)`` in :data:`FENCE_KINDS`.
-
-The Markdown extension registers every kind in the table with ``pymdownx.superfences``,
-so neither ``mkdocs.yml`` nor the hooks change.
+Knows nothing of MkDocs or of Markdown's grammar: the extension decides what is a fence, an inline
+figure or math and hands the text here. A fence goes to its kind (:data:`ainotes.fences.registry.FENCE_KINDS`:
+its module parses and draws it), an inline form to :mod:`ainotes.inline.figures`; this module remembers
+every chart for the embed files and the manifest. One :class:`NotesSite` lives for one build, and
+is the :class:`~ainotes.fences.kind.DrawSite` the drawers see.
 """
 
 from __future__ import annotations

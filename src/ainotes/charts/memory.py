@@ -144,7 +144,7 @@ def gb_text_expression(field: str) -> str:
 #: plot of any height: sorted by capacity, label i sits at max over j ≤ i of (j's line + (i − j) label
 #: heights). Each row carries its own and its lower neighbours' capacities (``lc``) and steps (``ls``).
 LABEL_BLOCK_PX = LABEL_LINE_PX + LABEL_GAP_PX
-MAX_CAPACITY_ROWS = 16  # at most as many as a chart has GPUs (ainotes.fences.directives.MAX_PRESETS_PER_CHART)
+MAX_CAPACITY_ROWS = 16  # at most as many as a chart has GPUs (ainotes.fences.body.MAX_PRESETS_PER_CHART)
 LABEL_DY_EXPRESSION = (
     "-(max(" + ", ".join(f"datum.lc[{k}] / y_max * height + datum.ls[{k}] * {LABEL_BLOCK_PX}"
                              for k in range(MAX_CAPACITY_ROWS)) + ") - datum.gb / y_max * height)"

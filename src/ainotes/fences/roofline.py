@@ -126,7 +126,7 @@ class LayerRequest:
 
 
 def parse_layer(reader: Any, data: Mapping[str, Any]) -> LayerRequest | None:
-    """The layer keys of a roofline fence body, checked (``reader``: :class:`ainotes.fences.directives.BodyReader`);
+    """The layer keys of a roofline fence body, checked (``reader``: :class:`ainotes.fences.body.BodyReader`);
     ``None`` when the body names no model. The other keys need ``model``."""
     if "model" not in data:
         for key in LAYER_KEYS:

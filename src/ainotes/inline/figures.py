@@ -61,9 +61,9 @@ from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks, collective_cost, kernels, roofline
 from ainotes.core.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
-from ainotes.inline import cost as cost_notes
-from ainotes.inline import inference as inference_notes
-from ainotes.inline import memory as memory_notes
+from ainotes.inline import cost as cost_forms
+from ainotes.inline import inference as inference_forms
+from ainotes.inline import memory as memory_forms
 from ainotes.inline.formcontext import Form, FormContext, ModelsLoader
 from ainotes.inline.models import FORMS as MODEL_FORMS
 
@@ -85,17 +85,17 @@ def _register_chapter(forms: Mapping[str, Form]) -> None:
     """Add a chapter's forms; a name another chapter (or the core forms) already uses is a
     programming error, caught at import rather than by one form silently replacing another."""
     for name, form in forms.items():
-        if name in CHAPTER_FORMS or name in cost_notes.FORMS:
+        if name in CHAPTER_FORMS or name in cost_forms.FORMS:
             raise RuntimeError(f"inline form {name!r} is registered twice")
         CHAPTER_FORMS[name] = form
 
 
 _register_chapter(MODEL_FORMS)
-_register_chapter(memory_notes.FORMS)
-_register_chapter(inference_notes.FORMS)
+_register_chapter(memory_forms.FORMS)
+_register_chapter(inference_forms.FORMS)
 
 
-def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLoader | None = None,
+def evaluate(body: str, presets: Mapping[str, Preset], links: cost_forms.LinksLoader | None = None,
              models: ModelsLoader | None = None) -> str:
     """The text of one inline figure body such as ``ridge h100 sparse``.
 
@@ -106,15 +106,15 @@ def evaluate(body: str, presets: Mapping[str, Preset], links: cost_notes.LinksLo
     words = body.split()
     if not words:
         raise InputError("inline figure '{{ }}' is empty")
-    if words[0] in cost_notes.FORMS:
+    if words[0] in cost_forms.FORMS:
         args, options = _split_options(words[0], words[1:])
-        return cost_notes.FORMS[words[0]](args, options, presets, links)
+        return cost_forms.FORMS[words[0]](args, options, presets, links)
     if words[0] in CHAPTER_FORMS:
         args, options = _split_options(words[0], words[1:])
         return CHAPTER_FORMS[words[0]](args, options, FormContext(presets, links, models))
     form = _FORMS.get(words[0])
     if form is None:
-        known = sorted([*_FORMS, *cost_notes.FORMS, *CHAPTER_FORMS])
+        known = sorted([*_FORMS, *cost_forms.FORMS, *CHAPTER_FORMS])
         raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})")
     return form.evaluate(words[0], words[1:], presets)
 

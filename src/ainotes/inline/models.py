@@ -37,7 +37,7 @@ from ainotes.base.textcheck import short
 from ainotes.core import checks
 from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, ModelsLoader, TrainingJob, model_count
 from ainotes.core.models import ModelPreset
-from ainotes.inline import cost as cost_notes
+from ainotes.inline import cost as cost_forms
 from ainotes.inline.formcontext import Form, FormContext
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ def train_time_form(args: list[str], options: dict[str, str], context: FormConte
         options["params"] = repr(count.params)
         for key, value in (count.attention or {}).items():
             options[key] = str(value)
-    return cost_notes.train_time(args, options, context.presets, context.links_loader)
+    return cost_forms.train_time(args, options, context.presets, context.links_loader)
 
 
 FORMS: dict[str, Form] = {

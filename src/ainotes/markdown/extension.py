@@ -3,7 +3,7 @@
 Declared in ``mkdocs.yml`` as ``ainotes.markdown`` after ``pymdownx.superfences``, it runs
 under MkDocs, ProperDocs and Zensical alike (Zensical runs extensions but not hooks).
 
-* Fences: every kind in :data:`ainotes.build.site.FENCE_KINDS` is registered with
+* Fences: every kind in :data:`ainotes.fences.registry.FENCE_KINDS` is registered with
   ``pymdownx.superfences`` as a custom fence, so Markdown decides what is a fence, once:
   a fence in a blockquote, an admonition, a list item, a details or tabbed block is
   drawn; an indented code block, or a fence inside a longer fence, stays code.
@@ -693,7 +693,7 @@ def _strip_front_matter(text: str) -> str:
 
 @functools.lru_cache(maxsize=4096)  # mkdocs serve: a rebuild reads only the pages that changed
 def locate_fences_and_forms(text: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
-    """The fences (:class:`ainotes.fences.directives.Fence`) and inline-form bodies Markdown finds in a page."""
+    """The fences (:class:`ainotes.fences.body.Fence`) and inline-form bodies Markdown finds in a page."""
     class Locator(FenceLocator):  # draws nothing; notes what it meets
         def __init__(self) -> None:
             super().__init__()
