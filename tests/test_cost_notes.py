@@ -43,7 +43,7 @@ def test_collective_cost_fence_draws_a_live_chart_with_its_embeds(site: NotesSit
     assert chart.kind == "collective-cost"
     assert chart.about == {"op": "all-to-all", "ranks": 64, "link": "ib-ndr"}
     # Its embeds, drawn now or kept from an earlier build with the same inputs (a warm render cache).
-    assert set(site._embed_files(chart)) == {"svg", "svg-dark", "png", "json", "html"}
+    assert set(site.embed_files(chart)) == {"svg", "svg-dark", "png", "json", "html"}
     assert "pairwise exchange" in text_of(out)
     # A phone's picture in each scheme, drawn at its width; a caption that follows the selects.
     assert out.count("ainotes-chart__still--narrow") == 2 and "--ainotes-aspect-narrow: 328 / 500" in out

@@ -60,7 +60,7 @@ def spec_for(optimizer: str = "adam", fp32_grad_accum: bool = False, dropout: bo
 
 
 def scenegraph_texts(spec: dict) -> list[str]:
-    graph = vlc.vegalite_to_scenegraph(spec, vl_version=render._vega_lite_version(spec))
+    graph = vlc.vegalite_to_scenegraph(spec, vl_version=render.vega_lite_version(spec))
     texts: list[str] = []
 
     def walk(node: Any) -> None:
@@ -259,7 +259,7 @@ def test_capacity_labels_never_overlap(capacities: list[float], height: int) -> 
                                    memory_capacity_bytes=gb * 1e9) for i, gb in enumerate(capacities)]
     spec = chart.memory_spec(ALL_MODELS, presets, first_view(), cached=False)
     spec = {**spec, "height": height, "autosize": {"type": "pad"}}
-    graph = vlc.vegalite_to_scenegraph(spec, vl_version=render._vega_lite_version(spec))
+    graph = vlc.vegalite_to_scenegraph(spec, vl_version=render.vega_lite_version(spec))
     ys: list[float] = []
 
     def walk(node: Any) -> None:

@@ -41,10 +41,10 @@ def cache(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(folder))
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
     render_cache.MEMO.clear()  # a fresh process as far as the memo goes
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     yield folder
     render_cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_runtime_is_vega_only_deterministic_and_cached(cache, monkeypatch):
     assert "vegaEmbed" not in code and "vegaLite" not in code
     assert not re.search(r"</script", code, re.IGNORECASE)
     render_cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 1
 
 
@@ -173,16 +173,16 @@ def test_runtime_is_shared_across_render_caches_and_a_damaged_one_is_rebuilt(cac
     # Another project, or a cold render cache: the bundle is not built again.
     monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "other-project-cache"))
     render_cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 1
     assert not list(cache.glob("*.entry")) if cache.exists() else True  # not in the render cache
     (entry,) = list((tmp_path / "runtime").glob("*.entry"))
     entry.write_bytes(entry.read_bytes()[:-100])  # truncated
     render_cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 2
     render_cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     assert render.runtime_js() == code and calls.count == 2  # the rebuilt entry is sound
 
 
@@ -303,7 +303,7 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
 
 def test_namespace_ids_keeps_two_inline_svgs_apart():
     text = '<svg><clipPath id="clip1"/><g clip-path="url(#clip1)"/><use href="#clip1"/><g id="other"/></svg>'
-    out = embed._namespace_ids(text, "c-light")
+    out = embed.namespace_ids(text, "c-light")
     assert 'id="c-light-clip1"' in out and "url(#c-light-clip1)" in out and 'href="#c-light-clip1"' in out
     assert 'id="c-light-other"' in out
 
@@ -415,21 +415,21 @@ def test_a_shared_compile_is_the_compilers_own_output_at_every_layout():
              chart.roofline_spec(PRESETS[:1], theme="dark"),
              cost.cost_spec(links, op="all-to-all", ranks=16, link_id=links[0].id, title=None, theme="dark")]
     for spec in specs:
-        version = render._vega_lite_version(spec)
+        version = render.vega_lite_version(spec)
         for variant in _layouts(spec):
             own = render.vlc.vegalite_to_vega(variant, vl_version=version)
             # Equal as JSON values: usermeta is passed on as given, where the compiler writes a
             # whole number over 2**32 as 1099511627776.0.
-            assert render._compile(variant, version) == own
+            assert render.compile_vega(variant, version) == own
     odd = {**specs[0], "width": "container", "height": 300}  # a layout the relayout does not know: compiled as is
-    assert render._relayout({}, odd) is None
-    assert render._compile(odd, render._vega_lite_version(odd)) == render.vlc.vegalite_to_vega(
-        odd, vl_version=render._vega_lite_version(odd))
+    assert render.relayout({}, odd) is None
+    assert render.compile_vega(odd, render.vega_lite_version(odd)) == render.vlc.vegalite_to_vega(
+        odd, vl_version=render.vega_lite_version(odd))
 
 
 def test_a_chart_group_compiles_each_theme_once(spec, monkeypatch):
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")
-    render._compiled_bases.clear()
+    render.SESSION.compiled_bases.clear()
     compiles = _Calls(monkeypatch, "vegalite_to_vega")
     renders = _Calls(monkeypatch, "vega_to_svg")
     dark = chart.retheme(spec, "dark")
@@ -440,5 +440,5 @@ def test_a_chart_group_compiles_each_theme_once(spec, monkeypatch):
     summary = render.render_many([group])
     assert (compiles.count, renders.count) == (2, 2)  # light and dark; the desk and phone stills
     assert summary is not None
-    version = render._vega_lite_version(spec)
+    version = render.vega_lite_version(spec)
     assert render.svg(spec) == render.vlc.vegalite_to_svg(render.still_spec(spec), vl_version=version)

@@ -39,11 +39,11 @@ def fresh(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "runtime"))
     render.shutdown()  # renders an earlier test left running would count in this one
     cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     yield tmp_path
     render.shutdown()
     cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
 
 
 def _outputs(chart_specs: list[dict]) -> list[bytes]:
@@ -70,14 +70,14 @@ def test_parallel_renders_are_byte_identical_to_serial_ones(fresh, monkeypatch):
 
     _use_cache(monkeypatch, fresh / "parallel")
     monkeypatch.setenv(render.WORKERS_ENV, "2")
-    before = render.render_counts.copy()
+    before = render.SESSION.counts.copy()
     parallel = render.render_many(requests_for(chart_specs))
     assert parallel.workers >= 1 and parallel.rendered == 12
-    assert render._scheduler._pool is not None
-    assert render._scheduler._pool._mp_context.get_start_method() == "spawn"
-    assert 1 <= len(render._scheduler._pool._processes) <= 2  # never more processes than allowed
+    pool = render.SESSION.pool()
+    assert pool is not None and pool.start_method == "spawn"
+    assert 1 <= pool.processes <= 2  # never more processes than allowed
     assert _outputs(chart_specs) == serial_out
-    counted = render.render_counts - before
+    counted = render.SESSION.counts - before
     assert counted == {"svg": 6, "png": 6, "vega": 6}  # nothing rendered again by svg()/png()/vega()
     # Entry by entry, the two caches hold the same bytes under the same keys.
     serial_files = {p.name: p.read_bytes() for p in (fresh / "serial").glob("*.entry")}
@@ -89,27 +89,27 @@ def test_each_spec_is_rendered_once_per_batch(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "0")
     chart_specs = specs(3, "dup")
     again = [dict(reversed(list(s.items()))) for s in chart_specs]  # same specs, other key order
-    before = render.render_counts.copy()
+    before = render.SESSION.counts.copy()
     summary = render.render_many(requests_for(chart_specs) * 3 + requests_for(again))
     assert summary.requested == 24 and summary.rendered == 6
-    assert render.render_counts - before == {"svg": 3, "png": 3, "vega": 3}
+    assert render.SESSION.counts - before == {"svg": 3, "png": 3, "vega": 3}
     # Everything is cached now: nothing is queued, nothing rendered.
     assert render.prefetch(requests_for(chart_specs)) == 0
     _outputs(chart_specs)
-    assert render.render_counts - before == {"svg": 3, "png": 3, "vega": 3}
+    assert render.SESSION.counts - before == {"svg": 3, "png": 3, "vega": 3}
 
 
 def test_small_batches_do_not_start_a_pool(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "2")
     summary = render.render_many([render.svg_request(specs(1, "alone")[0])])
     assert summary.workers == 0 and summary.rendered == 1
-    assert render._scheduler._pool is None
+    assert render.SESSION.pool() is None
 
 
 def test_prefetched_renders_are_waited_for_not_rendered_again(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "2")
     chart_specs = specs(4, "ahead")
-    before = render.render_counts.copy()
+    before = render.SESSION.counts.copy()
     assert render.prefetch(requests_for(chart_specs)) == 8
     # Taken in the reverse of the queue's order: each call waits for its own job only.
     for spec in reversed(chart_specs):
@@ -117,18 +117,18 @@ def test_prefetched_renders_are_waited_for_not_rendered_again(monkeypatch):
         assert render.svg(spec).startswith("<svg")
         assert render.vega(render.responsive(spec))["$schema"].startswith("https://vega.github.io/schema/vega/")
     render.drain()
-    assert render.render_counts - before == {"svg": 4, "png": 4, "vega": 4}
+    assert render.SESSION.counts - before == {"svg": 4, "png": 4, "vega": 4}
 
 
 def test_without_a_pool_a_queued_job_renders_on_demand(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "0")
     chart_specs = specs(5, "lazy")
-    before = render.render_counts.copy()
+    before = render.SESSION.counts.copy()
     render.prefetch(requests_for(chart_specs))
     assert render.svg(chart_specs[2]).startswith("<svg")
-    assert render.render_counts - before == {"svg": 1, "png": 1}  # its PNG came from the same SVG
+    assert render.SESSION.counts - before == {"svg": 1, "png": 1}  # its PNG came from the same SVG
     render.drain()
-    assert render.render_counts - before == {"svg": 5, "png": 5, "vega": 5}
+    assert render.SESSION.counts - before == {"svg": 5, "png": 5, "vega": 5}
 
 
 def test_progress_reports_done_of_total(monkeypatch):
@@ -156,10 +156,10 @@ def test_a_bad_spec_fails_in_the_caller_as_it_would_serially(monkeypatch):
 
 def test_runtime_request_builds_the_bundle_once(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "0")
-    before = render.render_counts["runtime"]
+    before = render.SESSION.counts["runtime"]
     render.render_many([render.RUNTIME_REQUEST, render.RUNTIME_REQUEST])
     code = render.runtime_js()
-    assert "window.vega" in code and render.render_counts["runtime"] - before == 1
+    assert "window.vega" in code and render.SESSION.counts["runtime"] - before == 1
 
 
 def test_usable_cores_follow_the_affinity_mask():
@@ -207,10 +207,10 @@ def test_shared_memo_survives_a_cold_render_cache(fresh, monkeypatch):
 def test_forget_queued_drops_work_nobody_started(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "0")
     chart_specs = specs(2, "stale")
-    before = render.render_counts.copy()
+    before = render.SESSION.counts.copy()
     assert render.prefetch(requests_for(chart_specs)) == 4
     assert render.forget_queued() == 4
     render.drain()
-    assert render.render_counts - before == {}
+    assert render.SESSION.counts - before == {}
     assert render.svg(chart_specs[0]).startswith("<svg")  # asked for again: rendered then
-    assert render.render_counts - before == {"svg": 1}
+    assert render.SESSION.counts - before == {"svg": 1}

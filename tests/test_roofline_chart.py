@@ -221,7 +221,7 @@ def test_close_kernels_share_one_label_and_labels_never_touch_on_the_narrowest_p
 @pytest.mark.parametrize("gap_decades", [0.0, 0.05, 0.2, 0.5, 1.0, 3.0])
 def test_label_clusters_split_exactly_when_labels_would_not_touch(gap_decades):
     low, high = 0.1, 10_000.0
-    clusters = chart._label_clusters([10.0, 10.0 * 10**gap_decades], low, high)
+    clusters = chart.label_clusters([10.0, 10.0 * 10**gap_decades], low, high)
     gap_px = gap_decades * chart.NARROWEST_PLOT_PX / math.log10(high / low)
     assert (clusters[0] == clusters[1]) == (gap_px < chart.LABEL_CHAR_PX + chart.LABEL_GAP_PX)
 
@@ -433,7 +433,7 @@ def test_a_still_laid_out_once_is_the_picture_fit_would_draw():
     spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(k) for k in KERNELS], title="Fit or pad")
     still = render.still_spec(spec)
     assert still["autosize"]["type"] == "pad" and spec["autosize"]["type"] == "fit"  # the page's spec still fits
-    fitted = vlc.vegalite_to_svg(spec, vl_version=render._vega_lite_version(spec))
+    fitted = vlc.vegalite_to_svg(spec, vl_version=render.vega_lite_version(spec))
     padded = render.svg(spec)
     assert _texts(padded) == _texts(fitted)
     assert all(abs(a - b) <= 4 for a, b in zip(_svg_size(padded), _svg_size(fitted), strict=True))
@@ -457,7 +457,7 @@ def test_dark_vega_is_the_compilers_dark_output(gpus, kernels, title):
 
     chosen = [parse_kernel_spec(k) for k in KERNELS[:kernels]]
     light = chart.roofline_spec(FOUR[:gpus], kernels=chosen, title=title, sparsity=kernels % 2 == 1)
-    version = render._vega_lite_version(light)
+    version = render.vega_lite_version(light)
     compiled_light = vlc.vegalite_to_vega(render.responsive(light), vl_version=version)
     compiled_dark = vlc.vegalite_to_vega(render.responsive(chart.retheme(light, "dark")), vl_version=version)
     assert chart.dark_vega(compiled_light) == compiled_dark  # a title's "#ffffff" is text, left alone

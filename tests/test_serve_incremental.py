@@ -45,7 +45,7 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
     render.shutdown()  # renders an earlier test left running would count in this one
     cache.MEMO.clear()
-    render._runtime_text.clear()
+    render.SESSION.runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)
     render.shutdown()
     cache.MEMO.clear()
@@ -58,11 +58,11 @@ def rebuild(project: Path) -> Counter[str]:
 
 def rebuild_counting(project: Path) -> tuple[Counter[str], Counter[str]]:
     """One serve-style rebuild; what vl-convert rendered, and how many charts were drawn or kept."""
-    before, drawn_before = render.render_counts.copy(), drawings.counts.copy()
+    before, drawn_before = render.SESSION.counts.copy(), drawings.counts.copy()
     config = load_config(config_file=str(project / "mkdocs.yml"), site_dir=str(project / "site"))
     config.plugins.on_startup(command="serve", dirty=False)
     build(config)
-    return render.render_counts - before, drawings.counts - drawn_before
+    return render.SESSION.counts - before, drawings.counts - drawn_before
 
 
 def site_files(project: Path) -> dict[str, bytes]:

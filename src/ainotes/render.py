@@ -84,14 +84,12 @@ RUNTIME_FALLBACK_SNIPPET = "window.vega = vegaEmbed.vega;"
 
 
 
-# What vl-convert really did, in-process and in workers, per output kind: tests count renders with it.
-render_counts: Counter[str] = Counter()
 
 
 # -- cache ---------------------------------------------------------------------
 
 
-def _vega_lite_version(spec: dict[str, Any]) -> str:
+def vega_lite_version(spec: dict[str, Any]) -> str:
     """The Vega-Lite release to compile with: the one the spec's ``$schema`` names when
     vl-convert ships it (altair writes specs against that schema), else the newest."""
     shipped = vlc.get_vegalite_versions()
@@ -121,7 +119,7 @@ def _cached(key: str, make: Callable[[], bytes], folder: Path | None = None) -> 
     path = cache.entry_path(key, folder)
     payload = cache.read_entry(path)
     if payload is None:
-        payload = _scheduler.take(key)  # queued, or being rendered by a worker?
+        payload = SESSION.scheduler.take(key)  # queued, or being rendered by a worker?
         if payload is None:
             payload = make()
             cache.write_entry(path, payload)
@@ -149,11 +147,10 @@ def still_spec(spec: dict[str, Any]) -> dict[str, Any]:
 
 _LAYOUT_KEYS = ("width", "height", "autosize")
 _CONTAINER_SIZE = "isFinite(containerSize()[{axis}]) ? containerSize()[{axis}] : 300"
-_compiled_bases: OrderedDict[str, dict[str, Any]] = OrderedDict()  # this process's last few compiles
 COMPILED_BASES_KEPT = 32
 
 
-def _relayout(compiled: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+def relayout(compiled: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
     """The Vega that Vega-Lite compiles ``spec`` to, from ``compiled``, the same spec compiled at
     another size and with other ``usermeta``: what the compiler writes for a fixed size
     (``width``, ``height``, ``autosize`` at the top) or for ``"container"`` (the two size
@@ -181,42 +178,42 @@ def _relayout(compiled: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] 
     return None
 
 
-def _compile(spec: dict[str, Any], version: str) -> dict[str, Any]:
+def compile_vega(spec: dict[str, Any], version: str) -> dict[str, Any]:
     """``spec`` compiled to Vega. A chart's still, phone still and live view differ only in their
     layout (:data:`_LAYOUT_KEYS`), so the compiler runs once for all three in a process and each
-    gets its layout put back (:func:`_relayout`); the result is the compiler's own output."""
-    if _relayout({}, spec) is None:
+    gets its layout put back (:func:`relayout`); the result is the compiler's own output."""
+    if relayout({}, spec) is None:
         return vlc.vegalite_to_vega(spec, vl_version=version)
     base = {key: value for key, value in spec.items() if key not in (*_LAYOUT_KEYS, "usermeta")}
     key = cache_key("vega-base", base, vega_lite=version)
-    compiled = _compiled_bases.get(key)
+    compiled = SESSION.compiled_bases.get(key)
     if compiled is None:
         compiled = vlc.vegalite_to_vega({**base, "width": 1, "height": 1, "autosize": {"type": "pad"}},
                                         vl_version=version)
-        _compiled_bases[key] = compiled
-        while len(_compiled_bases) > COMPILED_BASES_KEPT:
-            _compiled_bases.popitem(last=False)
+        SESSION.compiled_bases[key] = compiled
+        while len(SESSION.compiled_bases) > COMPILED_BASES_KEPT:
+            SESSION.compiled_bases.popitem(last=False)
     else:
-        _compiled_bases.move_to_end(key)
-    relaid = _relayout(compiled, spec)
+        SESSION.compiled_bases.move_to_end(key)
+    relaid = relayout(compiled, spec)
     assert relaid is not None  # checked above
     return relaid
 
 
 def _make_svg(spec: dict[str, Any], version: str) -> bytes:
-    render_counts["svg"] += 1
-    return vlc.vega_to_svg(_compile(still_spec(spec), version)).encode("utf-8")
+    SESSION.counts["svg"] += 1
+    return vlc.vega_to_svg(compile_vega(still_spec(spec), version)).encode("utf-8")
 
 
 def _make_png(svg_bytes: bytes, scale: float) -> bytes:
     # Rasterising the static SVG gives the same pixels as a second Vega run, in a third of the time.
-    render_counts["png"] += 1
+    SESSION.counts["png"] += 1
     return bytes(vlc.svg_to_png(svg_bytes.decode("utf-8"), scale=scale))
 
 
 def _make_vega(spec: dict[str, Any], version: str) -> bytes:
-    render_counts["vega"] += 1
-    return json.dumps(_compile(spec, version), sort_keys=True,
+    SESSION.counts["vega"] += 1
+    return json.dumps(compile_vega(spec, version), sort_keys=True,
                       separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -234,13 +231,13 @@ def _vega_key(spec: dict[str, Any], version: str) -> str:
 
 def svg(spec: dict[str, Any]) -> str:
     """The chart as a static SVG document (text stays text, so it is searchable and scales)."""
-    version = _vega_lite_version(spec)
+    version = vega_lite_version(spec)
     return _cached(_svg_key(spec, version), lambda: _make_svg(spec, version)).decode("utf-8")
 
 
 def png(spec: dict[str, Any], scale: float = PNG_SCALE) -> bytes:
     """The chart as a PNG, ``scale`` device pixels per CSS pixel."""
-    version = _vega_lite_version(spec)
+    version = vega_lite_version(spec)
     return _cached(_png_key(spec, version, scale), lambda: _make_png(svg(spec).encode("utf-8"), scale))
 
 
@@ -256,7 +253,7 @@ def vega_script_json(spec: dict[str, Any]) -> str:
 
 
 def _vega_bytes(spec: dict[str, Any]) -> bytes:
-    version = _vega_lite_version(spec)
+    version = vega_lite_version(spec)
     return _cached(_vega_key(spec, version), lambda: _make_vega(spec, version))
 
 
@@ -269,7 +266,7 @@ def _runtime_key() -> str:
 
 def _make_runtime_bundle() -> bytes:
     """vl-convert's bundle of the Vega runtime (about a second): cached in :func:`shared_dir`."""
-    render_counts["runtime"] += 1
+    SESSION.counts["runtime"] += 1
     try:
         bundle = vlc.javascript_bundle(snippet=RUNTIME_SNIPPET.format(version=vlc.get_vega_version()))
     except Exception as exc:  # vl-convert raises a plain Exception when the bundler cannot resolve a module
@@ -292,14 +289,13 @@ def runtime_js() -> str:
     per version and kept in :func:`shared_dir`. Starts with the third-party notices
     (:func:`ainotes.base.notices.with_notices`), so every file it goes into carries them."""
     key = _runtime_key()
-    text = _runtime_text.get(key)
+    text = SESSION.runtime_text.get(key)
     if text is None:
         bundle = _cached(key, _make_runtime_bundle, shared_dir())
-        text = _runtime_text[key] = notices.with_notices(_assemble_runtime(bundle.decode("utf-8")))
+        text = SESSION.runtime_text[key] = notices.with_notices(_assemble_runtime(bundle.decode("utf-8")))
     return text
 
 
-_runtime_text: dict[str, str] = {}  # the assembled runtime, per key: pages and every standalone chart use it
 
 
 @functools.cache
@@ -315,7 +311,7 @@ def inline_runtime() -> str:
 def inline_runtime_if_made() -> str | None:
     """:func:`inline_runtime` if this process has assembled the runtime, else ``None`` (nothing
     it wrote can then contain it, and assembling it would cost a second)."""
-    return inline_runtime() if _runtime_text else None
+    return inline_runtime() if SESSION.runtime_text else None
 
 
 # -- many renders at once --------------------------------------------------------------------------
@@ -325,7 +321,7 @@ class Request(NamedTuple):
     """One render a build will need: ``"svg"`` (and a PNG at each of ``png_scales``,
     rasterised from that SVG in the same worker), ``"vega"`` (compiled spec) or
     ``"runtime"`` (the Vega runtime bundle; no spec); or ``"group"``: ``parts``, renders of
-    one chart, done by one worker in turn so that they share its compiles (:func:`_compile`)."""
+    one chart, done by one worker in turn so that they share its compiles (:func:`compile_vega`)."""
 
     kind: str
     spec: dict[str, Any] | None = None
@@ -490,7 +486,7 @@ class _Scheduler:
         if request.kind == "runtime":
             return _Part("runtime", None, "", ()), (_runtime_key(),)
         if request.kind in ("svg", "vega") and isinstance(spec, dict):
-            version = _vega_lite_version(spec)
+            version = vega_lite_version(spec)
             if request.kind == "svg":
                 keys = (_svg_key(spec, version), *(_png_key(spec, version, s) for s in request.png_scales))
                 return _Part("svg", spec, version, request.png_scales), keys
@@ -504,6 +500,14 @@ class _Scheduler:
         self._reported = False
 
     # -- the pool ------------------------------------------------------------------------
+
+    def pool_facts(self) -> PoolFacts | None:
+        pool = self._pool
+        if pool is None:
+            return None
+        context = getattr(pool, "_mp_context", None)  # the executor keeps its start method here only
+        method = context.get_start_method() if context is not None else "unknown"
+        return PoolFacts(method, len(getattr(pool, "_processes", None) or {}))
 
     def _start_pool(self) -> None:
         self._limit = worker_limit()
@@ -583,8 +587,8 @@ class _Scheduler:
         """Write a finished job's entries (outside the lock: disk work)."""
         if not counted:  # rendered in a worker: count it here, where the counters are read
             for part in job.parts:
-                render_counts[part.kind] += 1
-                render_counts["png"] += len(part.scales)
+                SESSION.counts[part.kind] += 1
+                SESSION.counts["png"] += len(part.scales)
         for key, payload in zip(job.keys, payloads, strict=True):
             if not cache.write_entry(cache.entry_path(key, job.folder), payload):
                 with self._lock:
@@ -696,8 +700,44 @@ class _Scheduler:
             collector.join(timeout=10)
 
 
-_scheduler = _Scheduler()
-atexit.register(_scheduler.shutdown)
+@dataclass(frozen=True)
+class PoolFacts:
+    """The worker pool as it stands: how its processes were started and how many there are."""
+
+    start_method: str
+    processes: int
+
+
+class RenderSession:
+    """Everything rendering keeps in one process, in one object: the counts of what vl-convert did
+    (here and in workers, per output kind), the last few compiled specs, the assembled runtime, and
+    the queue and worker pool of :func:`prefetch`. The memo in front of the disk is
+    :data:`ainotes.base.cache.MEMO`. :meth:`close` ends the pool (at exit, for the process's own
+    :data:`SESSION`); :meth:`forget` makes it a fresh process as far as rendering goes."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.compiled_bases: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.runtime_text: dict[str, str] = {}  # the assembled runtime, per key
+        self.scheduler = _Scheduler()
+
+    def forget(self) -> None:
+        """Drop what this process remembers (memo, compiled specs, runtime text); the disk cache stays."""
+        cache.MEMO.clear()
+        self.compiled_bases.clear()
+        self.runtime_text.clear()
+
+    def pool(self) -> PoolFacts | None:
+        """The worker pool, if one is running."""
+        return self.scheduler.pool_facts()
+
+    def close(self) -> None:
+        """Finish or drop what is queued and end the worker pool."""
+        self.scheduler.shutdown()
+
+
+SESSION = RenderSession()
+atexit.register(SESSION.close)
 
 
 def prefetch(requests: Iterable[Request], *, progress: Progress | None = None) -> int:
@@ -706,20 +746,20 @@ def prefetch(requests: Iterable[Request], *, progress: Progress | None = None) -
     for their own result only. Returns how many renders were queued (cached or already queued
     ones are not). ``progress(done, total)`` hears about the batch every few seconds once it
     has run for a while."""
-    return _scheduler.add(requests, progress)
+    return SESSION.scheduler.add(requests, progress)
 
 
 def drain(*, progress: Progress | None = None) -> int:
     """Wait for every queued render; returns how many worker processes the batch used."""
-    return _scheduler.drain(progress)
+    return SESSION.scheduler.drain(progress)
 
 
 def render_many(requests: Iterable[Request], *, progress: Progress | None = None) -> RenderSummary:
     """Render everything ``requests`` name into the cache and wait for it (:func:`prefetch`
     then :func:`drain`)."""
     requests = list(requests)
-    queued = _scheduler.add(requests, progress)
-    workers = _scheduler.drain(progress)
+    queued = SESSION.scheduler.add(requests, progress)
+    workers = SESSION.scheduler.drain(progress)
     return RenderSummary(requested=len(requests), rendered=queued, workers=workers if queued else 0)
 
 
@@ -732,12 +772,12 @@ def forget_queued() -> int:
     """Drop queued renders no worker has started: a new build calls this, so that an earlier
     build that stopped half-way (a page error under ``mkdocs serve``) leaves no stale work.
     Returns how many were dropped."""
-    return _scheduler.forget_queued()
+    return SESSION.scheduler.forget_queued()
 
 
 def shutdown() -> None:
     """Stop the render workers (a build's end; also run at exit). The next batch starts new ones."""
-    _scheduler.shutdown()
+    SESSION.scheduler.shutdown()
 
 
 def responsive(spec: dict[str, Any]) -> dict[str, Any]:

@@ -226,7 +226,7 @@ class NotesSite:
     # -- after the last page ----------------------------------------------------
 
     @staticmethod
-    def _embed_files(chart: Chart) -> Mapping[str, str | bytes]:
+    def embed_files(chart: Chart) -> Mapping[str, str | bytes]:
         """A chart's embed files by kind: from its kept drawing, else made now."""
         from ainotes.build import drawings
 
@@ -261,7 +261,7 @@ class NotesSite:
         manifest = []
         for chart in sorted(self.charts.values(), key=lambda c: c.chart_id):
             files: dict[str, str] = {}
-            contents = self._embed_files(chart)
+            contents = self.embed_files(chart)
             for kind, content in contents.items():
                 files[kind] = chart.file_name(kind)
                 write_atomic(embed_dir / files[kind], content)

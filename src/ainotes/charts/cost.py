@@ -124,7 +124,7 @@ def time_label(seconds: float) -> str:
 
 
 @functools.cache
-def _algorithm_rows() -> list[dict[str, Any]]:
+def algorithm_rows() -> list[dict[str, Any]]:
     """Per primitive and algorithm, the terms of :func:`ainotes.core.collective_cost.terms`: a = a1·(p−1) + a2·lg,
     b = b0 + b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression); exact at the
     powers of two the rank select offers.
@@ -254,7 +254,7 @@ def cost_spec(
         if bad is not None:
             raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
     spec = GRAMMAR.spec(
-        datasets={"algorithms": _algorithm_rows(), "links": _link_rows(links),
+        datasets={"algorithms": algorithm_rows(), "links": _link_rows(links),
                   "crossovers": _crossover_rows(links, cached=cached)},
         params={"op": op, "ranks": ranks, "link": link_id},
         config=theme_config(theme),

@@ -35,7 +35,7 @@ readout), and the reader's marks ``own_*`` and ``batch_*``. Everything else a ch
 
 Text never overlaps by construction: no rotated text but the y axis title; ridge values are
 folded into the legend labels; kernels are numbered marks whose numbers are grouped when their
-intensities lie close (:func:`_label_clusters`); the readout and the reader's marks are
+intensities lie close (:func:`label_clusters`); the readout and the reader's marks are
 labelled in a band of their own along the top; the readout rule stops at the lowest ceiling,
 below every label. The browser suite measures it at every width and state.
 """
@@ -319,7 +319,7 @@ def _ceiling_rows(presets: Sequence[Preset]) -> tuple[list[dict[str, Any]], dict
     return rows, missing
 
 
-def _label_clusters(intensities: Sequence[float], x_min: float, x_max: float) -> list[int]:
+def label_clusters(intensities: Sequence[float], x_min: float, x_max: float) -> list[int]:
     """Cluster index per kernel: kernels whose numbers would touch on the narrowest plot share a label.
 
     Walking in order of intensity, a kernel joins the previous one's cluster when the gap
@@ -405,7 +405,7 @@ class _KernelData:
         merged: dict[tuple[Any, ...], dict[str, Any]] = {}
         for mode, typed in self.modes.items():
             intensities = [k.intensity_flop_per_byte for k, _ in typed]
-            clusters = _label_clusters(intensities, x_min, x_max)
+            clusters = label_clusters(intensities, x_min, x_max)
             members: dict[int, list[int]] = {}
             for index, cluster in enumerate(clusters):
                 members.setdefault(cluster, []).append(index)
@@ -944,7 +944,7 @@ def _build_structure(variant: Any = ()) -> dict[str, Any]:
 
     # Kernels: a hollow square where each meets its roof on each GPU shown, and one number per
     # cluster of close kernels in a band along the bottom of the plot, joined to the highest of
-    # its squares by a faint rule. Clusters lie apart (_label_clusters), so no two numbers meet.
+    # its squares by a faint rule. Clusters lie apart (label_clusters), so no two numbers meet.
     # Their key is a second legend ("1 GEMM 8192×8192×8192 bf16"), so a still names them too.
     kernel_rows = alt.Chart(alt.NamedData(name="kernels")).transform_filter(
         f"indexof(datum.m, ' ' + {_KERNEL_MODE} + ' ') >= 0 && {_SHOWN}"

@@ -38,7 +38,7 @@ _ID_ATTRIBUTE = re.compile(r'\bid="([^"]+)"')
 NARROW_SCREEN_PX = 600  # charts.css gives screens up to this wide the phone picture
 
 
-def _namespace_ids(svg_text: str, prefix: str) -> str:
+def namespace_ids(svg_text: str, prefix: str) -> str:
     """Prefix every ``id`` (and the ``url(#…)`` / ``href="#…"`` pointing at it) so that several
     inline SVGs in one page cannot take each other's clip paths or gradients."""
     ids = set(_ID_ATTRIBUTE.findall(svg_text))
@@ -58,7 +58,7 @@ def still_html(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = Fals
     text = render.static_svg_for_page(svg_text)
     width, height = render.svg_size(text)
     size = " ainotes-chart__still--narrow" if narrow else ""
-    text = _namespace_ids(text, f"{chart_id}-{scheme}{'-narrow' if narrow else ''}")
+    text = namespace_ids(text, f"{chart_id}-{scheme}{'-narrow' if narrow else ''}")
     return f'<div class="ainotes-chart__still ainotes-chart__still--{scheme}{size}">{text}</div>', width, height
 
 

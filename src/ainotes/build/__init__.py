@@ -1,0 +1,3 @@
+"""One build: the site state (:class:`~ainotes.build.site.NotesSite`), kept drawings, the notes'
+dates, tags, feed and references.
+"""
