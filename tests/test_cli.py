@@ -85,7 +85,7 @@ def test_validate_shipped_presets(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_validate_a_link_file_checks_it_as_a_link(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from ainotes.core.links import default_links_dir
+    from ainotes.presets.links import default_links_dir
 
     shipped = sorted(default_links_dir().glob("*.yaml"))[0]
     status, out, err = run(capsys, "validate", str(shipped))

@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from ainotes.base.errors import InputError
 from ainotes.cli import main
 from ainotes.core import collective_cost as cc
-from ainotes.core.hardware import load_presets, validate_paths
-from ainotes.core.links import Link, default_links_dir, link_by_id, load_link, load_links
+from ainotes.core.links import Link, link_by_id
 from ainotes.core.utilization import time_to_train
+from ainotes.presets.gpus import load_presets, validate_paths
+from ainotes.presets.links import default_links_dir, load_link, load_links
 from preset_support import FIXTURE_PRESETS, UNKNOWN_ID, shipped_ids
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,16 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ainotes.base.errors import InputError
-from ainotes.core.hardware import (
-    Preset,
-    Source,
-    default_presets_dir,
-    load_preset,
-    load_presets,
-    preset_by_id,
-    preset_schema,
-    validate_paths,
-)
+from ainotes.core.hardware import Preset, Source, preset_by_id
+from ainotes.presets.gpus import default_presets_dir, load_preset, load_presets, preset_schema, validate_paths
 from preset_support import ADDED, FIXTURE_IDS, FIXTURE_PRESETS, H200, MI300X, SHIPPED_PRESETS, UNKNOWN_ID, shipped_ids
 
 PRESETS_DIR = FIXTURE_PRESETS  # fixed figures: the four NVIDIA files as published, whatever ships

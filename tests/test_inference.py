@@ -19,7 +19,6 @@ from ainotes.base.errors import InputError
 from ainotes.cli import main
 from ainotes.core import collective_cost
 from ainotes.core.checks import FieldError
-from ainotes.core.hardware import load_presets
 from ainotes.core.inference import (
     InferenceSetup,
     b_crit,
@@ -28,8 +27,9 @@ from ainotes.core.inference import (
     layer_kernels,
     weights_bytes,
 )
-from ainotes.core.links import load_links
-from ainotes.core.models import load_models
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.links import load_links
+from ainotes.presets.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}

@@ -21,11 +21,11 @@ from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.charts import inference as chart
-from ainotes.core.hardware import load_presets
 from ainotes.core.inference import InferenceSetup
-from ainotes.core.links import load_links
-from ainotes.core.models import load_models
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.links import load_links
+from ainotes.presets.models import load_models
 from browser_support import DESK, PHONE, StaticServer, Watch, file_only, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, make_fixture, run_build
 

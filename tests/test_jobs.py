@@ -16,10 +16,10 @@ from ainotes.build.site import NotesSite
 from ainotes.cli import main
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
-from ainotes.core.hardware import load_presets
 from ainotes.core.jobs import TrainingJob
-from ainotes.core.models import load_models
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.models import load_models
 from preset_support import FIXTURE_PRESETS
 
 PRESETS = {p.id: p for p in load_presets(FIXTURE_PRESETS)}

@@ -27,12 +27,12 @@ from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.charts import memory as chart
 from ainotes.core import memory
-from ainotes.core.hardware import load_presets
 from ainotes.core.memory import TrainingMemory
-from ainotes.core.models import load_models
 from ainotes.fences import memory_notes
 from ainotes.fences.directives import Fence
 from ainotes.inline.formcontext import FormContext
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}

@@ -20,10 +20,7 @@ from ainotes.core.hardware import (
     PeakPath,
     Preset,
     Source,
-    load_preset,
-    load_presets,
     preset_by_id,
-    preset_schema,
 )
 from ainotes.core.kernels import DTYPE_BYTES, KERNEL_SHAPES, gemm, parse_kernel_spec
 from ainotes.core.roofline import (
@@ -33,6 +30,7 @@ from ainotes.core.roofline import (
     kernel_ceiling,
     kernel_roof,
 )
+from ainotes.presets.gpus import load_preset, load_presets, preset_schema
 from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # FACTS.md's figures, in copies of the four NVIDIA files
@@ -457,7 +455,7 @@ BAD_PEAKS = [
     ("fp16 sparsity disagrees", "peaks:\n  tensor:\n    fp16: {dense_tflops: 100, structured_sparsity: false}\n",
      "'peaks.tensor.fp16' says 2:4 sparsity is not supported but 'structured_sparsity' is true"),
     ("vector tf32", "peaks:\n  vector:\n    tf32: 10\n",
-     "unknown precision 'peaks.vector.tf32'; vector precisions: fp32, fp64"),
+     "unknown precision 'peaks.vector.tf32'; vector precisions: fp64, fp32"),
     ("unknown unit", "peaks:\n  cuda:\n    fp32: 10\n", "unknown unit 'peaks.cuda'; units: tensor, vector"),
     ("vector sparse", "peaks:\n  vector:\n    fp32: {dense_tflops: 10, sparse_tflops: 20}\n",
      "'peaks.vector.fp32': vector (CUDA-core) rates have no 2:4 sparse path"),

@@ -22,17 +22,10 @@ from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
 from ainotes.core import checks
-from ainotes.core.hardware import (
-    PRECISIONS,
-    UNITS,
-    Preset,
-    default_presets_dir,
-    load_presets,
-    preset_by_id,
-    validate_paths,
-)
+from ainotes.core.hardware import PRECISIONS, UNITS, Preset, preset_by_id
 from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, TrainingJob, model_count
 from ainotes.core.jobs import PRECISIONS as JOB_PRECISIONS
+from ainotes.presets.gpus import default_presets_dir, load_presets, validate_paths
 
 EXIT_USER_ERROR = 2
 
@@ -390,7 +383,7 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
     GPU files, or a file inside one. Each file gets an OK line or one error line."""
-    from ainotes.core import links
+    from ainotes.presets import links
 
     outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
     for given in args.paths or [_presets_dir(args)]:
@@ -427,7 +420,7 @@ def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole
     """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
     file or a ``models/`` folder (then True: nothing else to check there); else the
     ``models/`` subfolder of a presets folder, when it has one."""
-    from ainotes.core import models
+    from ainotes.presets import models
 
     if whole:
         if path.is_file() and models.is_model_path(path):
@@ -465,7 +458,7 @@ def _add_models(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from ainotes.core.models import default_models_dir, load_models
+    from ainotes.presets.models import default_models_dir, load_models
 
     models = load_models(default_models_dir(_presets_dir(args)))
     if args.json:
@@ -496,7 +489,7 @@ def _add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 def _models_loader(args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
     def load() -> dict[str, Any]:
-        from ainotes.core.models import default_models_dir, load_models
+        from ainotes.presets.models import default_models_dir, load_models
 
         return {m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
 
@@ -839,7 +832,7 @@ def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _load_links(args: argparse.Namespace) -> Any:
-    from ainotes.core.links import default_links_dir, load_links
+    from ainotes.presets.links import default_links_dir, load_links
 
     return load_links(default_links_dir(_presets_dir(args)))
 
@@ -1001,7 +994,7 @@ def _add_memory(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _cmd_memory(args: argparse.Namespace) -> int:
     from ainotes.core import memory
-    from ainotes.core.models import default_models_dir, load_models
+    from ainotes.presets.models import default_models_dir, load_models
 
     fields = {key: getattr(args, key) for key in memory.FIELDS if getattr(args, key, None) is not None}
     models = ({m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
@@ -1103,7 +1096,7 @@ def _add_inference(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _cmd_inference(args: argparse.Namespace) -> int:
     from ainotes.core.inference import InferenceSetup
-    from ainotes.core.models import default_models_dir, load_models
+    from ainotes.presets.models import default_models_dir, load_models
 
     presets_dir = _presets_dir(args)
     fields = {key: getattr(args, key) for key in ("model", "preset", "batch", "context", "prompt", "weights_dtype",

@@ -40,10 +40,13 @@ from ainotes.inline import figures
 from ainotes.build import backlinks
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
-from ainotes.core.hardware import Preset, load_presets
-from ainotes.core.links import Link, default_links_dir, load_links
+from ainotes.core.hardware import Preset
+from ainotes.presets.gpus import load_presets
+from ainotes.core.links import Link
+from ainotes.presets.links import default_links_dir, load_links
 from ainotes.fences.model_notes import ModelsTableRequest, draw_models_table, parse_models_table
-from ainotes.core.models import ModelPreset, default_models_dir, load_models
+from ainotes.core.models import ModelPreset
+from ainotes.presets.models import default_models_dir, load_models
 
 ASSET_URL = "assets/ainotes"
 EMBED_DIR = "embed"
