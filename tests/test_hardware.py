@@ -151,12 +151,13 @@ def _replace(old: str, new: str) -> str:
 
 BAD_FILES = [
     ("negative", _replace("memory_bandwidth_tbps: 2", "memory_bandwidth_tbps: -3.0"),
-     "'memory_bandwidth_tbps' must be > 0: -3.0"),
-    ("zero", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: 0"), "'dense_fp16_tflops' must be > 0: 0"),
+     "'memory_bandwidth_tbps' must be a finite number > 0: -3.0"),
+    ("zero", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: 0"),
+     "'dense_fp16_tflops' must be a finite number > 0: 0"),
     ("nan", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: .nan"),
-     "'dense_fp16_tflops' must be a finite number: nan"),
+     "'dense_fp16_tflops' must be a finite number > 0: nan"),
     ("infinity", _replace("memory_bandwidth_tbps: 2", "memory_bandwidth_tbps: .inf"),
-     "'memory_bandwidth_tbps' must be a finite number: inf"),
+     "'memory_bandwidth_tbps' must be a finite number > 0: inf"),
     ("boolean", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: true"),
      "'dense_fp16_tflops' must be a number, not a boolean: True"),
     ("string", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: fast"),
@@ -244,7 +245,7 @@ def test_validate_paths_reports_every_file(tmp_path: Path) -> None:
     checks = validate_paths([tmp_path, tmp_path / "absent.yaml"])
     outcome = {Path(c.path).name: (c.ok, c.error) for c in checks}
     assert outcome["good.yaml"] == (True, None)
-    assert outcome["bad.yaml"][1] == f"{tmp_path / 'bad.yaml'}: 'memory_bandwidth_tbps' must be > 0: -1"
+    assert outcome["bad.yaml"][1] == f"{tmp_path / 'bad.yaml'}: 'memory_bandwidth_tbps' must be a finite number > 0: -1"
     assert "duplicate preset id 'good'" in outcome["good.yml"][1]
     assert outcome["absent.yaml"][1] == f"{tmp_path / 'absent.yaml'}: no such file or folder"
 

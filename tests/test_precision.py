@@ -459,7 +459,7 @@ BAD_PEAKS = [
     ("unknown unit", "peaks:\n  cuda:\n    fp32: 10\n", "unknown unit 'peaks.cuda'; units: tensor, vector"),
     ("vector sparse", "peaks:\n  vector:\n    fp32: {dense_tflops: 10, sparse_tflops: 20}\n",
      "'peaks.vector.fp32': vector (CUDA-core) rates have no 2:4 sparse path"),
-    ("negative", "peaks:\n  tensor:\n    fp8: -5\n", "'peaks.tensor.fp8' must be > 0: -5"),
+    ("negative", "peaks:\n  tensor:\n    fp8: -5\n", "'peaks.tensor.fp8' must be a finite number > 0: -5"),
     ("string", "peaks:\n  tensor:\n    fp8: fast\n",
      "'peaks.tensor.fp8' must be a number (dense TFLOP/s), none (no such path) or a mapping with 'dense_tflops', "
      "not a string: 'fast'"),
@@ -523,7 +523,7 @@ def test_preset_file_path_is_kept_as_file() -> None:
     ("fields", "message"),
     [
         ({"unit": "vector", "precision": "tf32", "dense_tflops": 1.0}, "the vector unit has no 'tf32' rate"),
-        ({"unit": "vector", "precision": "fp32", "dense_tflops": -1.0}, "'dense_tflops' must be > 0"),
+        ({"unit": "vector", "precision": "fp32", "dense_tflops": -1.0}, "'dense_tflops' must be a finite number > 0"),
         ({"unit": "vector", "precision": "fp32", "dense_tflops": 1.0, "sparse_supported": True}, "2:4 sparse mode"),
         ({"unit": "tensor", "precision": "fp8", "dense_tflops": None, "sparse_supported": True}, "2:4 sparse mode"),
     ],

@@ -81,6 +81,14 @@ def positive_number(value: Any, name: str, field: str = "", *, text: bool = True
     return result
 
 
+def fraction(value: Any, name: str, field: str = "", *, text: bool = True) -> float:
+    """A fraction in (0, 1], such as a utilization: :func:`positive_number`, at most 1."""
+    result = positive_number(value, name, field, text=text)
+    if result > 1:
+        raise FieldError(f"{name} must be a fraction from 0 to 1 (40 % is 0.4): {short(value)}", field)
+    return result
+
+
 def whole_number(value: Any, name: str, field: str = "", *, low: int = 1, high: int | None = None) -> int:
     """A whole number from ``low`` to ``high`` (``high=None``: no upper bound). ``8``, ``8.0``
     and ``"8"`` pass; ``2.5``, ``"two"`` and ``True`` do not."""

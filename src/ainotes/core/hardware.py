@@ -18,7 +18,7 @@ The structure is described by a JSON Schema shipped with the package
 (``ainotes/schema/preset.schema.json``, :func:`ainotes.presets.gpus.preset_schema`). The
 loader checks each rule itself first, so that a mistake reads as one line naming
 the file and the key, the rule and the value, e.g.
-``presets/h100.yaml: 'memory_bandwidth_tbps' must be > 0: -3.0``;
+``presets/h100.yaml: 'memory_bandwidth_tbps' must be a finite number > 0: -3.0``;
 the schema is then applied as a final structural check.
 
 Per-precision peaks (optional): a ``peaks`` mapping (``system_peaks`` in the
@@ -42,7 +42,6 @@ FP16/BF16 tensor rate is always ``dense_fp16_tflops``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,17 +86,8 @@ NEUTRAL_UNIT_TERMS = {"tensor": "matrix units", "vector": "vector units"}
 
 def check_figure(where: str, key: str, value: object) -> float:
     """One of a preset's figures (a rate, a bandwidth, a capacity): a number, finite, > 0 and within
-    :data:`MIN_FIGURE` to :data:`MAX_FIGURE`."""
-    # bool is an int subclass: YAML `true` must not pass as 1.
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: {short(key)} must be a number, not {checks.kind(value)}: {short(value)}")
-    if math.isnan(value) or math.isinf(value):
-        raise InputError(f"{where}: {short(key)} must be a finite number: {short(value)}")
-    if value <= 0:
-        raise InputError(f"{where}: {short(key)} must be > 0: {short(value)}")
-    if not MIN_FIGURE <= value <= MAX_FIGURE:
-        raise InputError(f"{where}: {short(key)} must be between {MIN_FIGURE:g} and {MAX_FIGURE:g}: {short(value)}")
-    return float(value)
+    :data:`MIN_FIGURE` to :data:`MAX_FIGURE` (:func:`ainotes.core.checks.positive_number`)."""
+    return checks.positive_number(value, f"{where}: {short(key)}", key, text=False, low=MIN_FIGURE, high=MAX_FIGURE)
 
 
 def check_precision(precision: str, unit: str = "tensor") -> tuple[str, str]:
@@ -317,6 +307,22 @@ class Preset:
         Never falls back to another precision."""
         path = self.path(precision, unit)
         return None if path is None else path.peak_tflops(sparsity)
+
+    def missing_peak(self, precision: str, unit: str = "tensor") -> str:
+        """The one message for a ceiling this preset lacks: whether it has no such path or its file is
+        silent, and the peaks it does give, e.g. ``preset a100 has no FP8 tensor path (its peaks: ...)``."""
+        label = precision_label(precision, unit)
+        what = (f"has no {label} path" if self.status(precision, unit) == "no path"
+                else f"does not give its {label} rate")
+        given = [path.label for _, _, path in self.all_paths() if path is not None and path.exists]
+        return f"preset {self.id} {what} (its peaks: {', '.join(given)})"
+
+    def require_peak(self, precision: str, unit: str = "tensor", *, sparsity: bool = False) -> float:
+        """:meth:`peak_tflops`, or an :class:`InputError` with :meth:`missing_peak` where it is ``None``."""
+        peak = self.peak_tflops(precision, unit=unit, sparsity=sparsity)
+        if peak is None:
+            raise InputError(self.missing_peak(precision, unit))
+        return peak
 
     def all_paths(self) -> tuple[tuple[str, str, PeakPath | None], ...]:
         """Every (unit, precision, path or None) of ``UNIT_PRECISIONS``, tensor first, in ``PRECISIONS``

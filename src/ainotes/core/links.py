@@ -15,7 +15,7 @@ A link is what the α–β model of collective cost needs (Hockney 1994; see
 The rules are the GPU presets' (:mod:`ainotes.presets.folder`), reused from there: an
 unknown or missing key, a non-number, zero, a negative, NaN or infinity is one
 line naming the file and the key, e.g.
-``presets/links/nvlink-4.yaml: 'bandwidth_gbps' must be > 0: -450``.
+``presets/links/nvlink-4.yaml: 'bandwidth_gbps' must be a finite number > 0: -450``.
 The GPU loader reads only the files directly in ``presets/``, so this
 subfolder never reaches it.
 """

@@ -5,7 +5,7 @@ The keys and forms (per GPU or system totals, per-precision ``peaks``) are those
 :mod:`ainotes.core.hardware`'s docstring and the JSON Schema shipped with the package
 (``ainotes/schema/preset.schema.json``, :func:`preset_schema`). The loader checks each rule itself
 first, so that a mistake reads as one line naming the file and the key, the rule and the value,
-e.g. ``presets/h100.yaml: 'memory_bandwidth_tbps' must be > 0: -3.0``; the schema
+e.g. ``presets/h100.yaml: 'memory_bandwidth_tbps' must be a finite number > 0: -3.0``; the schema
 is then applied as a final structural check. Plausibility rules (:func:`_check_plausible`) stop on
 figures no accelerator has. The folder, YAML and id rules are :mod:`ainotes.presets.folder`'s.
 """
