@@ -316,10 +316,11 @@ def ring_bytes_sent_per_rank(op: str, ranks: int, tensor_bytes: float) -> float:
 # --- validation ---------------------------------------------------------------
 
 
-def check_op(op: object, name: str = "'op'") -> str:
-    """The one op-name check: ``op`` is one of :data:`OPS`, else a :class:`FieldError` (field ``op``)
-    naming them, ``name`` being how the caller names the field (``'op'``, ``OP``, ``op=``)."""
-    return checks.one_of(op, name, "op", choices=OPS)
+def check_op(op: object, name: str = "'op'", field: str = "op") -> str:
+    """The one op-name check: ``op`` is one of :data:`OPS`, else a :class:`FieldError` (``field``)
+    naming them, ``name`` being how the caller names the field (``'op'``, ``OP``, ``op=``); the
+    signature of :mod:`ainotes.core.checks`, so a fence's ``reader.checked(check_op, "op", value)`` works."""
+    return checks.one_of(op, name, field, choices=OPS)
 
 
 
