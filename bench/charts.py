@@ -49,7 +49,7 @@ def roofline_numbers(repeats: int) -> RooflineNumbers:
     """
     from ainotes import render
     from ainotes.charts import roofline as roofline_chart
-    from ainotes.core.hardware import load_presets
+    from ainotes.presets.gpus import load_presets
 
     presets = load_presets(REPO / "presets")
     spec = roofline_chart.roofline_spec(presets)
@@ -106,7 +106,7 @@ def cost_numbers(repeats: int) -> CostNumbers:
     preset in its select), measured the way :func:`roofline_numbers` measures the explorer."""
     from ainotes import render
     from ainotes.charts import cost as cost_chart
-    from ainotes.core.links import load_links
+    from ainotes.presets.links import load_links
 
     links = load_links(REPO / "presets" / "links")
     spec = cost_chart.cost_spec(links)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ainotes.core.hardware import PRESET_SUFFIXES
+from ainotes.presets.gpus import PRESET_SUFFIXES
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_PRESETS = REPO / "presets"

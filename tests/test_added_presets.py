@@ -17,11 +17,12 @@ from ainotes.build.site import NotesSite
 from ainotes.charts import roofline as chart
 from ainotes.cli import main
 from ainotes.core import roofline
-from ainotes.core.hardware import UNIT_PRECISIONS, load_presets, preset_schema, validate_paths
+from ainotes.core.hardware import UNIT_PRECISIONS
 from ainotes.core.kernels import parse_kernel_spec
 from ainotes.html import tables
 from ainotes.inline import figures
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.gpus import load_presets, preset_schema, validate_paths
 from preset_support import ADDED, MI300X, presets_with_additions, shipped_ids
 from sitebuild import make_fixture, run_build
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from ainotes.core.hardware import load_presets
+from ainotes.presets.gpus import load_presets
 from browser_support import (
     DESK,
     PHONE,

@@ -230,7 +230,7 @@ def test_screenshots_of_the_ring_stepper(open_stepper, scheme: str, viewport: di
 # -- the collective-cost chart: the browser's arithmetic is the core's --------------------------------
 
 def _links():
-    from ainotes.core.links import load_links
+    from ainotes.presets.links import load_links
 
     return load_links(REPO / "presets" / "links")
 

@@ -18,7 +18,8 @@ from ainotes.base.errors import InputError
 from ainotes.charts import cost
 from ainotes.core import collective_cost as cc
 from ainotes.core.collectives import OP_TITLES
-from ainotes.core.links import Link, load_links
+from ainotes.core.links import Link
+from ainotes.presets.links import load_links
 
 LINKS = load_links(Path(__file__).resolve().parents[1] / "presets" / "links")
 
@@ -68,7 +69,7 @@ def test_a_second_chart_fills_in_the_grammar_without_altair(monkeypatch, tmp_pat
     assert '"Other"' in second["title"]["text"]["expr"] and '"broadcast"' in second["title"]["text"]["expr"]
     assert [row["link"] for row in second["datasets"]["links"]] == [link.id for link in LINKS[:2]]
     # A fresh process with the grammar on disk does not even import altair.
-    script = ("import sys; from pathlib import Path; from ainotes.charts import cost; from ainotes.core.links import"
+    script = ("import sys; from pathlib import Path; from ainotes.charts import cost; from ainotes.presets.links import"
               " load_links; cost.cost_spec(load_links(Path(sys.argv[1])), op='scatter', ranks=2);"
               " assert 'altair' not in sys.modules, 'altair imported'")
     links_dir = Path(__file__).resolve().parents[1] / "presets" / "links"

@@ -13,8 +13,8 @@ import pytest
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.core import collective_cost as cc
-from ainotes.core.links import load_links
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.links import load_links
 from preset_support import FIXTURE_PRESETS
 from sitebuild import REPO
 

@@ -27,7 +27,7 @@ from playwright.sync_api import Browser, Page
 from ainotes.base import publish
 from ainotes.charts import cost
 from ainotes.core import collective_cost as cc
-from ainotes.core.links import load_links
+from ainotes.presets.links import load_links
 from browser_support import DESK, PHONE, TABLET, WAIT_MS, Watch, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, copy_real_project, make_fixture, run_build
 

@@ -11,12 +11,12 @@ from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.core import jobs
-from ainotes.core.hardware import load_presets
 from ainotes.fences import collective as collective_fence
 from ainotes.fences import mfu_table
 from ainotes.fences import roofline as roofline_fence
 from ainotes.inline import figures
 from ainotes.markdown.extension import convert_page, locate_fences
+from ainotes.presets.gpus import load_presets
 from preset_support import FIXTURE_PRESETS
 
 PRESETS = {p.id: p for p in load_presets(FIXTURE_PRESETS)}

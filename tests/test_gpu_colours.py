@@ -9,7 +9,8 @@ import pytest
 
 from ainotes.charts import grammar
 from ainotes.charts import roofline as chart
-from ainotes.core.hardware import Preset, Source, load_presets
+from ainotes.core.hardware import Preset, Source
+from ainotes.presets.gpus import load_presets
 from sitebuild import REPO
 
 

@@ -14,16 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ainotes.base.errors import InputError
-from ainotes.core.hardware import (
-    Preset,
-    Source,
-    default_presets_dir,
-    load_preset,
-    load_presets,
-    preset_by_id,
-    preset_schema,
-    validate_paths,
-)
+from ainotes.core.hardware import Preset, Source, preset_by_id
+from ainotes.presets.gpus import default_presets_dir, load_preset, load_presets, preset_schema, validate_paths
 from preset_support import ADDED, FIXTURE_IDS, FIXTURE_PRESETS, H200, MI300X, SHIPPED_PRESETS, UNKNOWN_ID, shipped_ids
 
 PRESETS_DIR = FIXTURE_PRESETS  # fixed figures: the four NVIDIA files as published, whatever ships
@@ -159,12 +151,13 @@ def _replace(old: str, new: str) -> str:
 
 BAD_FILES = [
     ("negative", _replace("memory_bandwidth_tbps: 2", "memory_bandwidth_tbps: -3.0"),
-     "'memory_bandwidth_tbps' must be > 0: -3.0"),
-    ("zero", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: 0"), "'dense_fp16_tflops' must be > 0: 0"),
+     "'memory_bandwidth_tbps' must be a finite number > 0: -3.0"),
+    ("zero", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: 0"),
+     "'dense_fp16_tflops' must be a finite number > 0: 0"),
     ("nan", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: .nan"),
-     "'dense_fp16_tflops' must be a finite number: nan"),
+     "'dense_fp16_tflops' must be a finite number > 0: nan"),
     ("infinity", _replace("memory_bandwidth_tbps: 2", "memory_bandwidth_tbps: .inf"),
-     "'memory_bandwidth_tbps' must be a finite number: inf"),
+     "'memory_bandwidth_tbps' must be a finite number > 0: inf"),
     ("boolean", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: true"),
      "'dense_fp16_tflops' must be a number, not a boolean: True"),
     ("string", _replace("dense_fp16_tflops: 100", "dense_fp16_tflops: fast"),
@@ -252,7 +245,7 @@ def test_validate_paths_reports_every_file(tmp_path: Path) -> None:
     checks = validate_paths([tmp_path, tmp_path / "absent.yaml"])
     outcome = {Path(c.path).name: (c.ok, c.error) for c in checks}
     assert outcome["good.yaml"] == (True, None)
-    assert outcome["bad.yaml"][1] == f"{tmp_path / 'bad.yaml'}: 'memory_bandwidth_tbps' must be > 0: -1"
+    assert outcome["bad.yaml"][1] == f"{tmp_path / 'bad.yaml'}: 'memory_bandwidth_tbps' must be a finite number > 0: -1"
     assert "duplicate preset id 'good'" in outcome["good.yml"][1]
     assert outcome["absent.yaml"][1] == f"{tmp_path / 'absent.yaml'}: no such file or folder"
 

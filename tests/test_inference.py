@@ -19,7 +19,6 @@ from ainotes.base.errors import InputError
 from ainotes.cli import main
 from ainotes.core import collective_cost
 from ainotes.core.checks import FieldError
-from ainotes.core.hardware import load_presets
 from ainotes.core.inference import (
     InferenceSetup,
     b_crit,
@@ -28,8 +27,9 @@ from ainotes.core.inference import (
     layer_kernels,
     weights_bytes,
 )
-from ainotes.core.links import load_links
-from ainotes.core.models import load_models
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.links import load_links
+from ainotes.presets.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}
@@ -256,10 +256,9 @@ BAD = [
     ({"kv_dtype": "fp6"}, "'kv_dtype' must be one of"),
     ({"compute_dtype": "int4"}, "'compute_dtype' must be one of fp64, tf32, fp16, bf16, fp8, fp4, int8: 'int4'"),
     ({"compute_dtype": "fp8", "weights_dtype": "fp8", "preset": "lab-nocap"},
-     "'compute_dtype' fp8: preset lab-nocap (Lab GPU without a capacity) has no FP8 path"),
+     "'compute_dtype' fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
     ({"compute_dtype": "fp8", "weights_dtype": "fp8", "preset": "lab-tpu"},
-     "'compute_dtype' fp8: preset lab-tpu (Lab TPU (TPU v5e figures of the Scaling Book)) does not give a fp8 "
-     "tensor rate"),
+     "'compute_dtype' fp8: preset lab-tpu does not give its FP8 tensor rate (its peaks: "),
     ({"compute_dtype": "fp8"}, "'compute_dtype' fp8 is narrower than the bf16 weights"),
     ({"tp": 3, "link": "lab-link"}, "'tp' 3 does not divide the 64 attention heads of lab-70b"),
     ({"tp": 2}, "'link': tensor parallelism needs a link preset to time its all-reduces"),
@@ -293,7 +292,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str
     (["--model", "lab-70b", "--preset", "lab-gpu", "--tp", "3", "--link", "lab-link"],
      "ainotes inference: --tp 3 does not divide the 64 attention heads of lab-70b"),
     (["--model", "lab-70b", "--preset", "lab-nocap", "--compute-dtype", "fp8", "--weights-dtype", "fp8"],
-     "ainotes inference: --compute-dtype fp8: preset lab-nocap (Lab GPU without a capacity) has no FP8 path"),
+     "ainotes inference: --compute-dtype fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
     (["--model", "lab-70b", "--preset", "lab-gpu", "--weights-dtype", "int3"],
      "ainotes inference: --weights-dtype must be one of"),
     (["--model", "lab-70b", "--preset", "lab-gpu", "--batch", "0"], "argument --batch: must be a whole number"),
@@ -379,9 +378,8 @@ def test_forms_agree_with_the_core() -> None:
     ("decode-step lab-70b lab-gpu batch=0 context=8", "'decode-step': batch= must be a whole number from 1"),
     ("decode-step lab-70b lab-gpu batch=8 context=8 tp=2", "'decode-step': link=: tensor parallelism needs"),
     ("decode-step lab-70b lab-nocap batch=8 context=8 compute=fp8 weights=fp8",
-     "'decode-step': compute= fp8: preset lab-nocap (Lab GPU without a capacity) has no FP8 path"),
-    ("b-crit lab-nocap compute=fp8", "'b-crit': compute= fp8: preset lab-nocap (Lab GPU without a capacity) has no "
-                                     "FP8 path"),
+     "'decode-step': compute= fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
+    ("b-crit lab-nocap compute=fp8", "'b-crit': compute= fp8: preset lab-nocap has no FP8 tensor path"),
     ("b-crit lab-cpu", "'b-crit': unknown preset 'lab-cpu'"),
     ("max-batch lab-13b lab-nocap context=8", "'max-batch': preset lab-nocap gives no memory capacity"),
     ("max-batch lab-13b lab-gpu", "'max-batch' needs context="),

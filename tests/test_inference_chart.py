@@ -22,12 +22,12 @@ from ainotes.base import scripts
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.charts import inference as chart
-from ainotes.core.hardware import load_presets
 from ainotes.core.inference import InferenceSetup
-from ainotes.core.links import load_links
-from ainotes.core.models import load_models
 from ainotes.html import embed
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.links import load_links
+from ainotes.presets.models import load_models
 from browser_support import DESK, PHONE, StaticServer, Watch, file_only, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, make_fixture, run_build
 
@@ -179,7 +179,7 @@ def test_the_fence_draws_a_live_chart_with_its_embeds(site: NotesSite) -> None:
 @pytest.mark.parametrize(("body", "message"), [
     ("models: [lab-7b]\nlink: lab-link\n", "serve.md:4: unknown model 'lab-7b' (known: lab-13b, lab-70b"),
     ("presets: [lab-nocap]\ncompute_dtype: fp8\nprecision: fp8/fp8\n",
-     "serve.md:4: 'compute_dtype' fp8: preset lab-nocap (Lab GPU without a capacity) has no FP8 path"),
+     "serve.md:4: 'compute_dtype' fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
     ("precision: fp8-bf16\n", "serve.md:4: 'precision' must be WEIGHTS/KV dtypes such as fp8/bf16"),
     ("precision: bf16/bf16\ncompute_dtype: fp8\npresets: [lab-gpu]\n",
      "serve.md:4: 'precision' bf16/bf16: the weights are wider than the fp8 compute dtype"),

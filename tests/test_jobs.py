@@ -16,10 +16,10 @@ from ainotes.build.site import NotesSite
 from ainotes.cli import main
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
-from ainotes.core.hardware import load_presets
 from ainotes.core.jobs import TrainingJob
-from ainotes.core.models import load_models
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.models import load_models
 from preset_support import FIXTURE_PRESETS
 
 PRESETS = {p.id: p for p in load_presets(FIXTURE_PRESETS)}
@@ -261,3 +261,52 @@ def test_the_command_line_takes_a_model(capsys: pytest.CaptureFixture[str]) -> N
     assert abs(flops / (6 * 12.9e9 * 1e12) - 1) < 0.01  # 6 × the active 12.9 B × D
     assert main([*train[:-1], "--layers", "32"]) == 2
     assert capsys.readouterr().err == "ainotes train-time: give --model or --layers, not both: the model gives it\n"
+
+
+# --- the one rule library: the peak a preset lacks, a training run, the op name -----------------------
+
+
+def test_a_missing_peak_names_the_preset_the_ceiling_and_the_peaks_it_has() -> None:
+    a100 = PRESETS["a100"]  # the fixture's A100: no FP8 path
+    message = a100.missing_peak("fp8")
+    assert message.startswith("preset a100 has no FP8 tensor path (its peaks: ")
+    assert "FP16 tensor" in message and "FP8" not in message.split("(its peaks: ")[1]
+    with pytest.raises(FieldError, match=r"^precision= fp8: preset a100 has no FP8 tensor path") as info:
+        TrainingJob.from_fields({**{k: PALM[k] for k in ("params", "tokens_per_second", "gpus")},
+                                 "preset": "a100", "precision": "fp8"}, PRESETS, label=lambda k: f"{k}=")
+    assert info.value.field == "precision"
+
+
+def test_a_training_run_from_typed_fields_reproduces_the_facts_example() -> None:
+    from ainotes.core.jobs import TrainingRun
+
+    # FACTS, "Time to train": 70e9 parameters, 1.4e12 tokens, 2,048 GPUs at 312 TFLOP/s, 40 % MFU: 26.6 days.
+    run = TrainingRun.from_fields({"params": "70e9", "tokens": "1.4e12", "gpus": "2048", "mfu": "0.4",
+                                   "peak_tflops": "312"}, {})
+    assert f"{run.time().days:.1f}" == "26.6"
+    assert run.precision is None and run.preset_id is None
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"mfu": "40"}, "--mfu must be a fraction from 0 to 1 (40 % is 0.4): '40'"),
+    ({"gpus": "2.5"}, "--gpus must be a whole number >= 1: '2.5'"),
+    ({"precision": "fp8"}, "--precision goes with --preset; --peak-tflops is already the peak to use"),
+    ({"speed": "1"}, "unknown key --speed"),
+])
+def test_a_training_run_refuses_bad_fields_in_the_callers_words(fields: dict, message: str) -> None:
+    from ainotes.core.jobs import TrainingRun
+
+    base = {"params": "70e9", "tokens": "1.4e12", "gpus": "2048", "mfu": "0.4", "peak_tflops": "312"}
+    with pytest.raises(FieldError) as info:
+        TrainingRun.from_fields({**base, **fields}, {}, label=lambda k: "--" + k.replace("_", "-"))
+    assert str(info.value).startswith(message)
+
+
+def test_one_op_check_names_the_callers_field() -> None:
+    from ainotes.core import collective_cost, collectives
+
+    for check in (collectives.check_op, collective_cost.check_op):
+        with pytest.raises(FieldError, match=r"^OP must be one of all-reduce, .*: 'all-sum'$") as info:
+            check("all-sum", "OP")
+        assert info.value.field == "op"
+    assert collectives.check_op("all-gather") == "all-gather"

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
-from ainotes.core.hardware import load_presets
 from ainotes.core.kernels import attention, attention_kv, decode_attention, gemm, parse_kernel_spec, tensor_bytes
 from ainotes.core.roofline import kernel_roof
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.gpus import load_presets
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 GPU = {p.id: p for p in load_presets(FIXTURES)}["lab-gpu"]

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from ainotes import cli
 from ainotes.base.errors import InputError
 from ainotes.core import memory
-from ainotes.core.hardware import load_presets
 from ainotes.core.memory import TrainingMemory
-from ainotes.core.models import load_models
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}

@@ -29,13 +29,13 @@ from ainotes.base.errors import InputError
 from ainotes.charts import memory as chart
 from ainotes.charts import memory as memory_chart
 from ainotes.core import memory
-from ainotes.core.hardware import load_presets
 from ainotes.core.memory import TrainingMemory
-from ainotes.core.models import load_models
 from ainotes.fences import memory_fit_table, training_memory
 from ainotes.fences.body import Fence
 from ainotes.inline import memory as memory_forms
 from ainotes.inline.formcontext import FormContext
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}

@@ -23,16 +23,9 @@ from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.cli import main
 from ainotes.core.hardware import Source
-from ainotes.core.models import (
-    ModelPreset,
-    count_params,
-    default_models_dir,
-    load_model,
-    load_models,
-    model_by_id,
-    validate_model_files,
-)
+from ainotes.core.models import ModelPreset, count_params, model_by_id
 from ainotes.markdown.extension import convert_page
+from ainotes.presets.models import default_models_dir, load_model, load_models, validate_model_files
 from sitebuild import REPO
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models-chapter" / "models"

@@ -20,13 +20,11 @@ from ainotes.core.hardware import (
     PeakPath,
     Preset,
     Source,
-    load_preset,
-    load_presets,
     preset_by_id,
-    preset_schema,
 )
 from ainotes.core.kernels import DTYPE_BYTES, KERNEL_SHAPES, gemm, parse_kernel_spec
 from ainotes.core.roofline import bound_at, ceiling, ceiling_at, kernel_ceiling, kernel_roof
+from ainotes.presets.gpus import load_preset, load_presets, preset_schema
 from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # FACTS.md's figures, in copies of the four NVIDIA files
@@ -451,11 +449,11 @@ BAD_PEAKS = [
     ("fp16 sparsity disagrees", "peaks:\n  tensor:\n    fp16: {dense_tflops: 100, structured_sparsity: false}\n",
      "'peaks.tensor.fp16' says 2:4 sparsity is not supported but 'structured_sparsity' is true"),
     ("vector tf32", "peaks:\n  vector:\n    tf32: 10\n",
-     "unknown precision 'peaks.vector.tf32'; vector precisions: fp32, fp64"),
+     "unknown precision 'peaks.vector.tf32'; vector precisions: fp64, fp32"),
     ("unknown unit", "peaks:\n  cuda:\n    fp32: 10\n", "unknown unit 'peaks.cuda'; units: tensor, vector"),
     ("vector sparse", "peaks:\n  vector:\n    fp32: {dense_tflops: 10, sparse_tflops: 20}\n",
      "'peaks.vector.fp32': vector (CUDA-core) rates have no 2:4 sparse path"),
-    ("negative", "peaks:\n  tensor:\n    fp8: -5\n", "'peaks.tensor.fp8' must be > 0: -5"),
+    ("negative", "peaks:\n  tensor:\n    fp8: -5\n", "'peaks.tensor.fp8' must be a finite number > 0: -5"),
     ("string", "peaks:\n  tensor:\n    fp8: fast\n",
      "'peaks.tensor.fp8' must be a number (dense TFLOP/s), none (no such path) or a mapping with 'dense_tflops', "
      "not a string: 'fast'"),
@@ -519,7 +517,7 @@ def test_preset_file_path_is_kept_as_file() -> None:
     ("fields", "message"),
     [
         ({"unit": "vector", "precision": "tf32", "dense_tflops": 1.0}, "the vector unit has no 'tf32' rate"),
-        ({"unit": "vector", "precision": "fp32", "dense_tflops": -1.0}, "'dense_tflops' must be > 0"),
+        ({"unit": "vector", "precision": "fp32", "dense_tflops": -1.0}, "'dense_tflops' must be a finite number > 0"),
         ({"unit": "vector", "precision": "fp32", "dense_tflops": 1.0, "sparse_supported": True}, "2:4 sparse mode"),
         ({"unit": "tensor", "precision": "fp8", "dense_tflops": None, "sparse_supported": True}, "2:4 sparse mode"),
     ],

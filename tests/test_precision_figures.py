@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ainotes.base.errors import InputError
-from ainotes.core.hardware import load_preset, load_presets
 from ainotes.inline import figures
+from ainotes.presets.gpus import load_preset, load_presets
 from preset_support import FIXTURE_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/

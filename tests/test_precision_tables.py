@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from ainotes.base.errors import InputError
-from ainotes.core.hardware import load_preset, load_presets
 from ainotes.core.kernels import parse_kernel_spec
 from ainotes.html import tables
+from ainotes.presets.gpus import load_preset, load_presets
 from preset_support import FIXTURE_PRESETS, MI300X
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/

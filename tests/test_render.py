@@ -405,7 +405,7 @@ def _layouts(spec: dict) -> list[dict]:
 
 def test_a_shared_compile_is_the_compilers_own_output_at_every_layout():
     from ainotes.charts import cost
-    from ainotes.core.links import load_links
+    from ainotes.presets.links import load_links
 
     links = tuple(load_links())
     from ainotes.core.kernels import parse_kernel_spec

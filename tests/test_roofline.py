@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ainotes.base.errors import InputError
-from ainotes.core.hardware import Preset, Source, load_presets, preset_by_id
+from ainotes.core.hardware import Preset, Source, preset_by_id
 from ainotes.core.roofline import Ceiling, attainable_flops_per_s, bound_at, ceiling, ridge_point_flop_per_byte
+from ainotes.presets.gpus import load_presets
 from preset_support import FIXTURE_PRESETS
 
 PRESETS_DIR = FIXTURE_PRESETS  # the published NVIDIA figures, whatever ships in presets/

@@ -16,8 +16,9 @@ from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
 from ainotes.charts.grammar import GPU_PALETTES, deep_merge
 from ainotes.core import roofline
-from ainotes.core.hardware import UNIT_PRECISIONS, Preset, Source, load_presets
+from ainotes.core.hardware import UNIT_PRECISIONS, Preset, Source
 from ainotes.core.kernels import parse_kernel_spec
+from ainotes.presets.gpus import load_presets
 from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ainotes.core import roofline
-from ainotes.core.hardware import load_presets
 from ainotes.core.kernels import gemm, parse_kernel_spec
+from ainotes.presets.gpus import load_presets
 from sitebuild import REPO
 
 PRESETS = {p.id: p for p in load_presets(REPO / "presets")}

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ainotes.base import units
-from ainotes.core.hardware import load_presets
+from ainotes.presets.gpus import load_presets
 from preset_support import FIXTURE_PRESETS
 
 

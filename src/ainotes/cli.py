@@ -22,18 +22,11 @@ from ainotes.base import cache, units
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
 from ainotes.core import checks
-from ainotes.core.hardware import (
-    PRECISIONS,
-    UNITS,
-    Preset,
-    default_presets_dir,
-    load_presets,
-    preset_by_id,
-    validate_paths,
-)
-from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, TrainingJob, model_count
+from ainotes.core.hardware import PRECISIONS, UNITS, Preset, preset_by_id
+from ainotes.core.jobs import JOB_FIELDS, TRAIN_TIME_FIELDS, TrainingJob, TrainingRun
 from ainotes.core.jobs import PRECISIONS as JOB_PRECISIONS
 from ainotes.html import embed
+from ainotes.presets.gpus import default_presets_dir, load_presets, validate_paths
 
 EXIT_USER_ERROR = 2
 
@@ -253,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except InputError as exc:
-        message = " ".join(str(exc).splitlines())
+        message = _flagged(" ".join(str(exc).splitlines()), parser, args.command)
         print(f"ainotes {args.command}: {message}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
@@ -391,7 +384,7 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
     GPU files, or a file inside one. Each file gets an OK line or one error line."""
-    from ainotes.core import links
+    from ainotes.presets import links
 
     outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
     for given in args.paths or [_presets_dir(args)]:
@@ -428,7 +421,7 @@ def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole
     """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
     file or a ``models/`` folder (then True: nothing else to check there); else the
     ``models/`` subfolder of a presets folder, when it has one."""
-    from ainotes.core import models
+    from ainotes.presets import models
 
     if whole:
         if path.is_file() and models.is_model_path(path):
@@ -466,7 +459,7 @@ def _add_models(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from ainotes.core.models import default_models_dir, load_models
+    from ainotes.presets.models import default_models_dir, load_models
 
     models = load_models(default_models_dir(_presets_dir(args)))
     if args.json:
@@ -483,7 +476,30 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _flag(key: str) -> str:
+    """How a core field is named on the command line: ``tokens_per_second`` → ``--tokens-per-second``.
+    The one mapping: builders take it as their ``label``, and :func:`_flagged` applies it to the core's
+    own messages."""
     return "--no-embeddings" if key == "embeddings" else "--" + key.replace("_", "-")
+
+
+_QUOTED_FIELD = re.compile(r"^'([a-z][a-z_]*)'")
+
+
+def _flagged(message: str, parser: argparse.ArgumentParser, command: str) -> str:
+    """A core message that opens with a quoted field (``'ranks' must be ...``), with the field named as
+    the command names it: its flag (``--ranks``), or its positional argument (``OP``)."""
+    match = _QUOTED_FIELD.match(message)
+    if match is None:
+        return message
+    sub = next((a.choices[command] for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if not isinstance(sub, argparse.ArgumentParser):
+        return message
+    key = match.group(1)
+    for action in sub._actions:
+        if _flag(key) in action.option_strings or (not action.option_strings and action.dest == key):
+            name = _flag(key) if action.option_strings else str(action.metavar or key.upper())
+            return name + message[match.end():]
+    return message
 
 
 def _add_model_flags(parser: argparse.ArgumentParser) -> None:
@@ -497,7 +513,7 @@ def _add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 def _models_loader(args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
     def load() -> dict[str, Any]:
-        from ainotes.core.models import default_models_dir, load_models
+        from ainotes.presets.models import default_models_dir, load_models
 
         return {m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
 
@@ -700,14 +716,6 @@ def _cmd_collective(args: argparse.Namespace) -> int:
     from ainotes.core import collectives
 
     output = _check_output(args.output, COLLECTIVE_SUFFIXES) if args.output else None
-    if args.op not in collectives.OPS:
-        raise InputError(f"unknown operation {args.op!r}; known operations: {', '.join(collectives.OPS)}")
-    if not collectives.MIN_RANKS <= args.ranks <= collectives.MAX_RANKS:
-        raise InputError(
-            f"--ranks must be from {collectives.MIN_RANKS} to {collectives.MAX_RANKS}: {args.ranks}"
-        )
-    if args.root is not None and not 0 <= args.root < args.ranks:
-        raise InputError(f"--root must be a rank from 0 to {args.ranks - 1}: {args.root}")
     run = collectives.simulate(args.op, args.ranks, args.root if args.root is not None else 0,
                                schedule=args.schedule)
     if args.root is not None and run.root is None:
@@ -754,22 +762,12 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 
 # --- how long it takes: links, collective cost, time to train ---------------------------
 
-def _ranks_of_cost_model(text: str) -> int:
-    from ainotes.core.collective_cost import MAX_RANKS, MIN_RANKS
-
-    value = _integer(text)
-    if not MIN_RANKS <= value <= MAX_RANKS:
-        raise argparse.ArgumentTypeError(f"must be from {MIN_RANKS} to {MAX_RANKS}: {text!r}")
-    return value
-
-
-def _message_bytes(text: str) -> float:
-    from ainotes.core.collective_cost import MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES
-
-    value = _positive_number(text)
-    if not MIN_MESSAGE_BYTES <= value <= MAX_MESSAGE_BYTES:
-        raise argparse.ArgumentTypeError(f"must be from {MIN_MESSAGE_BYTES:g} to {MAX_MESSAGE_BYTES:g} bytes: {text!r}")
-    return value
+def _number(text: str) -> float:
+    """A flag's text as a float, unchecked: the core's rule (and message) decides what it may be."""
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number: {text!r}") from None
 
 
 def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -805,9 +803,9 @@ def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     cost.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, broadcast, "
                       "scatter or all-to-all")
-    cost.add_argument("--ranks", type=_ranks_of_cost_model, required=True, metavar="N",
+    cost.add_argument("--ranks", type=_integer, required=True, metavar="N",
                       help="number of ranks, 2 to 1024")
-    cost.add_argument("--bytes", type=_message_bytes, required=True, metavar="S",
+    cost.add_argument("--bytes", type=_number, required=True, metavar="S",
                       help="tensor size in bytes, e.g. 1e9 (an all-gather's output, one rank's all-to-all buffer)")
     cost.add_argument("--link", required=True, metavar="ID", help="interconnect preset id (see 'ainotes links')")
     cost.add_argument("--json", action="store_true", help="print JSON")
@@ -818,28 +816,28 @@ def _add_cost_commands(commands: Any, common: argparse.ArgumentParser) -> None:
         description="Training compute C = model FLOPs per token × tokens (6N, plus 12·L·H·Q·S with the four "
         "attention flags); time = C ÷ (MFU × GPUs × peak FLOP/s per GPU).",
     )
-    train.add_argument("--params", type=_positive_number, metavar="N", help="parameter count (or --model)")
+    # Values go to ainotes.core.jobs.TrainingRun as typed, which checks them all (as for the inline form).
+    train.add_argument("--params", metavar="N", help="parameter count (or --model)")
     _add_model_flags(train)
-    train.add_argument("--tokens", type=_positive_number, required=True, metavar="D", help="training tokens")
-    train.add_argument("--gpus", type=_count, required=True, metavar="G", help="number of devices")
-    train.add_argument("--mfu", type=_positive_number, required=True, metavar="U",
-                       help="model FLOPs utilization as a fraction, e.g. 0.4")
+    train.add_argument("--tokens", required=True, metavar="D", help="training tokens")
+    train.add_argument("--gpus", required=True, metavar="G", help="number of devices")
+    train.add_argument("--mfu", required=True, metavar="U", help="model FLOPs utilization as a fraction, e.g. 0.4")
     peak = train.add_mutually_exclusive_group(required=True)
     peak.add_argument("--preset", metavar="ID", help="GPU preset whose peak to use")
-    peak.add_argument("--peak-tflops", type=_positive_number, metavar="P", help="peak TFLOP/s per device")
+    peak.add_argument("--peak-tflops", metavar="P", help="peak TFLOP/s per device")
     train.add_argument("--precision", choices=JOB_PRECISIONS, metavar="P",
                        help=f"the precision the job trains in, for --preset ({', '.join(JOB_PRECISIONS)}; "
                        "default bf16)")
-    train.add_argument("--layers", type=_count, metavar="L", help="layers (attention term)")
-    train.add_argument("--heads", type=_count, metavar="H", help="attention heads (attention term)")
-    train.add_argument("--head-dim", type=_count, metavar="Q", help="head dimension (attention term)")
-    train.add_argument("--seq-len", type=_count, metavar="S", help="sequence length (attention term)")
+    train.add_argument("--layers", metavar="L", help="layers (attention term)")
+    train.add_argument("--heads", metavar="H", help="attention heads (attention term)")
+    train.add_argument("--head-dim", metavar="Q", help="head dimension (attention term)")
+    train.add_argument("--seq-len", metavar="S", help="sequence length (attention term)")
     train.add_argument("--json", action="store_true", help="print JSON")
     train.set_defaults(handler=_cmd_train_time)
 
 
 def _load_links(args: argparse.Namespace) -> Any:
-    from ainotes.core.links import default_links_dir, load_links
+    from ainotes.presets.links import default_links_dir, load_links
 
     return load_links(default_links_dir(_presets_dir(args)))
 
@@ -865,11 +863,8 @@ def _cmd_links(args: argparse.Namespace) -> int:
 
 def _cmd_collective_cost(args: argparse.Namespace) -> int:
     from ainotes.core import collective_cost
-    from ainotes.core.collectives import OPS
     from ainotes.core.links import link_by_id
 
-    if args.op not in OPS:
-        raise InputError(f"unknown operation {args.op!r}; known operations: {', '.join(OPS)}")
     try:
         link = link_by_id(_load_links(args), args.link)
     except InputError as exc:
@@ -921,39 +916,19 @@ def _seconds(value_s: float) -> str:
     return f"{value_s / 1e-9:.4g} ns"
 
 
-def _preset_peak_tflops(preset: Preset, precision: str) -> float:
-    """The preset's dense peak at ``precision`` (the precision a job trains in); never another precision's."""
-    value = preset.peak_tflops(precision)
-    if value is None:
-        status = preset.status(precision)
-        why = "has no" if status == "no path" else "does not give a"
-        raise InputError(f"--precision {precision}: preset {preset.id} {why} dense {precision} peak")
-    return float(value)
-
-
 def _cmd_train_time(args: argparse.Namespace) -> int:
-    from ainotes.core.utilization import time_to_train
-
-    count = model_count({key: getattr(args, key) for key in COUNT_FIELDS}, _models_loader(args), label=_flag)
-    if args.mfu > 1:
-        raise InputError(f"--mfu must be a fraction from 0 to 1 (40 % is 0.4): {args.mfu:g}")
-    precision: str | None
-    if args.preset is not None:
-        preset = _preset_flag(_load(args), args.preset)
-        precision = args.precision or "bf16"
-        peak_tflops = _preset_peak_tflops(preset, precision)
-        source = f"--preset {preset.id}: {preset.name}, dense {precision}"
+    fields = {key: getattr(args, key) for key in TRAIN_TIME_FIELDS if getattr(args, key, None) is not None}
+    presets = {p.id: p for p in _load(args)} if args.preset is not None else {}
+    run = TrainingRun.from_fields(fields, presets, label=_flag, models=_models_loader(args))
+    result = run.time()
+    count, peak_tflops = run.count, run.peak_tflops
+    if run.preset_id is not None:
+        source = f"--preset {run.preset_id}: {presets[run.preset_id].name}, dense {run.precision}"
     else:
-        if args.precision is not None:
-            raise InputError("--precision goes with --preset; --peak-tflops is already the peak to use")
-        precision, peak_tflops, source = None, args.peak_tflops, "--peak-tflops"
-    result = time_to_train(
-        count.params, tokens=args.tokens, gpus=args.gpus, mfu=args.mfu, peak_flops_per_s_per_gpu=peak_tflops * 1e12,
-        **(count.attention or {}),
-    )
+        source = "--peak-tflops"
     if args.json:
         record = {"flops": result.flops, "seconds": result.seconds, "days": result.days,
-                  "gpu_hours": result.gpu_hours, "peak_tflops": peak_tflops, "precision": precision}
+                  "gpu_hours": result.gpu_hours, "peak_tflops": peak_tflops, "precision": run.precision}
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return 0
     print(f"time to train: {result.days:.1f} days ({result.seconds:.4g} s)")
@@ -1001,7 +976,7 @@ def _add_memory(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _cmd_memory(args: argparse.Namespace) -> int:
     from ainotes.core import memory
-    from ainotes.core.models import default_models_dir, load_models
+    from ainotes.presets.models import default_models_dir, load_models
 
     fields = {key: getattr(args, key) for key in memory.FIELDS if getattr(args, key, None) is not None}
     models = ({m.id: m for m in load_models(default_models_dir(_presets_dir(args)))}
@@ -1103,7 +1078,7 @@ def _add_inference(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _cmd_inference(args: argparse.Namespace) -> int:
     from ainotes.core.inference import InferenceSetup
-    from ainotes.core.models import default_models_dir, load_models
+    from ainotes.presets.models import default_models_dir, load_models
 
     presets_dir = _presets_dir(args)
     fields = {key: getattr(args, key) for key in ("model", "preset", "batch", "context", "prompt", "weights_dtype",

@@ -88,7 +88,6 @@ def load_figure(key: str) -> str | None:
 
     The embed files are a second entry (:func:`load_files`), read when they are written, so a
     build holds one chart's files in memory at a time, not every chart's."""
-    from ainotes import render
 
     payload = cache.read_kept(key)
     try:
@@ -99,7 +98,6 @@ def load_figure(key: str) -> str | None:
 
 def load_files(key: str) -> dict[str, bytes] | None:
     """The embed files kept under ``key`` by kind, as written to disk (text in UTF-8), or ``None``."""
-    from ainotes import render
 
     payload = cache.read_kept(_files_key(key))
     if payload is None:
@@ -123,7 +121,6 @@ def store_figure(key: str, html: str) -> None:
     """Keep a chart's figure HTML under ``key`` as soon as it is drawn (nothing holds it for the end
     of the build). Its files follow in :func:`store_files`; a figure kept without them (a build that
     stopped between) is drawn again for its files, never served without them."""
-    from ainotes import render
 
     cache.keep(key, html.encode("utf-8"))
 

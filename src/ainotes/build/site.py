@@ -21,9 +21,9 @@ from typing import TypeVar
 
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
-from ainotes.core.hardware import Preset, load_presets
-from ainotes.core.links import Link, default_links_dir, load_links
-from ainotes.core.models import ModelPreset, default_models_dir, load_models
+from ainotes.core.hardware import Preset
+from ainotes.core.links import Link
+from ainotes.core.models import ModelPreset
 from ainotes.fences import body as fence_body
 from ainotes.fences.registry import FENCE_KINDS, VEGA_KINDS
 from ainotes.html.page import (
@@ -38,6 +38,9 @@ from ainotes.html.page import (
     relative_prefix,
 )
 from ainotes.inline import figures
+from ainotes.presets.gpus import load_presets
+from ainotes.presets.links import default_links_dir, load_links
+from ainotes.presets.models import default_models_dir, load_models
 
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
                    "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css")

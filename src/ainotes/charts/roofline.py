@@ -64,6 +64,7 @@ from ainotes.charts.grammar import (
     gpu_colour_slots,
     whole_numbers_as_ints,
 )
+from ainotes.core import precision as precision_table
 from ainotes.core import roofline
 from ainotes.core.hardware import NEUTRAL_UNIT_TERMS, Preset, default_unit
 from ainotes.core.kernels import DTYPE_BYTES, Kernel, gemm, parse_kernel_spec
@@ -96,14 +97,10 @@ TERA = 1e12
 
 # (unit, precision) of every roof the explorer can draw, in the select's order: BF16/FP16
 # first, as the notes' pages draw them; the vector-unit paths last.
-ROOF_ORDER: tuple[tuple[str, str], ...] = (
-    ("tensor", "bf16"), ("tensor", "fp16"), ("tensor", "fp8"), ("tensor", "fp4"), ("tensor", "int8"),
-    ("tensor", "tf32"), ("tensor", "fp64"), ("vector", "fp32"), ("vector", "fp64"),
-)
+ROOF_ORDER: tuple[tuple[str, str], ...] = precision_table.ROOF_ORDER  # from roof_rank in the precision table
 DEFAULT_ROOF = "tensor:bf16"
 INT8_ROOF = "tensor:int8"  # integer operations: OP/s and OP/byte, not FLOP/s
-_PRECISION_NAMES = {"bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "fp4": "FP4", "int8": "INT8",
-                    "tf32": "TF32", "fp64": "FP64", "fp32": "FP32"}
+_PRECISION_NAMES = precision_table.PRECISION_LABELS
 
 # How the kernels are typed: as each is written ("own"), or re-typed to the precision shown.
 KERNEL_MODES = ("own", "shown")

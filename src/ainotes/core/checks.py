@@ -11,7 +11,7 @@ failed, so a fence can point at its line.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ainotes.base.errors import InputError
@@ -24,6 +24,18 @@ class FieldError(InputError):
     def __init__(self, message: str, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+
+
+# First match wins: bool before int, since YAML `true` is an int subclass in Python.
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "empty"), (bool, "a boolean"), ((int, float), "a number"), (str, "a string"),
+    (list, "a list"), (Mapping, "a mapping"),
+)
+
+
+def kind(value: Any) -> str:
+    """How a message names a value's type: ``a string``, ``a boolean``, ``a mapping``, ``empty``."""
+    return next((name for types, name in _KINDS if isinstance(value, types)), type(value).__name__)
 
 
 def _as_float(value: Any) -> float | None:
@@ -49,11 +61,31 @@ def number(value: Any, name: str, field: str = "") -> float:
     return result
 
 
-def positive_number(value: Any, name: str, field: str = "") -> float:
-    """A finite number > 0."""
+def positive_number(value: Any, name: str, field: str = "", *, text: bool = True,
+                    low: float | None = None, high: float | None = None) -> float:
+    """A finite number > 0: the one positive-number rule of every constructor, loader, fence, form and flag.
+
+    ``text=False`` takes a number only, not its text (a YAML file's figure, a Python argument): a
+    string or a bool is refused by its kind (``must be a number, not a string``), so an author who
+    quoted a figure learns why. ``low`` and ``high`` bound it (inclusive), for figures whose products
+    must stay finite.
+    """
+    if not text and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise FieldError(f"{name} must be a number, not {kind(value)}: {short(value)}", field)
     result = _as_float(value)
     if result is None or not math.isfinite(result) or result <= 0:
         raise FieldError(f"{name} must be a finite number > 0: {short(value)}", field)
+    if (low is not None and result < low) or (high is not None and result > high):
+        raise FieldError(f"{name} must be between {low if low is not None else 0:g} and "
+                         f"{high if high is not None else math.inf:g}: {short(value)}", field)
+    return result
+
+
+def fraction(value: Any, name: str, field: str = "", *, text: bool = True) -> float:
+    """A fraction in (0, 1], such as a utilization: :func:`positive_number`, at most 1."""
+    result = positive_number(value, name, field, text=text)
+    if result > 1:
+        raise FieldError(f"{name} must be a fraction from 0 to 1 (40 % is 0.4): {short(value)}", field)
     return result
 
 

@@ -93,7 +93,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ainotes.base.errors import InputError
-from ainotes.core.collectives import OPS, bus_factor_exact
+from ainotes.core import checks
+from ainotes.core.collectives import bus_factor_exact, check_op
 
 MIN_RANKS = 2
 MAX_RANKS = 1024
@@ -438,17 +439,11 @@ def latency_bandwidth_balance_bytes(op: str, algorithm: str, ranks: int, *, band
 # --- validation -------------------------------------------------------------------
 
 
-def check_op(op: object) -> str:
-    if op not in OPS:
-        raise InputError(f"'op' must be one of {', '.join(OPS)}: {op!r}")
-    return str(op)
 
 
 def check_algorithm(op: object, algorithm: object) -> None:
     check_op(op)
-    names = ALGORITHMS[str(op)]
-    if algorithm not in names:
-        raise InputError(f"'algorithm' for {op} must be one of {', '.join(names)}: {algorithm!r}")
+    checks.one_of(algorithm, f"'algorithm' for {op}", "algorithm", choices=ALGORITHMS[str(op)])
 
 
 def check_ranks(ranks: object) -> int:
@@ -459,17 +454,10 @@ def check_ranks(ranks: object) -> int:
     return ranks
 
 
-def check_message_bytes(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"'bytes' must be a number: {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"'bytes' must be a finite number > 0: {value!r}")
-    if not MIN_MESSAGE_BYTES <= value <= MAX_MESSAGE_BYTES:
-        raise InputError(f"'bytes' must be from {MIN_MESSAGE_BYTES:g} to {MAX_MESSAGE_BYTES:g}: {value!r}")
-    return float(value)
+def check_message_bytes(value: object, name: str = "'bytes'") -> float:
+    """A message size in bytes, from :data:`MIN_MESSAGE_BYTES` to :data:`MAX_MESSAGE_BYTES`."""
+    return checks.positive_number(value, name, "bytes", text=False, low=MIN_MESSAGE_BYTES, high=MAX_MESSAGE_BYTES)
 
 
 def _check_link_figure(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name!r} must be a finite number > 0: {value!r}")
-    return float(value)
+    return checks.positive_number(value, repr(name), name, text=False)

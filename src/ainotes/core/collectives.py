@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Literal
 
 from ainotes.base.errors import InputError
+from ainotes.core import checks
 
 OPS = ("all-reduce", "reduce", "reduce-scatter", "all-gather", "broadcast", "scatter", "all-to-all")
 OPS_WITH_ROOT = frozenset({"reduce", "broadcast", "scatter"})
@@ -181,7 +182,7 @@ def simulate(
     outside ``MIN_RANKS..MAX_RANKS``, a root outside ``0..ranks-1``, or
     malformed inputs or names.
     """
-    _check_op(op)
+    check_op(op)
     _check_ranks(ranks)
     has_root = op in OPS_WITH_ROOT
     if has_root:
@@ -275,7 +276,7 @@ def bus_factor_fraction(op: str, ranks: int) -> Fraction:
 
 def bus_factor_exact(op: str, ranks: int) -> Fraction:
     """Exact bus factor at any rank count >= 2 (the cost model goes far past the pictures' 8)."""
-    _check_op(op)
+    check_op(op)
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < MIN_RANKS:
         raise InputError(f"'ranks' must be a whole number >= {MIN_RANKS}: {ranks!r}")
     return _BUS_FACTORS[op][0](ranks)
@@ -283,7 +284,7 @@ def bus_factor_exact(op: str, ranks: int) -> Fraction:
 
 def bus_factor_formula(op: str) -> str:
     """The bus factor as a formula in n, e.g. ``"2(n−1)/n"``."""
-    _check_op(op)
+    check_op(op)
     return _BUS_FACTORS[op][1]
 
 
@@ -315,9 +316,12 @@ def ring_bytes_sent_per_rank(op: str, ranks: int, tensor_bytes: float) -> float:
 # --- validation ---------------------------------------------------------------
 
 
-def _check_op(op: object) -> None:
-    if op not in OPS:
-        raise InputError(f"'op' must be one of {', '.join(OPS)}: {op!r}")
+def check_op(op: object, name: str = "'op'", field: str = "op") -> str:
+    """The one op-name check: ``op`` is one of :data:`OPS`, else a :class:`FieldError` (``field``)
+    naming them, ``name`` being how the caller names the field (``'op'``, ``OP``, ``op=``); the
+    signature of :mod:`ainotes.core.checks`, so a fence's ``reader.checked(check_op, "op", value)`` works."""
+    return checks.one_of(op, name, field, choices=OPS)
+
 
 
 def _check_ranks(ranks: object) -> None:

@@ -134,10 +134,7 @@ def peak_flops_per_s(preset: Preset, compute_dtype: str, *, name: str = "'comput
                          "compute_dtype")
     peak = preset.peak_tflops(compute_dtype, unit="tensor")
     if peak is None:
-        status = preset.status(compute_dtype, "tensor")
-        why = (f"has no {compute_dtype.upper()} path" if status == "no path"
-               else f"does not give a {compute_dtype} tensor rate")
-        raise FieldError(f"{name} {compute_dtype}: preset {preset.id} ({preset.name}) {why}", "compute_dtype")
+        raise FieldError(f"{name} {compute_dtype}: {preset.missing_peak(compute_dtype)}", "compute_dtype")
     return peak * 1e12
 
 

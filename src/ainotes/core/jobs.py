@@ -32,9 +32,9 @@ from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
-from ainotes.core.hardware import UNIT_PRECISIONS, Preset, item_by_id, precision_label
+from ainotes.core.hardware import UNIT_PRECISIONS, Preset, item_by_id
 from ainotes.core.models import ModelPreset
-from ainotes.core.utilization import RECOMPUTE_MODES, Utilization, utilization
+from ainotes.core.utilization import RECOMPUTE_MODES, TrainingTime, Utilization, time_to_train, utilization
 
 DEFAULT_PRECISION = "bf16"
 # MFU compares with a tensor-core peak: FP32 matrix work there is tf32.
@@ -170,6 +170,35 @@ def model_count(
                       seq_len=seq, model=model, embeddings=embeddings)
 
 
+def job_peak(fields: Mapping[str, Any], presets: Mapping[str, Preset], *, label: Callable[[str], str] = quoted,
+             precision_needs_preset: bool = False) -> Any:
+    """The peak per device a job's fields name, in 10^12 FLOP/s: ``peak_tflops`` as typed (checked by the
+    constructor that takes it), or the ``preset``'s dense tensor rate at ``precision`` (default bf16),
+    never another precision's; exactly one of the two. ``precision_needs_preset``: refuse ``precision``
+    beside ``peak_tflops`` (where the precision would name nothing)."""
+    preset_id = fields.get("preset")
+    peak: Any = fields.get("peak_tflops")
+    if (preset_id is None) == (peak is None):
+        raise FieldError(f"needs exactly one of {label('preset')} and {label('peak_tflops')}", "preset")
+    if preset_id is None:
+        if precision_needs_preset and fields.get("precision") is not None:
+            raise FieldError(f"{label('precision')} goes with {label('preset')}; {label('peak_tflops')} is "
+                             "already the peak to use", "precision")
+        checks.one_of(fields.get("precision", DEFAULT_PRECISION), label("precision"), "precision", choices=PRECISIONS)
+        return peak
+    precision = checks.one_of(fields.get("precision") or DEFAULT_PRECISION, label("precision"), "precision",
+                              choices=PRECISIONS)
+    preset = presets.get(preset_id) if isinstance(preset_id, str) else None
+    if preset is None:
+        raise FieldError(
+            f"{label('preset')}: unknown preset {short(preset_id)} (known: {', '.join(presets)})", "preset"
+        )
+    found = preset_peak_tflops(preset, precision)
+    if found is None:
+        raise FieldError(f"{label('precision')} {precision}: {preset.missing_peak(precision)}", "precision")
+    return found
+
+
 @dataclass(frozen=True)
 class TrainingJob:
     """One training job: model size, throughput, devices, peak per device, attention shape.
@@ -274,24 +303,8 @@ class TrainingJob:
             if fields.get(key) is None:
                 raise FieldError(f"{label(key)} is required", key)
         preset_id = fields.get("preset")
-        peak: Any = fields.get("peak_tflops")  # a number or its text; checked by the constructor
-        if (preset_id is None) == (peak is None):
-            raise FieldError(f"needs exactly one of {label('preset')} and {label('peak_tflops')}", "preset")
-        precision = checks.one_of(
-            fields.get("precision", DEFAULT_PRECISION), label("precision"), "precision", choices=PRECISIONS
-        )
-        if preset_id is not None:
-            preset = presets.get(preset_id) if isinstance(preset_id, str) else None
-            if preset is None:
-                raise FieldError(
-                    f"{label('preset')}: unknown preset {short(preset_id)} (known: {', '.join(presets)})", "preset"
-                )
-            peak = preset_peak_tflops(preset, precision)
-            if peak is None:
-                ceiling = precision_label(precision, "tensor")
-                why = (f"has no {ceiling} path" if preset.status(precision, "tensor") == "no path"
-                       else f"does not give its {ceiling} rate")
-                raise FieldError(f"{label('precision')} {precision}: preset {preset.id} {why}", "precision")
+        precision = fields.get("precision", DEFAULT_PRECISION)
+        peak = job_peak(fields, presets, label=label)
         count = model_count(fields, models, label=label)
         return cls(
             params=count.params,
@@ -329,3 +342,61 @@ class TrainingJob:
             recompute=self.recompute,  # type: ignore[arg-type]
             **(self.attention or {}),
         )
+
+
+TRAIN_TIME_FIELDS = ("params", "tokens", "gpus", "mfu", "preset", "precision", "peak_tflops", *ATTENTION_FIELDS,
+                     *MODEL_FIELDS)
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """A training run to time: N (and the attention shape), D tokens, G devices at utilization U of
+    peak P per device; what ``ainotes train-time`` and ``{{ train-time ... }}`` build. Validated once,
+    here; ``label`` names fields in messages (not compared)."""
+
+    count: ModelCount
+    tokens: float
+    gpus: int
+    mfu: float
+    peak_tflops: float
+    precision: str | None = None  # the preset's precision the peak is taken at (None: peak_tflops typed)
+    preset_id: str | None = None
+    label: Callable[[str], str] = field(default=quoted, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        label, set_ = self.label, object.__setattr__
+        set_(self, "tokens", checks.positive_number(self.tokens, label("tokens"), "tokens"))
+        set_(self, "gpus", checks.whole_number(self.gpus, label("gpus"), "gpus"))
+        set_(self, "mfu", checks.fraction(self.mfu, label("mfu"), "mfu"))
+        set_(self, "peak_tflops", checks.positive_number(self.peak_tflops, label("peak_tflops"), "peak_tflops"))
+
+    @classmethod
+    def from_fields(
+        cls,
+        fields: Mapping[str, Any],
+        presets: Mapping[str, Preset],
+        *,
+        label: Callable[[str], str] = quoted,
+        models: ModelsLoader | None = None,
+    ) -> TrainingRun:
+        """A run from raw field values (numbers or their text), keys as in :data:`TRAIN_TIME_FIELDS`:
+        ``params`` or ``model`` (:func:`model_count`), ``tokens``, ``gpus``, ``mfu``, and exactly one of
+        ``preset`` (with ``precision``, default bf16) and ``peak_tflops`` (:func:`job_peak`)."""
+        for key in fields:
+            if key not in TRAIN_TIME_FIELDS:
+                allowed = ", ".join(label(k) for k in TRAIN_TIME_FIELDS)
+                raise FieldError(f"unknown key {label(str(key))} (allowed: {allowed})", str(key))
+        for key in ("tokens", "gpus", "mfu"):
+            if fields.get(key) is None:
+                raise FieldError(f"{label(key)} is required", key)
+        peak = job_peak(fields, presets, label=label, precision_needs_preset=True)
+        count = model_count(fields, models, label=label)
+        preset_id = fields.get("preset")
+        return cls(count=count, tokens=fields["tokens"], gpus=fields["gpus"], mfu=fields["mfu"], peak_tflops=peak,
+                   precision=(fields.get("precision") or DEFAULT_PRECISION) if preset_id is not None else None,
+                   preset_id=preset_id, label=label)
+
+    def time(self) -> TrainingTime:
+        """Compute and wall-clock time (:func:`ainotes.core.utilization.time_to_train`)."""
+        return time_to_train(self.count.params, tokens=self.tokens, gpus=self.gpus, mfu=self.mfu,
+                             peak_flops_per_s_per_gpu=self.peak_tflops * 1e12, **(self.count.attention or {}))

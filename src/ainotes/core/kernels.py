@@ -52,15 +52,14 @@ from dataclasses import dataclass
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character
+from ainotes.core import precision as precision_table
 
-# Bytes per element of the dtypes a kernel can compute in. tf32 is stored as fp32; fp4 is half a
-# byte (packed two to a byte: a tensor rounds up to whole bytes, see tensor_bytes).
-DTYPE_BYTES: dict[str, float] = {
-    "fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "fp4": 0.5, "int8": 1,
-}
-# Dtypes a stored operand (weights, KV cache) may have: the above and int4, which no matrix unit
-# computes in (GPTQ/AWQ-style 4-bit integer weights, widened on chip).
-STORAGE_DTYPE_BYTES: dict[str, float] = {**DTYPE_BYTES, "int4": 0.5}
+# Bytes per element of the dtypes a kernel can compute in (tf32 is stored as fp32; fp4 is half a byte,
+# packed two to a byte: a tensor rounds up to whole bytes, see tensor_bytes), and of those a stored
+# operand (weights, KV cache) may have: the above and int4, which no matrix unit computes in (GPTQ/AWQ-
+# style 4-bit integer weights, widened on chip). Both come from the one precision table.
+DTYPE_BYTES: dict[str, float] = precision_table.DTYPE_BYTES
+STORAGE_DTYPE_BYTES: dict[str, float] = precision_table.STORAGE_DTYPE_BYTES
 SPARSE_WORD = "sparse"
 SPARSE_KINDS = ("gemm",)  # 2:4 sparsity prunes a weight operand: only GEMM has one here
 # Kinds with a stored operand that may have its own dtype: a GEMM's weights, a KV cache.

@@ -23,12 +23,12 @@ sparse kernel would sit; it never moves a kernel.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from ainotes.base.errors import InputError
 from ainotes.base.formula import Expr, greater, less, minimum, where
+from ainotes.core import checks
 from ainotes.core.hardware import Preset, check_precision, precision_label
 from ainotes.core.kernels import Kernel
 
@@ -41,11 +41,7 @@ VECTOR_KINDS = ("add", "softmax", "layernorm")
 
 
 def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{name!r} must be a number: {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name!r} must be a finite number > 0: {value!r}")
-    return float(value)
+    return checks.positive_number(value, repr(name), name, text=False)
 
 
 # -- the formulas, once: numbers for floats, Vega expression text for ainotes.base.formula.Expr -------

@@ -36,11 +36,11 @@ one decimal).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
 from ainotes.base.errors import InputError
+from ainotes.core import checks
 
 Recompute = Literal["none", "selective", "full"]
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
@@ -49,13 +49,7 @@ ATTENTION_ARGUMENTS = ("layers", "heads", "head_dim", "seq_len")
 
 
 def _positive_number(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{name!r} must be a number: {value!r}")
-    if not math.isfinite(value):
-        raise InputError(f"{name!r} must be a finite number: {value!r}")
-    if value <= 0:
-        raise InputError(f"{name!r} must be > 0: {value!r}")
-    return float(value)
+    return checks.positive_number(value, repr(name), name, text=False)
 
 
 def _whole_number(name: str, value: int) -> int:
@@ -277,10 +271,7 @@ class TrainingTime:
 
 
 def _fraction(name: str, value: float) -> float:
-    number = _positive_number(name, value)
-    if number > 1:
-        raise InputError(f"{name!r} must be a fraction from 0 to 1 (40 % is 0.4): {value!r}")
-    return number
+    return checks.fraction(value, repr(name), name, text=False)
 
 
 def time_to_train(

@@ -12,11 +12,7 @@ from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, OPS, RING_OPS
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html.page import (
-    Drawn,
-    Page,
-    embed_json_bytes,
-)
+from ainotes.html.page import Drawn, Page, embed_json_bytes
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,7 @@ from ainotes.core.collectives import OPS
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import Fence
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html.page import (
-    RUNTIME_FILE,
-    Drawn,
-    Page,
-    prefetch_renders,
-    themed_chart_files,
-)
+from ainotes.html.page import RUNTIME_FILE, Drawn, Page, prefetch_renders, themed_chart_files
 from ainotes.inline.cost import link_for
 
 

@@ -15,13 +15,7 @@ from ainotes.core.hardware import Preset
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import Fence
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html.page import (
-    RUNTIME_FILE,
-    Drawn,
-    Page,
-    prefetch_renders,
-    themed_chart_files,
-)
+from ainotes.html.page import RUNTIME_FILE, Drawn, Page, prefetch_renders, themed_chart_files
 
 #: The chart's weight/KV choices, as ``WEIGHTS/KV``.
 PRECISION_CHOICES = ("bf16/bf16", "fp8/bf16", "fp8/fp8", "int4/fp8")

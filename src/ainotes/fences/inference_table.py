@@ -17,10 +17,7 @@ from ainotes.core.models import ModelPreset
 from ainotes.fences.body import Fence
 from ainotes.fences.inference import key_where, presets_with_rate, read_model_ids, resolve_models, tp_allowed
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html.page import (
-    Drawn,
-    Page,
-)
+from ainotes.html.page import Drawn, Page
 from ainotes.inline.inference import number_text
 
 AUTO_TP = "auto"

@@ -13,10 +13,7 @@ from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.fences.roofline import read_kernels
 from ainotes.html import tables
-from ainotes.html.page import (
-    Drawn,
-    Page,
-)
+from ainotes.html.page import Drawn, Page
 
 
 @dataclass(frozen=True)

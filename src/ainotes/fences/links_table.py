@@ -10,11 +10,7 @@ from ainotes.core.hardware import Preset
 from ainotes.fences.body import Fence
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import backlinks, tables
-from ainotes.html.page import (
-    Drawn,
-    Page,
-    relative_prefix,
-)
+from ainotes.html.page import Drawn, Page, relative_prefix
 
 
 def parse_links_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> None:

@@ -29,10 +29,7 @@ from ainotes.fences.training_memory import (
     read_id_list,
     read_memory_body,
 )
-from ainotes.html.page import (
-    Drawn,
-    Page,
-)
+from ainotes.html.page import Drawn, Page
 
 
 @dataclass(frozen=True)

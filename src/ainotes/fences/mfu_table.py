@@ -15,10 +15,7 @@ from ainotes.core.jobs import JOB_FIELDS, ModelsLoader, TrainingJob
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import tables
-from ainotes.html.page import (
-    Drawn,
-    Page,
-)
+from ainotes.html.page import Drawn, Page
 
 MAX_JOBS_PER_TABLE = 20
 

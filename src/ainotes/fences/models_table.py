@@ -16,11 +16,7 @@ from ainotes.core.models import ModelPreset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import backlinks
-from ainotes.html.page import (
-        Drawn,
-        Page,
-        relative_prefix,
-)
+from ainotes.html.page import Drawn, Page, relative_prefix
 from ainotes.html.tables import notes_table, safe_link
 from ainotes.inline.models import (
         attention_words,

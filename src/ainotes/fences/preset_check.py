@@ -10,10 +10,7 @@ from ainotes.core.hardware import Preset
 from ainotes.fences.body import MAX_FENCE_BODY_CHARS, Fence
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import tables
-from ainotes.html.page import (
-    Drawn,
-    Page,
-)
+from ainotes.html.page import Drawn, Page
 
 
 def check_preset_example(fence: Fence, where: str, presets: Mapping[str, Preset]) -> str:

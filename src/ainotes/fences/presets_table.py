@@ -11,11 +11,7 @@ from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import backlinks, tables
-from ainotes.html.page import (
-    Drawn,
-    Page,
-    relative_prefix,
-)
+from ainotes.html.page import Drawn, Page, relative_prefix
 
 
 @dataclass(frozen=True)

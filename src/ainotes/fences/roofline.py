@@ -17,13 +17,7 @@ from ainotes.core.kernels import Kernel, parse_kernel_spec
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import MAX_TITLE_CHARS, BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html.page import (
-    RUNTIME_FILE,
-    Drawn,
-    Page,
-    embed_json_bytes,
-    prefetch_renders,
-)
+from ainotes.html.page import RUNTIME_FILE, Drawn, Page, embed_json_bytes, prefetch_renders
 
 # What one fence may ask for; documented in the README ("Limits").
 MAX_KERNELS_PER_CHART = 12

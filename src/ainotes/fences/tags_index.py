@@ -8,11 +8,7 @@ from typing import Any
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html.notes import site_catalogue, tags_index_html
-from ainotes.html.page import (
-    Drawn,
-    Page,
-    relative_prefix,
-)
+from ainotes.html.page import Drawn, Page, relative_prefix
 
 
 def parse_tags_index(fence: Fence, where: str, presets: Any = None) -> None:

@@ -19,14 +19,7 @@ from ainotes.core.models import ModelPreset
 from ainotes.fences.body import Fence
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import memory as memory_figure
-from ainotes.html.page import (
-    ASSET_URL,
-    RUNTIME_FILE,
-    Drawn,
-    Page,
-    relative_prefix,
-    themed_chart_files,
-)
+from ainotes.html.page import ASSET_URL, RUNTIME_FILE, Drawn, Page, relative_prefix, themed_chart_files
 
 CONFIG_KEYS = ("zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", "sequence_parallel", "attention",
                 "optimizer", "fp32_grad_accum", "dropout")

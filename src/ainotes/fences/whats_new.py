@@ -10,11 +10,7 @@ from typing import Any
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html.notes import site_catalogue, whats_new_html
-from ainotes.html.page import (
-    Drawn,
-    Page,
-    relative_prefix,
-)
+from ainotes.html.page import Drawn, Page, relative_prefix
 
 MAX_LIMIT = 500
 

@@ -24,10 +24,10 @@ from ainotes.core.hardware import (
     UNITS,
     Preset,
     default_unit,
-    load_preset,
     precision_label,
 )
 from ainotes.core.kernels import Kernel
+from ainotes.presets.gpus import load_preset
 
 # The two kinds of unit in the notes' own words; each preset's vendor terms go beside them.
 MATRIX_UNITS = NEUTRAL_UNIT_TERMS["tensor"]

@@ -1,0 +1,281 @@
+"""What every preset folder shares: its files, their YAML, one id per file, and the checks of a file's
+text, sources and counts. The GPU, link and model loaders (:mod:`.gpus`, :mod:`.links`, :mod:`.models`)
+each add their own keys and build their own value object.
+
+Every mistake is one :class:`InputError` line naming the file (and the line, for YAML that does not
+parse), the key, the rule and the value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+from urllib.parse import urlsplit
+
+import yaml
+
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import bad_character, short
+from ainotes.core import checks
+from ainotes.core.hardware import Source, check_figure
+
+__all__ = [
+    "PRESETS_DIR_ENV", "PRESET_SUFFIXES", "FileCheck", "PresetLoader", "check_boolean", "check_figure",
+    "check_file_name", "check_mapping", "check_sources", "check_text", "check_unique_ids", "check_url",
+    "default_presets_dir", "duplicate_message", "folder_files", "kind", "load_folder", "parse_yaml",
+    "sources_of", "subfolder", "validate_paths",
+]
+T = TypeVar("T")
+
+PRESET_SUFFIXES = (".yaml", ".yml")
+PRESETS_DIR_ENV = "AINOTES_PRESETS_DIR"
+SOURCE_SCHEMES = ("http", "https")
+
+
+def default_presets_dir() -> Path:
+    """``$AINOTES_PRESETS_DIR`` when set and non-empty, else ``./presets``."""
+    configured = os.environ.get(PRESETS_DIR_ENV, "").strip()
+    return Path(configured) if configured else Path("presets")
+
+
+def subfolder(name: str, presets_dir: str | Path | None = None) -> Path:
+    """``<presets dir>/<name>`` (``links``, ``models``), the presets folder being :func:`default_presets_dir`
+    by default."""
+    base = Path(presets_dir) if presets_dir is not None else default_presets_dir()
+    return base / name
+
+
+def folder_files(directory: str | Path, what: str) -> tuple[Path, ...]:
+    """The ``*.yaml`` / ``*.yml`` files directly in ``directory``, sorted by name; an :class:`InputError`
+    for a folder that is missing, is a file, or holds none. ``what`` names a file's kind (``preset``,
+    ``link``, ``model``); the folder is the ``what``\\ s folder."""
+    folder = Path(directory)
+    if not folder.exists():
+        raise InputError(f"{folder}: {what}s folder does not exist")
+    if not folder.is_dir():
+        raise InputError(f"{folder}: the {what}s folder is a file, not a folder")
+    files = sorted(p for p in folder.iterdir() if p.suffix in PRESET_SUFFIXES)
+    if not files:
+        raise InputError(f"{folder}: {what}s folder holds no {what} files (*.yaml, *.yml)")
+    return tuple(files)
+
+
+def check_file_name(path: Path, what: str, pattern: re.Pattern[str], rule: str) -> str:
+    """The id a preset file's name gives (its stem), or an :class:`InputError` naming the rule."""
+    if path.suffix not in PRESET_SUFFIXES:
+        raise InputError(f"{path}: a {what} file must end in .yaml or .yml")
+    if not pattern.fullmatch(path.stem):
+        raise InputError(f"{path}: the file name must be a {what} id ({rule}): {short(path.stem)}")
+    return path.stem
+
+
+def duplicate_message(path: str, item_id: str, earlier: str, what: str = "preset") -> str:
+    """The one line for a ``what`` file (a GPU preset, a link, a model) whose id an ``earlier`` file took."""
+    return f"{path}: duplicate {what} id {short(item_id)}: {earlier} has the same id"
+
+
+def check_unique_ids(items: Iterable[T], id_of: Callable[[T], str], file_of: Callable[[T], str], what: str) -> None:
+    """An :class:`InputError` (:func:`duplicate_message`) for the first item whose id an earlier file took."""
+    first_file: dict[str, str] = {}
+    for item in items:
+        earlier = first_file.setdefault(id_of(item), file_of(item))
+        if earlier != file_of(item):
+            raise InputError(duplicate_message(file_of(item), id_of(item), earlier, what))
+
+
+def load_folder(directory: str | Path, load_one: Callable[[Path], T], *, what: str,
+                id_of: Callable[[T], str], file_of: Callable[[T], str]) -> list[T]:
+    """Every file of the folder through ``load_one``, stopping at the first error (a missing or empty
+    folder, a bad file, two files with the same id)."""
+    items = [load_one(path) for path in folder_files(directory, what)]
+    check_unique_ids(items, id_of, file_of, what)
+    return items
+
+
+@dataclass(frozen=True)
+class FileCheck(Generic[T]):
+    """The outcome of validating one file: the item it holds, or the one-line error."""
+
+    path: str
+    item: T | None
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def validate_paths(paths: Iterable[str | Path], load_one: Callable[[Path], T], *, what: str,
+                   id_of: Callable[[T], str]) -> tuple[FileCheck[T], ...]:
+    """Check files and folders without stopping at the first error.
+
+    Each folder contributes its files (:func:`folder_files`, or one error if it has none); each file
+    gives one :class:`FileCheck`; a path that does not exist is one error. An id seen in an earlier
+    file makes the later file an error (:func:`duplicate_message`).
+    """
+    found: list[FileCheck[T]] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            try:
+                files: tuple[Path, ...] = folder_files(path, what)
+            except InputError as exc:
+                found.append(FileCheck(str(path), None, str(exc)))
+                continue
+        elif path.exists():
+            files = (path,)
+        else:
+            found.append(FileCheck(str(path), None, f"{path}: no such file or folder"))
+            continue
+        for file in files:
+            try:
+                found.append(FileCheck(str(file), load_one(file), None))
+            except InputError as exc:
+                found.append(FileCheck(str(file), None, str(exc)))
+    first_file: dict[str, str] = {}
+    for index, check in enumerate(found):
+        if check.item is None:
+            continue
+        earlier = first_file.setdefault(id_of(check.item), check.path)
+        if earlier != check.path:
+            found[index] = FileCheck(check.path, None, duplicate_message(check.path, id_of(check.item), earlier, what))
+    return tuple(found)
+
+
+# --- reading -----------------------------------------------------------------
+
+
+class PresetLoader(yaml.SafeLoader):
+    """Safe YAML loading that refuses duplicate keys and reads YAML 1.2 floats.
+
+    PyYAML follows YAML 1.1, where ``1e3`` is a string; a preset author writing
+    an exponent means a number, so it is resolved as one.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, Hashable):
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {short(key)}", key_node.start_mark
+                        )
+                    seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+PresetLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def parse_yaml(path: Path, where: str) -> Any:
+    """The file's YAML (:class:`PresetLoader`); an error names the file and, where YAML says, the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: the file is not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read the file: {exc.strerror or exc}") from None
+    try:
+        return yaml.load(text, Loader=PresetLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        if problem.startswith("duplicate key"):
+            raise InputError(f"{where}: {line}{problem}") from None
+        raise InputError(f"{where}: {line}YAML does not parse: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{where}: YAML does not parse: {' '.join(str(exc).split())}") from None
+
+
+# --- checking ----------------------------------------------------------------
+
+
+def kind(value: Any) -> str:
+    """How a message names a YAML value's type: ``a string``, ``a mapping``, ``empty``."""
+    return checks.kind(value)
+
+
+def check_mapping(data: Any, where: str, allowed: Iterable[str], required: Iterable[str], *,
+                  suggest: bool = False) -> None:
+    """A document that is a mapping, with no key outside ``allowed`` (``suggest``: naming the closest
+    allowed key) and every key of ``required``."""
+    required = tuple(required)
+    if data is None:
+        raise InputError(f"{where}: the file is empty; expected a mapping with {', '.join(required)}")
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: must be a mapping of keys to values, not {kind(data)}")
+    allowed = tuple(allowed)
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1) if suggest else []
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {', '.join(allowed)}")
+    for key in required:
+        if key not in data:
+            raise InputError(f"{where}: missing required key {short(key)}")
+
+
+def check_text(where: str, key: str, value: Any, *, one_line: bool = True) -> None:
+    if not isinstance(value, str):
+        raise InputError(f"{where}: {short(key)} must be text, not {kind(value)}: {short(value)}")
+    if not value.strip():
+        raise InputError(f"{where}: {short(key)} must not be empty: {short(value)}")
+    if one_line and ("\n" in value or "\r" in value):
+        raise InputError(f"{where}: {short(key)} must be one line: {short(value)}")
+    bad = bad_character(value)
+    if bad is not None:
+        raise InputError(f"{where}: {short(key)} holds a control character ({bad}), which no page or SVG can show")
+
+
+def check_boolean(where: str, key: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise InputError(f"{where}: {short(key)} must be true or false: {short(value)}")
+
+
+def check_url(where: str, key: str, value: Any) -> None:
+    if not isinstance(value, str):
+        raise InputError(f"{where}: {short(key)} must be text, not {kind(value)}: {short(value)}")
+    parts = urlsplit(value)
+    if not value.startswith(tuple(f"{scheme}://" for scheme in SOURCE_SCHEMES)):
+        raise InputError(f"{where}: {short(key)} must be an http or https URL: {short(value)}")
+    if not parts.netloc or any(ch.isspace() or ord(ch) < 32 for ch in value) or bad_character(value):
+        raise InputError(f"{where}: {short(key)} must be a full http(s) URL with a host and no spaces: {short(value)}")
+
+
+def check_sources(where: str, value: Any) -> None:
+    if not isinstance(value, list):
+        raise InputError(f"{where}: 'sources' must be a list of {{title, url}}, not {kind(value)}: {short(value)}")
+    if not value:
+        raise InputError(f"{where}: 'sources' must name at least one source: []")
+    for index, item in enumerate(value):
+        at = f"sources[{index}]"
+        if not isinstance(item, dict):
+            raise InputError(
+                f"{where}: {short(at)} must be a mapping with 'title' and 'url', not {kind(item)}: {short(item)}"
+            )
+        for key in item:
+            if key not in ("title", "url"):
+                raise InputError(f"{where}: unknown key {short(key)} in {short(at)}; allowed keys: title, url")
+        for key in ("title", "url"):
+            if key not in item:
+                raise InputError(f"{where}: missing required key {f'{at}.{key}'!r}")
+        check_text(where, f"{at}.title", item["title"])
+        check_url(where, f"{at}.url", item["url"])
+
+
+def sources_of(data: Mapping[str, Any]) -> tuple[Source, ...]:
+    """The checked ``sources`` list as :class:`Source` values."""
+    return tuple(Source(title=item["title"].strip(), url=item["url"].strip()) for item in data["sources"])

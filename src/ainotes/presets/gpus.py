@@ -1,0 +1,560 @@
+"""Reading GPU presets: one YAML file per GPU in ``presets/``, checked and converted into
+:class:`ainotes.core.hardware.Preset` values.
+
+The keys and forms (per GPU or system totals, per-precision ``peaks``) are those of
+:mod:`ainotes.core.hardware`'s docstring and the JSON Schema shipped with the package
+(``ainotes/schema/preset.schema.json``, :func:`preset_schema`). The loader checks each rule itself
+first, so that a mistake reads as one line naming the file and the key, the rule and the value,
+e.g. ``presets/h100.yaml: 'memory_bandwidth_tbps' must be a finite number > 0: -3.0``; the schema
+is then applied as a final structural check. Plausibility rules (:func:`_check_plausible`) stop on
+figures no accelerator has. The folder, YAML and id rules are :mod:`ainotes.presets.folder`'s.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from ainotes.base.errors import InputError
+from ainotes.base.textcheck import short
+from ainotes.core.hardware import GIBI, GIGA, UNITS, PeakPath, Preset, Source
+from ainotes.core.precision import FILE_PRECISIONS, FP16_PRECISIONS, rate_unit
+from ainotes.presets import folder
+from ainotes.presets.folder import (
+    PRESET_SUFFIXES,
+    PRESETS_DIR_ENV,
+    check_figure,
+    check_file_name,
+    check_sources,
+    check_text,
+    default_presets_dir,
+    folder_files,
+    kind,
+    load_folder,
+    parse_yaml,
+    sources_of,
+)
+
+__all__ = ["PRESETS_DIR_ENV", "PRESET_SUFFIXES", "PresetCheck", "default_presets_dir", "load_preset",
+           "load_presets", "preset_files", "preset_schema", "validate_paths"]
+
+PRESET_ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MAX_GPU_COUNT = 1_000_000
+
+PER_GPU_KEYS = ("dense_fp16_tflops", "memory_bandwidth_tbps")
+SYSTEM_KEYS = ("gpu_count", "system_dense_fp16_tflops", "system_memory_bandwidth_tbps")
+# Device-memory capacity (optional): per chip in GB (10^9 bytes, as NVIDIA and AMD print it) or GiB
+# (2^30 bytes, as Google prints TPU memory), or a system total in GB divided by gpu_count. One at most.
+CAPACITY_KEYS = ("memory_capacity_gb", "memory_capacity_gib", "system_memory_capacity_gb")
+NO_PATH_WORDS = ("none",)
+# Vendor tables round printed sparse figures (H100 FP16: "1,979" for 2 × 989.4), so
+# "sparse = 2 × dense" is checked to 0.1 %; a sparse figure typed as dense is off by 2×.
+SPARSE_RATIO_TOLERANCE = 1e-3
+PEAK_ENTRY_KEYS = ("dense_tflops", "sparse_tflops", "structured_sparsity", "source", "note", "confirmed_dense")
+# Plausibility: figures no accelerator has. A preset outside these holds a slip (GB/s typed as TB/s, a
+# sparse figure typed as dense) far more often than a new kind of chip, so loading stops with one line
+# naming the likely slip. Per chip: LPDDR edge parts move about 0.05-0.2 TB/s, HBM3e about 8; the densest
+# printed per-chip rate is a few PFLOP/s (B200 FP4: 9 PFLOP/s dense); FP16/BF16 ridges lie between
+# tens and a few hundred FLOP/byte.
+PLAUSIBLE_BANDWIDTH_TBPS = (0.05, 100.0)
+MAX_PLAUSIBLE_DENSE_TFLOPS = 100_000.0  # 100 PFLOP/s
+PLAUSIBLE_RIDGE_FLOP_PER_BYTE = (1.0, 10_000.0)  # the dense FP16/BF16 tensor ridge
+# A dense rate twice what its neighbouring precisions predict, with no sparse figure beside it, is most
+# likely the vendor's 2:4 sparse figure; within 3 % of twice (vendors round their tables).
+SPARSE_LOOK_TOLERANCE = 0.03
+CONFIRMED_DENSE_KEY = "confirmed_dense"  # a tensor entry's "this dense rate really is that high"
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PresetCheck:
+    """The outcome of validating one path: a preset, or the one-line error."""
+
+    path: str
+    preset: Preset | None
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    text = resources.files("ainotes").joinpath("schema/preset.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def preset_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a preset file, as a fresh dict."""
+    return copy.deepcopy(_schema())
+
+
+def load_presets(directory: str | Path | None = None) -> tuple[Preset, ...]:
+    """Load every ``*.yaml`` / ``*.yml`` preset in ``directory``.
+
+    ``None`` means :func:`default_presets_dir`. The result is ordered by dense
+    rate, highest first, then by id. Raises :class:`InputError` for the first
+    problem found: a missing or empty folder, a bad file, or two files with the
+    same id (``h100.yaml`` and ``h100.yml``).
+    """
+    folder = Path(directory) if directory is not None else default_presets_dir()
+    presets = load_folder(folder, lambda path: _say_warnings(load_preset(path)), what="preset",
+                          id_of=_preset_id, file_of=_preset_file)
+    return tuple(sorted(presets, key=lambda p: (-p.dense_fp16_tflops, p.id)))
+
+
+def _preset_id(preset: Preset) -> str:
+    return preset.id
+
+
+def _preset_file(preset: Preset) -> str:
+    return preset.file
+
+
+def preset_files(directory: str | Path) -> tuple[Path, ...]:
+    """The preset files in ``directory`` (not recursive), sorted by name."""
+    return folder_files(directory, "preset")
+
+
+def load_preset(path: str | Path) -> Preset:
+    """Read, check and convert one preset file; the id is the file's stem."""
+    path = Path(path)
+    where = str(path)
+    preset_id = check_file_name(path, "preset", PRESET_ID_PATTERN,
+                                "lowercase letters and digits, words joined by single hyphens")
+    data = parse_yaml(path, where)
+    _check_document(data, where)
+    return _build_preset(data, preset_id, where, _check_plausible(data, where))
+
+
+def _say_warnings(preset: Preset) -> Preset:
+    """Log the preset's plausibility warnings (a confirmed unusual figure): loading a presets folder or
+    validating files says them once per file; a single file loaded on its own (a page's example) does not."""
+    for warning in preset.warnings:
+        _log.warning(warning)
+    return preset
+
+
+def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
+    """Check preset files and folders without stopping at the first error
+    (:func:`ainotes.presets.folder.validate_paths`): one :class:`PresetCheck` per file, or per folder
+    without preset files; a preset id seen in an earlier file makes the later file an error."""
+    found = folder.validate_paths(paths, lambda path: _say_warnings(load_preset(path)), what="preset",
+                                  id_of=_preset_id)
+    return tuple(PresetCheck(check.path, check.item, check.error) for check in found)
+
+
+# --- checking ----------------------------------------------------------------
+
+
+def _check_document(data: Any, where: str) -> None:
+    if data is None:
+        raise InputError(f"{where}: the file is empty; expected a mapping with 'name', the figures and 'sources'")
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: must be a mapping of keys to values, not {kind(data)}")
+    schema = _schema()
+    properties: dict[str, Any] = schema["properties"]
+    for key in data:
+        if key not in properties:
+            allowed = ", ".join(properties)
+            raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {allowed}")
+
+    _check_form(where, data, schema["required"])
+
+    for key, rule in properties.items():
+        if key in data:
+            _check_value(where, key, rule["type"], data[key])
+    for key in ("peaks", "system_peaks"):
+        if key in data:
+            _check_peaks(where, key, data)
+
+    # Backstop: the shipped schema is the structural description; anything the
+    # checks above let through is still refused, with the schema's words.
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        at = ".".join(str(part) for part in error.absolute_path) or "file"
+        raise InputError(f"{where}: {short(at)} {error.message}")
+
+
+def _check_form(where: str, data: dict[str, Any], always_required: list[str]) -> None:
+    """Per-GPU figures or system totals, not both; then every key the chosen form requires."""
+    system_form = any(key in data for key in (*SYSTEM_KEYS, "system", "system_peaks", "system_memory_capacity_gb"))
+    capacities = [key for key in CAPACITY_KEYS if key in data]
+    if len(capacities) > 1:
+        raise InputError(f"{where}: {short(capacities[1])} cannot be combined with {short(capacities[0])}; "
+                         "give the memory capacity once")
+    if system_form:
+        clashing = [key for key in (*PER_GPU_KEYS, "peaks", "memory_capacity_gb", "memory_capacity_gib")
+                    if key in data]
+        if clashing:
+            raise InputError(
+                f"{where}: {short(clashing[0])} cannot be combined with system totals "
+                f"({', '.join(SYSTEM_KEYS)}); give per-GPU figures or system totals, not both"
+            )
+    for key in [*always_required, *(SYSTEM_KEYS if system_form else PER_GPU_KEYS)]:
+        if key not in data:
+            raise InputError(f"{where}: missing required key {short(key)}")
+
+
+def _check_value(where: str, key: str, rule_type: str, value: Any) -> None:
+    """One top-level value against its schema type (peaks are checked on their own)."""
+    if rule_type == "string":
+        check_text(where, key, value, one_line=key != "notes")
+    elif rule_type == "number":
+        check_figure(where, key, value)
+    elif rule_type == "integer":
+        _check_count(where, key, value)
+    elif rule_type == "boolean" and not isinstance(value, bool):
+        raise InputError(f"{where}: {short(key)} must be true or false: {short(value)}")
+    elif key == "sources":
+        check_sources(where, value)
+    elif key == "unit_names":
+        _check_unit_names(where, value)
+
+
+def _check_unit_names(where: str, value: Any) -> None:
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: 'unit_names' must be a mapping such as "
+                         f"{{tensor: tensor cores, vector: CUDA cores}}, not {kind(value)}")
+    for unit, name in value.items():
+        if unit not in UNITS:
+            raise InputError(f"{where}: unknown unit {short(unit)} in 'unit_names'; known units: {', '.join(UNITS)}")
+        check_text(where, f"unit_names.{unit}", name)
+
+
+def _check_count(where: str, key: str, value: Any) -> None:
+    if isinstance(value, float):
+        raise InputError(f"{where}: {short(key)} must be a whole number: {short(value)}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{where}: {short(key)} must be a whole number, not {kind(value)}: {short(value)}")
+    if value < 1:
+        raise InputError(f"{where}: {short(key)} must be >= 1: {short(value)}")
+    if value > MAX_GPU_COUNT:
+        raise InputError(f"{where}: {short(key)} must be at most {MAX_GPU_COUNT}: {short(value)}")
+
+
+def _is_no_path(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().lower() in NO_PATH_WORDS)
+
+
+def _check_peaks(where: str, key: str, data: dict[str, Any]) -> None:
+    """Per-precision peaks: units, precisions, each entry's figures, and sparse = 2 × dense."""
+    value = data[key]
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: {short(key)} must be a mapping of units ({', '.join(UNITS)}) "
+                         f"to precisions, not {kind(value)}: {short(value)}")
+    for unit, entries in value.items():
+        if unit not in UNITS:
+            raise InputError(f"{where}: unknown unit {short(f'{key}.{unit}')}; units: {', '.join(UNITS)}")
+        if not isinstance(entries, dict):
+            raise InputError(f"{where}: {short(f'{key}.{unit}')} must be a mapping of precisions to rates, "
+                             f"not {kind(entries)}: {short(entries)}")
+        for precision, entry in entries.items():
+            at = f"{key}.{unit}.{precision}"
+            if precision not in FILE_PRECISIONS[unit]:
+                raise InputError(f"{where}: unknown precision {short(at)}; {unit} precisions: "
+                                 f"{', '.join(FILE_PRECISIONS[unit])}")
+            _check_peak_entry(where, at, unit, precision, entry, data)
+
+
+def _peak_fields(where: str, at: str, entry: Any) -> dict[str, Any]:
+    """An entry's fields as a mapping: a bare number is ``{dense_tflops: number}``."""
+    if isinstance(entry, dict):
+        for name in entry:
+            if name not in PEAK_ENTRY_KEYS:
+                raise InputError(f"{where}: unknown key {short(f'{at}.{name}')}; "
+                                 f"allowed keys: {', '.join(PEAK_ENTRY_KEYS)}")
+        if "dense_tflops" not in entry:
+            raise InputError(f"{where}: missing required key {short(f'{at}.dense_tflops')} (write {short(at)}: none "
+                             "where the GPU has no such path)")
+        check_figure(where, f"{at}.dense_tflops", entry["dense_tflops"])
+        return entry
+    if isinstance(entry, (int, float)) and not isinstance(entry, bool):
+        check_figure(where, at, entry)
+        return {"dense_tflops": entry}
+    raise InputError(f"{where}: {short(at)} must be a number (dense TFLOP/s), none (no such path) or a mapping "
+                     f"with 'dense_tflops', not {kind(entry)}: {short(entry)}")
+
+
+def _check_peak_entry(where: str, at: str, unit: str, precision: str, entry: Any, data: dict[str, Any]) -> None:
+    fp16_key = "system_dense_fp16_tflops" if at.startswith("system_") else "dense_fp16_tflops"
+    is_fp16 = unit == "tensor" and precision in FP16_PRECISIONS
+    if _is_no_path(entry):
+        if is_fp16:
+            raise InputError(f"{where}: {short(at)} cannot be none: the FP16/BF16 tensor rate is {short(fp16_key)}")
+        return
+    fields = _peak_fields(where, at, entry)
+    _check_sparse_fields(where, at, unit, fields)
+    if "source" in fields:
+        index = fields["source"]
+        count = len(data["sources"])
+        if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= count:
+            raise InputError(f"{where}: {short(f'{at}.source')} must be a source number from 1 to {count} "
+                             f"(its place in 'sources'): {short(index)}")
+    if "note" in fields:
+        check_text(where, f"{at}.note", fields["note"])
+    if is_fp16:
+        _check_fp16_entry(where, at, fp16_key, fields, data)
+
+
+def _check_sparse_fields(where: str, at: str, unit: str, fields: dict[str, Any]) -> None:
+    """Sparsity only on tensor rates; a printed sparse figure must be 2 × dense (to rounding)."""
+    supported = fields.get("structured_sparsity")
+    confirmed = fields.get(CONFIRMED_DENSE_KEY)
+    if confirmed is not None and (unit != "tensor" or not isinstance(confirmed, bool)):
+        raise InputError(f"{where}: {short(f'{at}.{CONFIRMED_DENSE_KEY}')} must be true or false, on a tensor "
+                         f"rate (vector rates are not compared with their neighbours): {short(confirmed)}")
+    if unit == "vector" and ("sparse_tflops" in fields or "structured_sparsity" in fields):
+        raise InputError(f"{where}: {short(at)}: vector (CUDA-core) rates have no 2:4 sparse path; "
+                         "remove 'sparse_tflops' and 'structured_sparsity'")
+    if supported is not None and not isinstance(supported, bool):
+        raise InputError(f"{where}: {short(f'{at}.structured_sparsity')} must be true or false: {short(supported)}")
+    if "sparse_tflops" not in fields:
+        return
+    sparse, dense = fields["sparse_tflops"], float(fields["dense_tflops"])
+    check_figure(where, f"{at}.sparse_tflops", sparse)
+    if supported is False:
+        raise InputError(f"{where}: {short(at)} gives 'sparse_tflops' but says structured_sparsity: false")
+    if abs(float(sparse) - 2.0 * dense) > SPARSE_RATIO_TOLERANCE * 2.0 * dense:
+        raise InputError(
+            f"{where}: {short(f'{at}.sparse_tflops')} must be 2 × {short(f'{at}.dense_tflops')} "
+            f"(2:4 sparsity doubles the dense rate): sparse {float(sparse):g}, dense {dense:g}; "
+            "is a sparse figure typed as dense, or a dense one as sparse?"
+        )
+
+
+def _check_fp16_entry(where: str, at: str, fp16_key: str, fields: dict[str, Any], data: dict[str, Any]) -> None:
+    """fp16/bf16 entries restate the required FP16/BF16 rate: they must agree with it."""
+    dense, reference = float(fields["dense_tflops"]), float(data[fp16_key])
+    if dense != reference:
+        raise InputError(f"{where}: {short(at)} must equal {short(fp16_key)} ({reference:g}), "
+                         f"the FP16/BF16 tensor rate: {dense:g}")
+    top = data.get("structured_sparsity", False)
+    implied = fields.get("structured_sparsity", True if "sparse_tflops" in fields else top)
+    if implied != top:
+        raise InputError(f"{where}: {short(at)} says 2:4 sparsity is {'' if implied else 'not '}supported "
+                         f"but 'structured_sparsity' is {str(top).lower()}; the FP16/BF16 rate follows "
+                         "'structured_sparsity'")
+
+
+# --- plausibility ------------------------------------------------------------
+
+_SCALES = {"TB/s": ("GB/s", "PB/s"), "TFLOP/s": ("GFLOP/s", "PFLOP/s"), "TOPS": ("GOPS", "POPS")}
+
+
+def _scale_slip(value: float, low: float, high: float, unit: str) -> str:
+    """The likely slip behind a figure outside ``[low, high]``: a factor of 1,000 in its unit."""
+    smaller, larger = _SCALES[unit]
+    if value > high and low <= value / 1000 <= high:
+        return f"{smaller} typed as {unit}? ({value:g} {smaller} = {value / 1000:g} {unit})"
+    if value < low <= value * 1000 <= high:
+        return f"{larger} typed as {unit}? ({value:g} {larger} = {value * 1000:g} {unit})"
+    return f"check the figure and its unit ({unit})"
+
+
+def _check_plausible(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    """Stop on figures no accelerator has; return the warnings for ones the file confirms.
+
+    Per chip (system totals ÷ ``gpu_count``): memory bandwidth within :data:`PLAUSIBLE_BANDWIDTH_TBPS`,
+    every dense peak at most :data:`MAX_PLAUSIBLE_DENSE_TFLOPS`, the dense FP16/BF16 ridge within
+    :data:`PLAUSIBLE_RIDGE_FLOP_PER_BYTE`; and no tensor rate that looks like its precision's sparse
+    figure (:func:`_sparse_look`). Each stop is one line naming the key, the value and the likely slip.
+    """
+    system_form = "gpu_count" in data
+    gpus: int = data.get("gpu_count", 1)
+    per_chip = " per chip" + (f" ({data['gpu_count']} GPUs share the total: is 'gpu_count' right?)"
+                              if system_form else "")
+    prefix = "system_" if system_form else ""
+    bandwidth_key, fp16_key = f"{prefix}memory_bandwidth_tbps", f"{prefix}dense_fp16_tflops"
+    bandwidth, fp16 = float(data[bandwidth_key]) / gpus, float(data[fp16_key]) / gpus
+    low, high = PLAUSIBLE_BANDWIDTH_TBPS
+    if not low <= bandwidth <= high:
+        raise InputError(f"{where}: {short(bandwidth_key)} {float(data[bandwidth_key]):g} is outside {low:g}-{high:g} "
+                         f"TB/s{per_chip}, where every accelerator's memory lies: "
+                         f"{_scale_slip(bandwidth, low, high, 'TB/s')}")
+    peaks_key = f"{prefix}peaks"
+    rates: list[tuple[str, float, str]] = [(fp16_key, fp16, "TFLOP/s")]
+    for unit, entries in data.get(peaks_key, {}).items():
+        for precision, entry in entries.items():
+            if not _is_no_path(entry):
+                at = f"{peaks_key}.{unit}.{precision}" + (".dense_tflops" if isinstance(entry, dict) else "")
+                dense = float(entry["dense_tflops"] if isinstance(entry, dict) else entry)
+                rates.append((at, dense / gpus, rate_unit(precision)))
+    for at, rate, unit_name in rates:
+        if rate > MAX_PLAUSIBLE_DENSE_TFLOPS:
+            raise InputError(f"{where}: {short(at)} {rate * gpus:g} is above {MAX_PLAUSIBLE_DENSE_TFLOPS:,.0f} "
+                             f"{unit_name}{per_chip}, more than any chip's dense rate: "
+                             f"{_scale_slip(rate, 0.0, MAX_PLAUSIBLE_DENSE_TFLOPS, unit_name)}")
+    ridge = fp16 / bandwidth  # TFLOP/s ÷ TB/s = FLOP/byte
+    low, high = PLAUSIBLE_RIDGE_FLOP_PER_BYTE
+    if not low <= ridge <= high:
+        slip = (f"is {short(fp16_key)} in PFLOP/s ({float(data[fp16_key]):g} PFLOP/s = "
+                f"{float(data[fp16_key]) * 1000:g} TFLOP/s)?" if ridge < low else
+                f"is {short(fp16_key)} in GFLOP/s ({float(data[fp16_key]):g} GFLOP/s = "
+                f"{float(data[fp16_key]) / 1000:g} TFLOP/s)?")
+        raise InputError(f"{where}: {short(fp16_key)} {float(data[fp16_key]):g} over {short(bandwidth_key)} "
+                         f"{float(data[bandwidth_key]):g} puts the FP16/BF16 ridge at {ridge:.3g} FLOP/byte, "
+                         f"{'below' if ridge < low else 'above'} {low if ridge < low else high:,g}, "
+                         f"where no accelerator's lies: {slip}")
+    return _sparse_look(data, where, peaks_key, fp16_key)
+
+
+def _predicted_dense(precision: str, fp16: float, tensor: Mapping[str, float]) -> tuple[float, str] | None:
+    """What the neighbouring precisions predict for a dense tensor rate, and the reasoning: each halving
+    of operand width doubles the matrix rate (TF32 half of FP16, FP8 twice FP16, FP4 twice FP8, INT8
+    as FP8), as every vendor table so far prints. ``None`` for precisions without a neighbour rule."""
+    if precision == "tf32":
+        return fp16 / 2, "half the FP16/BF16 rate"
+    if precision == "fp8":
+        return fp16 * 2, "twice the FP16/BF16 rate"
+    if precision == "fp4":
+        return (tensor["fp8"] * 2, "twice the FP8 rate") if "fp8" in tensor else (fp16 * 4, "4 × the FP16/BF16 rate")
+    if precision == "int8":
+        return (tensor["fp8"], "the FP8 rate") if "fp8" in tensor else (fp16 * 2, "twice the FP16/BF16 rate")
+    return None
+
+
+def _sparse_look(data: dict[str, Any], where: str, peaks_key: str, fp16_key: str) -> tuple[str, ...]:
+    """A tensor rate twice what its neighbours predict, with no ``sparse_tflops`` beside it, is most
+    likely the vendor's 2:4 figure typed as dense: stop, unless the entry says ``confirmed_dense: true``,
+    in which case the rate stands and the returned warning says it is unusual."""
+    fp16 = float(data[fp16_key])
+    entries = data.get(peaks_key, {}).get("tensor", {})
+    tensor = {precision: float(entry["dense_tflops"] if isinstance(entry, dict) else entry)
+              for precision, entry in entries.items() if not _is_no_path(entry)}
+    warnings = []
+    for precision, dense in tensor.items():
+        entry = entries[precision]
+        fields = entry if isinstance(entry, dict) else {}
+        predicted = _predicted_dense(precision, fp16, tensor)
+        if predicted is None or "sparse_tflops" in fields:
+            continue
+        expected, reason = predicted
+        if abs(dense / expected - 2.0) > 2.0 * SPARSE_LOOK_TOLERANCE:
+            continue
+        at = f"{peaks_key}.tensor.{precision}"
+        said = (f"{short(at)} {dense:g} is twice what its neighbours predict ({expected:g}, {reason}), "
+                "as a 2:4 sparse figure is")
+        if fields.get(CONFIRMED_DENSE_KEY) is True:
+            warnings.append(f"{where}: {said}; kept, since the file says {CONFIRMED_DENSE_KEY}: true")
+            continue
+        raise InputError(f"{where}: {said}: the sparse figure typed as dense? Give the dense rate (with "
+                         f"sparse_tflops beside it), or write {CONFIRMED_DENSE_KEY}: true where the part "
+                         "really runs this fast dense")
+    return tuple(warnings)
+
+
+# --- building ----------------------------------------------------------------
+
+
+def _format_tflops(tflops: float) -> str:
+    return f"{tflops / 1000:g} PFLOP/s" if tflops >= 1000 else f"{tflops:g} TFLOP/s"
+
+
+def _build_peaks(data: dict[str, Any], sources: tuple[Source, ...]) -> tuple[PeakPath, ...]:
+    """PeakPath objects from ``peaks`` (per GPU) or ``system_peaks`` (÷ ``gpu_count``)."""
+    gpus: int = data.get("gpu_count", 1)
+    system_form = "system_peaks" in data
+    given = data.get("system_peaks" if system_form else "peaks", {})
+    system = data.get("system")
+    paths = []
+    for unit in UNITS:
+        for precision in FILE_PRECISIONS[unit]:
+            if precision not in given.get(unit, {}):
+                continue
+            entry = given[unit][precision]
+            if _is_no_path(entry):
+                paths.append(PeakPath(unit, precision, None))
+                continue
+            fields = entry if isinstance(entry, dict) else {"dense_tflops": entry}
+            total = float(fields["dense_tflops"])
+            printed = fields.get("sparse_tflops")
+            supported = fields.get(
+                "structured_sparsity",
+                "sparse_tflops" in fields or (unit == "tensor" and data.get("structured_sparsity", False)),
+            )
+            derivation = None
+            if system_form:
+                derivation = f"{_totals_label(system, gpus)}: {_format_tflops(total)} → {_format_tflops(total / gpus)}"
+            source = fields.get("source")
+            paths.append(PeakPath(
+                unit=unit,
+                precision=precision,
+                dense_tflops=total / gpus,  # per GPU = system total ÷ GPU count (1 for per-GPU files)
+                sparse_supported=bool(unit == "tensor" and supported),
+                printed_sparse_tflops=float(printed) / gpus if printed is not None else None,
+                source=sources[source - 1] if source is not None else None,
+                note=fields.get("note"),
+                derivation=derivation,
+            ))
+    return tuple(paths)
+
+
+def _totals_label(system: str | None, gpus: int) -> str:
+    return f"{system + ' totals' if system else 'System totals'} ÷ {gpus} GPU{'' if gpus == 1 else 's'}"
+
+
+def _build_preset(data: dict[str, Any], preset_id: str, where: str, warnings: tuple[str, ...] = ()) -> Preset:
+    sources = sources_of(data)
+    system_form = "gpu_count" in data
+    gpus: int = data.get("gpu_count", 1)
+    system = data.get("system")
+    derivation = None
+    if system_form:
+        # Per-GPU figure = system total ÷ GPU count (vendor boards share work evenly).
+        dense_tflops = float(data["system_dense_fp16_tflops"]) / gpus
+        bandwidth_tbps = float(data["system_memory_bandwidth_tbps"]) / gpus
+        derivation = (
+            f"{_totals_label(system, gpus)}: "
+            f"{_format_tflops(data['system_dense_fp16_tflops'])} → {_format_tflops(dense_tflops)}; "
+            f"{float(data['system_memory_bandwidth_tbps']):g} TB/s → {bandwidth_tbps:g} TB/s"
+        )
+        if "system_memory_capacity_gb" in data:
+            total_gb = float(data["system_memory_capacity_gb"])
+            derivation += f"; {total_gb:g} GB → {total_gb / gpus:g} GB"
+    else:
+        dense_tflops = float(data["dense_fp16_tflops"])
+        bandwidth_tbps = float(data["memory_bandwidth_tbps"])
+    return Preset(
+        id=preset_id,
+        name=data["name"].strip(),
+        dense_fp16_tflops=dense_tflops,
+        memory_bandwidth_tbps=bandwidth_tbps,
+        structured_sparsity=data.get("structured_sparsity", False),
+        sources=sources,
+        file=where,
+        derivation=derivation,
+        variant=data.get("variant"),
+        notes=data.get("notes"),
+        system=system,
+        gpu_count=gpus if system_form else None,
+        system_dense_fp16_tflops=float(data["system_dense_fp16_tflops"]) if system_form else None,
+        system_memory_bandwidth_tbps=float(data["system_memory_bandwidth_tbps"]) if system_form else None,
+        peaks=_build_peaks(data, sources),
+        **_capacity(data, gpus),
+        unit_names={unit: name.strip() for unit, name in data.get("unit_names", {}).items()},
+        warnings=warnings,
+    )
+
+
+def _capacity(data: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """Per-chip capacity in bytes, and the unit the file states it in (``{}`` where none is given)."""
+    if "memory_capacity_gib" in data:
+        return {"memory_capacity_bytes": float(data["memory_capacity_gib"]) * GIBI, "memory_capacity_unit": "GiB"}
+    if "memory_capacity_gb" in data:
+        return {"memory_capacity_bytes": float(data["memory_capacity_gb"]) * GIGA}
+    if "system_memory_capacity_gb" in data:
+        return {"memory_capacity_bytes": float(data["system_memory_capacity_gb"]) * GIGA / gpus}
+    return {}
