@@ -258,7 +258,7 @@ BAD = [
     ({"compute_dtype": "fp8", "weights_dtype": "fp8", "preset": "lab-nocap"},
      "'compute_dtype' fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
     ({"compute_dtype": "fp8", "weights_dtype": "fp8", "preset": "lab-tpu"},
-     "'compute_dtype' fp8: preset lab-tpu does not give its FP8 tensor rate (its peaks: "),
+     "'compute_dtype' fp8: preset lab-tpu does not give its FP8 tensor rate in "),
     ({"compute_dtype": "fp8"}, "'compute_dtype' fp8 is narrower than the bf16 weights"),
     ({"tp": 3, "link": "lab-link"}, "'tp' 3 does not divide the 64 attention heads of lab-70b"),
     ({"tp": 2}, "'link': tensor parallelism needs a link preset to time its all-reduces"),

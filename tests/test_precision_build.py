@@ -39,10 +39,11 @@ def test_per_precision_forms_build_and_bad_words_name_page_and_line(tmp_path: Pa
     project = make_fixture(tmp_path / "bad", {"index.md": bad}, presets={"h100": H100_PLAIN + PEAKS})
     build = run_build(project)
     assert build.returncode != 0 and "Traceback" not in build.output
-    assert "index.md:5" in build.output and "'peak': h100 has no FP4 tensor path" in build.output, build.output
+    assert "index.md:5" in build.output and "'peak': preset h100 has no FP4 tensor path" in build.output, build.output
 
     silent = "# Home\n\n{{ peak h100 int8 }}\n"
     project = make_fixture(tmp_path / "silent", {"index.md": silent}, presets={"h100": H100_PLAIN})
     build = run_build(project)
     assert build.returncode != 0
-    assert "index.md:3" in build.output and "h100's INT8 tensor rate is not given" in build.output, build.output
+    assert "index.md:3" in build.output, build.output
+    assert "preset h100 does not give its INT8 tensor rate" in build.output, build.output

@@ -73,10 +73,11 @@ def test_a_new_preset_joins_the_list(tmp_path: Path) -> None:
         ("peak h100 fp8 fp4", "'peak' takes one precision: 'fp8 fp4'"),
         ("ridge h100 sparse sparse", "'ridge' takes one sparse"),
         ("ridge h100 tf32 vector", "the vector unit has no 'tf32' rate"),
-        ("ridge h100 fp32 tensor", "h100's FP32 tensor rate is not given"),  # NVIDIA prints no matrix FP32 rate
-        ("peak a100 fp8", "'peak': a100 has no FP8 tensor path"),
-        ("ridge h100 fp4", "'ridge': h100 has no FP4 tensor path"),
-        ("peak rtx-4090 fp64 tensor", "'peak': rtx-4090 has no FP64 tensor path"),
+        # NVIDIA prints no matrix FP32 rate
+        ("ridge h100 fp32 tensor", "preset h100 does not give its FP32 tensor rate"),
+        ("peak a100 fp8", "'peak': preset a100 has no FP8 tensor path"),
+        ("ridge h100 fp4", "'ridge': preset h100 has no FP4 tensor path"),
+        ("peak rtx-4090 fp64 tensor", "'peak': preset rtx-4090 has no FP64 tensor path"),
         ("peak h100 precision=fp8", "'peak' takes no key=value options"),
         ("ridges h100", "'ridges' does not take 'h100'"),
         ("bound h100 gemm:8x8x8 sparse", "a 2:4 sparse kernel says so in its spec"),
@@ -95,7 +96,8 @@ def test_not_given_is_an_error_naming_the_file(tmp_path: Path) -> None:
                     "sources:\n  - title: T\n    url: https://example.com/\n", encoding="utf-8")
     presets = {"old": load_preset(path)}
     assert figures.evaluate("peak old", presets) == "100 TFLOP/s"
-    with pytest.raises(InputError, match=r"'peak': old's FP8 tensor rate is not given in .*old\.yaml"):
+    with pytest.raises(InputError,
+                       match=r"'peak': preset old does not give its FP8 tensor rate in .*old\.yaml \(its peaks: FP16"):
         figures.evaluate("peak old fp8", presets)
     with pytest.raises(InputError, match=r"'bound': FP32 vector rate not given in .*old\.yaml"):
         figures.evaluate("bound old add:1024:bf16", presets)

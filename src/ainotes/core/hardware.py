@@ -313,7 +313,7 @@ class Preset:
         silent, and the peaks it does give, e.g. ``preset a100 has no FP8 tensor path (its peaks: ...)``."""
         label = precision_label(precision, unit)
         what = (f"has no {label} path" if self.status(precision, unit) == "no path"
-                else f"does not give its {label} rate")
+                else f"does not give its {label} rate" + (f" in {self.file}" if self.file else ""))
         given = [path.label for _, _, path in self.all_paths() if path is not None and path.exists]
         return f"preset {self.id} {what} (its peaks: {', '.join(given)})"
 

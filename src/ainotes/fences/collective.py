@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ainotes.base.textcheck import short
 from ainotes.core import collectives
-from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, OPS, RING_OPS
+from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, RING_OPS, check_op
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
@@ -30,8 +30,7 @@ def parse_collective(fence: Fence, where: str, presets: Mapping[str, Preset]) ->
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, ("op", "ranks", "root", "schedule", "title", "id"), lines)
     op = data.get("op")
-    if op not in OPS:
-        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
+    op = reader.checked(check_op, "op", op)
     ranks = reader.integer("ranks", 4, MIN_RANKS, MAX_RANKS)
     root = reader.integer("root", 0, 0, ranks - 1)
     schedule = data.get("schedule", "logical")

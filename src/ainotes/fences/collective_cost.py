@@ -10,7 +10,7 @@ from typing import Literal
 
 from ainotes.base.textcheck import short
 from ainotes.core import collective_cost as cc
-from ainotes.core.collectives import OPS
+from ainotes.core.collectives import check_op
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import Fence
 from ainotes.fences.kind import DrawSite, FenceKind
@@ -37,9 +37,7 @@ def parse_collective_cost(
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
-    op = data.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
+    op = reader.checked(check_op, "op", data.get("op"))
     ranks = reader.integer("ranks", 8, cc.MIN_RANKS, cc.MAX_RANKS)
     if ranks not in RANK_CHOICES:
         reader.fail("ranks", f"'ranks' must be a power of two from 2 to 1024 (the chart's choices): {ranks}")

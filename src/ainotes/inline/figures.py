@@ -256,12 +256,8 @@ def _ceiling_words(words: list[str], form: str, allowed: str) -> tuple[str, str,
 
 def _given_path(preset: Preset, precision: str, unit: str, form: str) -> None:
     """Refuse a ceiling the preset lacks or leaves out, in words, rather than print another one."""
-    status = preset.status(precision, unit)
-    if status == "no path":
-        raise InputError(f"'{form}': {preset.id} has no {precision_label(precision, unit)} path")
-    if status == "not given":
-        raise InputError(f"'{form}': {preset.id}'s {precision_label(precision, unit)} rate is not given "
-                         f"in {preset.file or 'its preset file'}")
+    if preset.status(precision, unit) in ("no path", "not given"):
+        raise InputError(f"'{form}': {preset.missing_peak(precision, unit)}")
 
 
 def _rate(precision: str, flops_per_s: float) -> str:
