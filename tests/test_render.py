@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import vl_convert as vlc
 
 from ainotes import render
 from ainotes.base import cache as render_cache
@@ -57,13 +58,13 @@ class _Calls:
 
     def __init__(self, monkeypatch, name: str):
         self.count = 0
-        original = getattr(render.vlc, name)
+        original = getattr(vlc, name)
 
         def counted(*args, **kwargs):
             self.count += 1
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(render.vlc, name, counted)
+        monkeypatch.setattr(vlc, name, counted)
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -417,13 +418,13 @@ def test_a_shared_compile_is_the_compilers_own_output_at_every_layout():
     for spec in specs:
         version = render.vega_lite_version(spec)
         for variant in _layouts(spec):
-            own = render.vlc.vegalite_to_vega(variant, vl_version=version)
+            own = vlc.vegalite_to_vega(variant, vl_version=version)
             # Equal as JSON values: usermeta is passed on as given, where the compiler writes a
             # whole number over 2**32 as 1099511627776.0.
             assert render.compile_vega(variant, version) == own
     odd = {**specs[0], "width": "container", "height": 300}  # a layout the relayout does not know: compiled as is
     assert render.relayout({}, odd) is None
-    assert render.compile_vega(odd, render.vega_lite_version(odd)) == render.vlc.vegalite_to_vega(
+    assert render.compile_vega(odd, render.vega_lite_version(odd)) == vlc.vegalite_to_vega(
         odd, vl_version=render.vega_lite_version(odd))
 
 
@@ -441,4 +442,4 @@ def test_a_chart_group_compiles_each_theme_once(spec, monkeypatch):
     assert (compiles.count, renders.count) == (2, 2)  # light and dark; the desk and phone stills
     assert summary is not None
     version = render.vega_lite_version(spec)
-    assert render.svg(spec) == render.vlc.vegalite_to_svg(render.still_spec(spec), vl_version=version)
+    assert render.svg(spec) == vlc.vegalite_to_svg(render.still_spec(spec), vl_version=version)

@@ -53,11 +53,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import vl_convert as vlc
-
 from ainotes.base import cache, notices
 from ainotes.base.cache import cache_dir, shared_dir
 from ainotes.base.scripts import inline_script, script_safe
+
+
+def _vlc() -> Any:
+    """vl-convert, imported on first use: parsing and checking a page's fences never loads it."""
+    import vl_convert
+
+    return vl_convert
+
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +98,7 @@ RUNTIME_FALLBACK_SNIPPET = "window.vega = vegaEmbed.vega;"
 def vega_lite_version(spec: dict[str, Any]) -> str:
     """The Vega-Lite release to compile with: the one the spec's ``$schema`` names when
     vl-convert ships it (altair writes specs against that schema), else the newest."""
-    shipped = vlc.get_vegalite_versions()
+    shipped = _vlc().get_vegalite_versions()
     match = re.search(r"/vega-lite/v(\d+)\.(\d+)", str(spec.get("$schema", "")))
     if match:
         wanted = f"{match.group(1)}.{match.group(2)}"
@@ -103,7 +109,7 @@ def vega_lite_version(spec: dict[str, Any]) -> str:
 
 @functools.cache
 def _engine_versions() -> dict[str, str]:
-    return {"vl_convert": str(getattr(vlc, "__version__", "")), "vega": vlc.get_vega_version()}
+    return {"vl_convert": str(getattr(_vlc(), "__version__", "")), "vega": _vlc().get_vega_version()}
 
 
 def cache_key(kind: str, payload: Any, **options: Any) -> str:
@@ -183,12 +189,12 @@ def compile_vega(spec: dict[str, Any], version: str) -> dict[str, Any]:
     layout (:data:`_LAYOUT_KEYS`), so the compiler runs once for all three in a process and each
     gets its layout put back (:func:`relayout`); the result is the compiler's own output."""
     if relayout({}, spec) is None:
-        return vlc.vegalite_to_vega(spec, vl_version=version)
+        return _vlc().vegalite_to_vega(spec, vl_version=version)
     base = {key: value for key, value in spec.items() if key not in (*_LAYOUT_KEYS, "usermeta")}
     key = cache_key("vega-base", base, vega_lite=version)
     compiled = SESSION.compiled_bases.get(key)
     if compiled is None:
-        compiled = vlc.vegalite_to_vega({**base, "width": 1, "height": 1, "autosize": {"type": "pad"}},
+        compiled = _vlc().vegalite_to_vega({**base, "width": 1, "height": 1, "autosize": {"type": "pad"}},
                                         vl_version=version)
         SESSION.compiled_bases[key] = compiled
         while len(SESSION.compiled_bases) > COMPILED_BASES_KEPT:
@@ -202,13 +208,13 @@ def compile_vega(spec: dict[str, Any], version: str) -> dict[str, Any]:
 
 def _make_svg(spec: dict[str, Any], version: str) -> bytes:
     SESSION.counts["svg"] += 1
-    return vlc.vega_to_svg(compile_vega(still_spec(spec), version)).encode("utf-8")
+    return _vlc().vega_to_svg(compile_vega(still_spec(spec), version)).encode("utf-8")
 
 
 def _make_png(svg_bytes: bytes, scale: float) -> bytes:
     # Rasterising the static SVG gives the same pixels as a second Vega run, in a third of the time.
     SESSION.counts["png"] += 1
-    return bytes(vlc.svg_to_png(svg_bytes.decode("utf-8"), scale=scale))
+    return bytes(_vlc().svg_to_png(svg_bytes.decode("utf-8"), scale=scale))
 
 
 def _make_vega(spec: dict[str, Any], version: str) -> bytes:
@@ -268,10 +274,10 @@ def _make_runtime_bundle() -> bytes:
     """vl-convert's bundle of the Vega runtime (about a second): cached in :func:`shared_dir`."""
     SESSION.counts["runtime"] += 1
     try:
-        bundle = vlc.javascript_bundle(snippet=RUNTIME_SNIPPET.format(version=vlc.get_vega_version()))
+        bundle = _vlc().javascript_bundle(snippet=RUNTIME_SNIPPET.format(version=_vlc().get_vega_version()))
     except Exception as exc:  # vl-convert raises a plain Exception when the bundler cannot resolve a module
         log.debug("render: Vega-only bundle failed (%s); using the vega-embed bundle", exc)
-        bundle = vlc.javascript_bundle(snippet=RUNTIME_FALLBACK_SNIPPET)
+        bundle = _vlc().javascript_bundle(snippet=RUNTIME_FALLBACK_SNIPPET)
     return bundle.encode("utf-8")
 
 
