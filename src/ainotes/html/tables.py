@@ -23,8 +23,6 @@ from ainotes.core.hardware import (
     PRECISIONS,
     UNITS,
     Preset,
-    default_unit,
-    precision_label,
 )
 from ainotes.core.kernels import Kernel
 from ainotes.presets.gpus import load_preset
@@ -220,29 +218,16 @@ def mfu_table_html(jobs: Sequence, presets: Mapping[str, Preset]) -> str:
     rows = []
     counts: dict[str, list[str]] = {}
     for job in jobs:
+        # The peak the job itself resolved (TrainingJob.from_fields): the preset's dense rate at the job's
+        # precision, named, or the peak_tflops typed.
+        peak = job.peak_flops_per_s
         if job.preset_id is not None:
             preset = presets[job.preset_id]
-            # The peak of the precision the job trains in (BF16 unless the job says otherwise), named.
-            precision = getattr(job, "precision", None) or "bf16"
-            unit = default_unit(precision)
-            peak_tflops = preset.peak_tflops(precision, unit=unit)
-            if peak_tflops is None:
-                raise InputError(f"job {job.name!r}: preset {preset.id} has no dense "
-                                 f"{precision_label(precision, unit)} peak ({preset.status(precision, unit)})")
-            peak = peak_tflops * 1e12
-            peak_text = (f'{_nb(units.flops_per_s(peak))} {escape(precision.upper())} '
+            peak_text = (f'{_nb(units.flops_per_s(peak))} {escape(job.precision.upper())} '
                          f'<abbr title="{escape(preset.name)}">{escape(preset.id)}</abbr>')
         else:
-            peak = job.peak_tflops * 1e12
             peak_text = _nb(units.flops_per_s(peak))
-        result = utilization.utilization(
-            job.params,
-            tokens_per_second=job.tokens_per_second,
-            gpus=job.gpus,
-            peak_flops_per_s_per_gpu=peak,
-            layers=job.layers, heads=job.heads, head_dim=job.head_dim, seq_len=job.seq_len,
-            recompute=job.recompute,
-        )
+        result = job.utilization()
         # Which N and which attention term the row counts (a model's, or as typed): in the key below.
         notes = [getattr(job, key, None) for key in ("params_convention", "attention_convention")]
         if any(notes):

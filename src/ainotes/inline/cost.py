@@ -30,8 +30,8 @@ from ainotes.core import checks
 from ainotes.core import collective_cost as cc
 from ainotes.core.collectives import OPS
 from ainotes.core.hardware import Preset
+from ainotes.core.jobs import ModelsLoader, TrainingRun
 from ainotes.core.links import Link
-from ainotes.core.utilization import time_to_train
 
 LinksLoader = Callable[[], Mapping[str, Link]]
 
@@ -160,33 +160,16 @@ _TRAIN_PARTS = ("days", "gpu-hours", "flops", "seconds", "rate")
 
 
 def train_time(args: list[str], options: dict[str, str], presets: Mapping[str, Preset],
-               links: LinksLoader | None = None) -> str:
+               links: LinksLoader | None = None, models: ModelsLoader | None = None) -> str:
+    """``{{ train-time params=… tokens=… gpus=… mfu=… preset=… }}``: the one training-run value
+    (:meth:`ainotes.core.jobs.TrainingRun.from_fields`) that ``ainotes train-time`` builds too, timed;
+    ``part=`` picks days (default), gpu-hours, flops, seconds or rate."""
     form = "train-time"
-    _check_keys(options, {"params", "tokens", "gpus", "mfu", "preset", "precision", "peak_tflops",
-                          "layers", "heads", "head_dim", "seq_len", "part"}, form)
     if args:
         raise InputError(f"'{form}' takes KEY=VALUE options only: {short(' '.join(args))}")
-    if ("preset" in options) == ("peak_tflops" in options):
-        raise InputError(f"'{form}' needs exactly one of preset= and peak_tflops=")
-    if "preset" in options:
-        preset_id = options["preset"]
-        if preset_id not in presets:
-            raise InputError(f"unknown preset {short(preset_id)} (known: {', '.join(presets)})")
-        precision = options.get("precision", "bf16")
-        peak_tflops = presets[preset_id].peak_tflops(precision)
-        if peak_tflops is None:
-            raise InputError(f"preset {preset_id} gives no dense {short(precision)} peak")
-    else:
-        if "precision" in options:
-            raise InputError(f"'{form}': precision= goes with preset=; peak_tflops= is already the peak")
-        peak_tflops = _number(options, "peak_tflops", form)
-    attention = {k: _whole(options, k, form) if k in options else None
-                 for k in ("layers", "heads", "head_dim", "seq_len")}
-    result = time_to_train(
-        _number(options, "params", form), tokens=_number(options, "tokens", form),
-        gpus=_whole(options, "gpus", form), mfu=_number(options, "mfu", form),
-        peak_flops_per_s_per_gpu=peak_tflops * 1e12, **attention,
-    )
+    fields = {key: value for key, value in options.items() if key != "part"}
+    # Its messages name the keys as written here (mfu=), as the mfu forms' do.
+    result = TrainingRun.from_fields(fields, presets, label=lambda key: f"{key}=", models=models).time()
     part = options.get("part", "days")
     if part == "days":
         return f"{units.significant(result.days, 3)} days"

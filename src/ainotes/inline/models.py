@@ -35,7 +35,7 @@ from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks
-from ainotes.core.jobs import COUNT_FIELDS, JOB_FIELDS, ModelsLoader, TrainingJob, model_count
+from ainotes.core.jobs import JOB_FIELDS, ModelsLoader, TrainingJob
 from ainotes.core.models import ModelPreset
 from ainotes.inline import cost as cost_forms
 from ainotes.inline.formcontext import Form, FormContext
@@ -219,13 +219,7 @@ def flops_per_token_form(args: list[str], options: dict[str, str], context: Form
 def train_time_form(args: list[str], options: dict[str, str], context: FormContext) -> str:
     """``{{ train-time ... }}`` (:func:`ainotes.inline.cost.train_time`), which may name ``model=``
     (with ``seq_len=`` and ``embeddings=``) instead of ``params=`` and ``layers= heads= head_dim=``."""
-    if "model" in options or "embeddings" in options:
-        count = model_count(options, _models_loader(context), label=lambda key: f"{key}=")
-        options = {key: value for key, value in options.items() if key not in COUNT_FIELDS}
-        options["params"] = repr(count.params)
-        for key, value in (count.attention or {}).items():
-            options[key] = str(value)
-    return cost_forms.train_time(args, options, context.presets, context.links_loader)
+    return cost_forms.train_time(args, options, context.presets, context.links_loader, _models_loader(context))
 
 
 FORMS: dict[str, Form] = {
