@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 from playwright.sync_api import sync_playwright
 
 from browser_support import launch_chromium
+from preset_support import presets_with_additions
+from shared_sites import SharedBuild, SharedSites
+from sitebuild import copy_real_project
 
 # Shared machines: a property test must fail on a wrong answer, never on a slow example.
 # The autouse cache fixture below is function-scoped on purpose: one cache folder per test, shared by
@@ -17,6 +21,32 @@ from browser_support import launch_chromium
 settings.register_profile("ainotes", deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.load_profile("ainotes")
+
+SHARED_SITES = pytest.StashKey[SharedSites]()
+_SHARED_INPUT = ("ainotes_shared_root", "ainotes_shared_origin")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's shared sites (tests/shared_sites.py): made by the process that starts the run, known to
+    its xdist workers through ``workerinput``."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and _SHARED_INPUT[0] in workerinput:
+        config.stash[SHARED_SITES] = SharedSites(Path(workerinput[_SHARED_INPUT[0]]), workerinput[_SHARED_INPUT[1]])
+    else:
+        config.stash[SHARED_SITES] = SharedSites.start()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    shared = node.config.stash[SHARED_SITES]
+    node.workerinput[_SHARED_INPUT[0]] = str(shared.root)
+    node.workerinput[_SHARED_INPUT[1]] = shared.origin
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SHARED_SITES in config.stash:
+        config.stash[SHARED_SITES].stop()
+
 
 # Every variable through which ainotes (and the builders it runs under) finds a cache on disk.
 CACHE_VARIABLES = ("AINOTES_CACHE_DIR", "AINOTES_SHARED_CACHE_DIR", "XDG_CACHE_HOME")
@@ -61,3 +91,33 @@ def browser():
         chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def shared_sites(pytestconfig: pytest.Config) -> SharedSites:
+    return pytestconfig.stash[SHARED_SITES]
+
+
+@pytest.fixture(scope="session")
+def real_site(shared_sites: SharedSites) -> SharedBuild:
+    """The repository's own site (a copy of its sources), built once per run with ``mkdocs build --strict``
+    for and served at ``http://127.0.0.2:PORT/notes/``: another host and port than the preview default,
+    under a sub-path, as a project site on a static host is. Read it; never write into it."""
+    build = shared_sites.build("notes", copy_real_project)
+    assert build.returncode == 0, build.output
+    return build
+
+
+def _with_additions(root: Path) -> Path:
+    project = copy_real_project(root)
+    presets_with_additions(project / "presets")  # an H200 and an MI300X beside whatever ships
+    return project
+
+
+@pytest.fixture(scope="session")
+def site_with_additions(shared_sites: SharedSites) -> SharedBuild:
+    """The real site with two GPU presets added beside the shipped ones, built once per run, served at
+    ``/more-presets/``."""
+    build = shared_sites.build("more-presets", _with_additions)
+    assert build.returncode == 0, build.output
+    return build

@@ -370,6 +370,7 @@ def test_each_control_is_on_screen_with_the_plot_at_360_by_740(open_page):
 # -- screenshots for a person --------------------------------------------------------------------------
 
 
+@pytest.mark.screenshots  # what each state draws and reads: the tests above
 @pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots_with_the_selects_moved(open_page, viewport, scheme):
