@@ -1,8 +1,9 @@
 """Charts embedded in another site by the snippet each chart offers, in a real browser.
 
-The run's shared build of the real site (``conftest.real_site``); an outside page, served from another origin, embeds one chart
-of every kind in ``embed/manifest.json`` with the snippets copied from under that chart (the
-picture and the live frame with its listener). At 360 and 700 px: nothing overflows
+The run's shared build of the real site (``conftest.real_site``); an outside page, served from
+another origin (the same host, another port), embeds one chart of every kind in
+``embed/manifest.json`` with the snippets copied from under that chart (the picture and the live
+frame with its listener). At 360 and 700 px: nothing overflows
 sideways, every picture fits its column, each frame takes its page's height, so that every
 control inside it is in view, uncut; the roofline's frame carries the explorer's readout and
 the reader's own kernel, and its plot keeps its proportions on a phone.
