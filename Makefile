@@ -39,10 +39,10 @@ serve: $(VENV)/.installed
 TEST_WORKERS ?= 2
 PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: $(VENV)/.installed-test chromium
-	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not matrix and not screenshots"
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not matrix and not screenshots"
 
 test-matrix: $(VENV)/.installed-test chromium
-	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "matrix or screenshots"
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "matrix or screenshots"
 
 # The quick loop: no browser, no whole-site builds (MkDocs, ProperDocs, Zensical), no slow
 # tier, and fewer hostile-input examples per property than make test's 50.

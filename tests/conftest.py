@@ -43,6 +43,19 @@ def pytest_configure_node(node) -> None:
     node.workerinput[_SHARED_INPUT[1]] = shared.origin
 
 
+# The real site's build: its hash seed and render workers fixed, so that test_reproducible can compare
+# another build, with another seed and no workers, byte for byte against this one.
+REAL_SITE_ENV = {"PYTHONHASHSEED": "1", "AINOTES_RENDER_WORKERS": "2"}
+# Set by `make test` and `make test-matrix`: start building the shared sites before any test asks.
+PREBUILD_VARIABLE = "AINOTES_TEST_PREBUILD"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if getattr(session.config, "workerinput", None) is None and os.environ.get(PREBUILD_VARIABLE):
+        session.config.stash[SHARED_SITES].prebuild([("notes", copy_real_project, REAL_SITE_ENV),
+                                                    ("more-presets", _with_additions, None)])
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SHARED_SITES in config.stash:
         config.stash[SHARED_SITES].stop()
@@ -103,7 +116,7 @@ def real_site(shared_sites: SharedSites) -> SharedBuild:
     """The repository's own site (a copy of its sources), built once per run with ``mkdocs build --strict``
     for and served at ``http://127.0.0.2:PORT/notes/``: another host and port than the preview default,
     under a sub-path, as a project site on a static host is. Read it; never write into it."""
-    build = shared_sites.build("notes", copy_real_project)
+    build = shared_sites.build("notes", copy_real_project, REAL_SITE_ENV)
     assert build.returncode == 0, build.output
     return build
 
@@ -121,3 +134,23 @@ def site_with_additions(shared_sites: SharedSites) -> SharedBuild:
     build = shared_sites.build("more-presets", _with_additions)
     assert build.returncode == 0, build.output
     return build
+
+
+_SHARED_FIXTURES = ("real_site", "site_with_additions", "shared_sites")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The order xdist hands tests out in (``--dist loadgroup --no-loadscope-reorder``): the files kept on
+    one worker first (the longest units), then the other browser and build tests, the quick ones last,
+    so that both workers run out of work at about the same time. Within each, the collection's order.
+    Every worker sorts the same collection the same way."""
+
+    def weight(item: pytest.Item) -> tuple[int, int]:
+        shared = any(name in getattr(item, "fixturenames", ()) for name in _SHARED_FIXTURES)
+        if item.get_closest_marker("xdist_group") is not None:
+            return 0, shared  # the shared sites are still being built at the start
+        if item.get_closest_marker("browser") is not None or item.get_closest_marker("build") is not None:
+            return 1, 0
+        return 2, 0
+
+    items.sort(key=weight)

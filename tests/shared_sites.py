@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,31 +66,58 @@ class SharedSites:
     def url(self, name: str) -> str:
         return f"{self.origin}/{name}/"
 
-    def build(self, name: str, prepare: Callable[[Path], Path]) -> SharedBuild:
-        """The site ``name``, built (once per run) from the project ``prepare(folder)`` writes and returns.
+    def _env(self, name: str, env: dict[str, str] | None) -> dict[str, str]:
+        cache = self.root / "caches" / name
+        return {"AINOTES_SITE_URL": self.url(name), "AINOTES_CACHE_DIR": str(cache / "render"),
+                "AINOTES_SHARED_CACHE_DIR": str(self.root / "caches" / "shared"),  # the Vega bundle: code only
+                "XDG_CACHE_HOME": str(cache / "xdg"), **(env or {})}
+
+    def _lock(self, name: str):
+        (self.root / "work").mkdir(exist_ok=True)
+        lock = (self.root / "work" / f"{name}.lock").open("a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return lock
+
+    def _build_holding(self, name: str, prepare: Callable[[Path], Path], env: dict[str, str]) -> dict:
+        record = self.root / "work" / f"{name}.json"
+        if not record.exists():
+            project = prepare(self.root / "work" / name)
+            done = run_build(project, self.served / name, env=env)
+            record.write_text(json.dumps({"returncode": done.returncode, "output": done.output,
+                                          "project": str(project)}), encoding="utf-8")
+        return json.loads(record.read_text(encoding="utf-8"))
+
+    def build(self, name: str, prepare: Callable[[Path], Path], env: dict[str, str] | None = None) -> SharedBuild:
+        """The site ``name``, built (once per run) from the project ``prepare(folder)`` writes and returns,
+        with ``env`` added to the build's environment.
 
         ``name`` is also the site's path on the server. Every caller of one name must pass the same
-        ``prepare``: whichever comes first builds.
+        ``prepare`` and ``env``: whichever comes first builds.
         """
-        work = self.root / "work" / name
-        cache = self.root / "caches" / name
-        env = {"AINOTES_SITE_URL": self.url(name), "AINOTES_CACHE_DIR": str(cache / "render"),
-               "XDG_CACHE_HOME": str(cache / "xdg")}
-        record = self.root / "work" / f"{name}.json"
-        record.parent.mkdir(parents=True, exist_ok=True)
-        with (self.root / "work" / f"{name}.lock").open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                if not record.exists():
-                    project = prepare(work)
-                    done = run_build(project, self.served / name, env=env)
-                    record.write_text(json.dumps({"returncode": done.returncode, "output": done.output,
-                                                  "project": str(project)}), encoding="utf-8")
-                data = json.loads(record.read_text(encoding="utf-8"))
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        full_env = self._env(name, env)
+        lock = self._lock(name)
+        try:
+            data = self._build_holding(name, prepare, full_env)
+        finally:
+            lock.close()  # closing the file releases the lock
         return SharedBuild(data["returncode"], data["output"], self.served / name, url=self.url(name),
-                           origin=self.origin, project=Path(data["project"]), env=env)
+                           origin=self.origin, project=Path(data["project"]), env=full_env)
+
+    def prebuild(self, builds: list[tuple[str, Callable[[Path], Path], dict[str, str] | None]]) -> threading.Thread:
+        """Start ``builds`` (name, prepare, env) one after another in a thread, their locks taken now: a
+        worker that asks for one meanwhile waits for it instead of building it again."""
+        held = [(self._lock(name), name, prepare, self._env(name, env)) for name, prepare, env in builds]
+
+        def run() -> None:
+            for lock, name, prepare, env in held:
+                try:
+                    self._build_holding(name, prepare, env)
+                finally:
+                    lock.close()
+
+        thread = threading.Thread(target=run, name="ainotes-prebuild", daemon=True)
+        thread.start()
+        return thread
 
     def scratch(self) -> tuple[Path, str]:
         """A new, empty served folder for one test's own pages, and its address (ends with "/")."""

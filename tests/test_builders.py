@@ -19,7 +19,8 @@ from ainotes.markdown import locate_fences
 from ainotes.site import CHART_KINDS, FENCE_KINDS
 from sitebuild import REPO, copy_real_project, make_fixture
 
-pytestmark = pytest.mark.build
+# One worker runs this file (xdist_group): its ProperDocs and Zensical sites are built once.
+pytestmark = [pytest.mark.build, pytest.mark.xdist_group("builders")]
 
 GENERATOR = re.compile(r'<meta name="generator" content="[^"]*">')
 LASTMOD = re.compile(r"<lastmod>[^<]*</lastmod>")

@@ -29,7 +29,8 @@ from playwright.sync_api import Page, expect
 from browser_support import DESK, PHONE, TABLET, StaticServer, Watch, guard_requests, same_origin, wait_until
 from sitebuild import REPO, make_fixture, run_build
 
-pytestmark = pytest.mark.browser
+# One worker runs this file (xdist_group): its fixture site is built once.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("explorer_truth")]
 
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 MIN_TEXT_PX = 11

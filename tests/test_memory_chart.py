@@ -32,6 +32,9 @@ from ainotes.hardware import load_presets
 from ainotes.memory import TrainingMemory
 from ainotes.models import load_models
 
+# One worker runs this file (xdist_group): its fixture site is built once.
+pytestmark = pytest.mark.xdist_group("memory_chart")
+
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}
