@@ -313,24 +313,30 @@ def _roofline_meta(page: Page, chart_id: str) -> dict:
                          ".getAttribute('data-explorer'))", chart_id)
 
 
-@pytest.mark.parametrize("width", list(WIDTHS))
-def test_roofline_text_never_overlaps_in_any_state(sites, contexts, width):
+@pytest.mark.parametrize(("width", "scheme"), [
+    # Every width in light; dark (its own spec, the same layout in other colours) on the phone, the
+    # narrowest; dark at the other widths in the matrix tier.
+    *[pytest.param(width, "light", id=width) for width in WIDTHS],
+    pytest.param("phone", "dark", id="phone-dark"),
+    *[pytest.param(width, "dark", id=f"{width}-dark", marks=pytest.mark.matrix)
+      for width in WIDTHS if width != "phone"],
+])
+def test_roofline_text_never_overlaps_in_any_state(sites, contexts, width, scheme):
     problems, small = [], []
     for url in (sites.real_url + "roofline/", sites.fixture_url):
-        for scheme in ("light", "dark"):
-            page = contexts.page(url, viewport=WIDTHS[width], color_scheme=scheme)
-            wait_for_charts(page)
-            for chart_id in page.eval_on_selector_all("figure.ainotes-chart", "fs => fs.map(f => f.id)"):
-                meta = _roofline_meta(page, chart_id)
-                spec_meta = {"roofs": page.locator(f"#{chart_id} select[name=precision] option")
-                             .evaluate_all("os => os.map(o => o.value)")}
-                states = _explorer_states(spec_meta, list(meta["names"]))
-                if scheme == "dark":  # the same layout in other colours: every roof, all presets, both modes
-                    states = [s for s in states if s.get("preset") == "*"]
-                found = page.evaluate(SWEEP_JS, [chart_id, states])
-                problems += [f"{width} {scheme} {chart_id}: {p}" for p in found["problems"]]
-                small += [f"{width} {scheme} {chart_id}: {p}" for p in found["small"]]
-            page.close()
+        page = contexts.page(url, viewport=WIDTHS[width], color_scheme=scheme)
+        wait_for_charts(page)
+        for chart_id in page.eval_on_selector_all("figure.ainotes-chart", "fs => fs.map(f => f.id)"):
+            meta = _roofline_meta(page, chart_id)
+            spec_meta = {"roofs": page.locator(f"#{chart_id} select[name=precision] option")
+                         .evaluate_all("os => os.map(o => o.value)")}
+            states = _explorer_states(spec_meta, list(meta["names"]))
+            if scheme == "dark":  # the same layout in other colours: every roof, all presets, both modes
+                states = [s for s in states if s.get("preset") == "*"]
+            found = page.evaluate(SWEEP_JS, [chart_id, states])
+            problems += [f"{width} {scheme} {chart_id}: {p}" for p in found["problems"]]
+            small += [f"{width} {scheme} {chart_id}: {p}" for p in found["small"]]
+        page.close()
     assert not problems, "\n".join(problems[:40])
     if width != "phone":
         assert not small, "\n".join(small[:40])
