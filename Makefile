@@ -9,7 +9,7 @@ CHROMIUM := /usr/bin/chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: site site-properdocs site-zensical test test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
+.PHONY: site site-properdocs site-zensical test test-matrix test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
 
 site: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict --site-dir site
@@ -30,16 +30,24 @@ site-zensical: $(VENV)/.installed-zensical
 serve: $(VENV)/.installed
 	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
 
-# Test files run on TEST_WORKERS processes (pytest-xdist), each file whole on one worker so
-# its module fixtures (site builds, one browser) are made once. TEST_WORKERS=0: one process.
+# Tests run on TEST_WORKERS processes (pytest-xdist; TEST_WORKERS=0: one process). The sites many files
+# read are built once per run (tests/shared_sites.py); a file whose module fixtures are its own builds
+# is one xdist_group, kept on one worker; every other test goes to whichever worker is free.
+# make test: every behaviour, with combinatorial repeats sampled. make test-matrix: the two tiers it
+# leaves out, the rest of each scheme x width x page matrix and the screenshots for a person to look
+# at (artifacts/screenshots/). CI runs both. pytest's status passes through: 5 (no tests) fails.
 TEST_WORKERS ?= 2
+PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: $(VENV)/.installed-test chromium
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not matrix and not screenshots"
+
+test-matrix: $(VENV)/.installed-test chromium
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "matrix or screenshots"
 
 # The quick loop: no browser, no whole-site builds (MkDocs, ProperDocs, Zensical), no slow
 # tier, and fewer hostile-input examples per property than make test's 50.
 test-fast: $(VENV)/.installed-test
-	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow"
+	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow and not matrix and not screenshots"
 
 # Lint, types and import rules: ruff (rules in pyproject.toml, each ignore justified), mypy,
 # import-linter (the layers and contracts in pyproject.toml) and no module using another's private names.

@@ -42,17 +42,18 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 class StaticServer:
-    """``http.server`` on 127.0.0.1 and a free port, serving ``root`` from a daemon thread.
+    """``http.server`` on ``host`` (127.0.0.1 unless told) and a free port, serving ``root`` from a
+    daemon thread.
 
     Bound before anything is built, so the port is known for ``site_url`` and cannot be taken.
     """
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, host: str = "127.0.0.1"):
         handler = functools.partial(_QuietHandler, directory=str(root))
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = http.server.ThreadingHTTPServer((host, 0), handler)
         self._server.daemon_threads = True
         self.port: int = self._server.server_address[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
+        self.origin = f"http://{host}:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="ainotes-static", daemon=True)
 
     def start(self) -> StaticServer:

@@ -1,7 +1,7 @@
 """Every reader, every page: axe-core, keyboard and screen-reader checks on the built site.
 
-One module-scoped build of the real site, served under ``/sub/`` (as a project site on a
-static host is), and one Debian chromium for the session (``conftest.browser``). axe-core
+The run's shared build of the real site (``conftest.real_site``, served under ``/notes/`` as a
+project site on a static host is), and one Debian chromium per worker (``conftest.browser``). axe-core
 comes from the pinned ``axe-playwright-python`` package, which bundles ``axe.min.js``:
 nothing is downloaded at test time.
 
@@ -21,8 +21,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from ainotes.base import notices
-from browser_support import DESK, PHONE, WAIT_MS, StaticServer, site_pages, wait_for_charts, wait_until
-from sitebuild import copy_real_project, run_build
+from browser_support import DESK, PHONE, WAIT_MS, site_pages, wait_for_charts, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -47,28 +46,22 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Iterator[Site]:
-    work = tmp_path_factory.mktemp("a11y")
-    served = work / "root"
-    served.mkdir()
-    server = StaticServer(served).start()
-    url = f"{server.origin}/sub/"
-    build = run_build(copy_real_project(work / "real"), served / "sub", env={"AINOTES_SITE_URL": url})
-    assert build.returncode == 0, build.output
-    yield Site(url, served / "sub")
-    server.stop()
+def site(real_site) -> Site:
+    return Site(real_site.url, real_site.site)
 
 
 @pytest.fixture
-def open_context(browser: Browser) -> Iterator:
-    """Opens browser contexts (desk width unless told) that reach nothing outside 127.0.0.1; closes them after."""
+def open_context(browser: Browser, real_site) -> Iterator:
+    """Opens browser contexts (desk width unless told) that reach nothing outside the site's origin; closes
+    them after."""
     made: list[BrowserContext] = []
+    outside = re.compile(rf"^(?!{re.escape(real_site.origin)}/).*")
 
     def open_one(**options) -> BrowserContext:
         context = browser.new_context(**{"viewport": DESK, **options})
         context.set_default_timeout(WAIT_MS)
         # The site loads nothing from outside itself; keep it that way here too.
-        context.route(re.compile(r"^(?!http://127\.0\.0\.1:\d+/).*"), lambda route: route.abort())
+        context.route(outside, lambda route: route.abort())
         made.append(context)
         return context
 
@@ -106,26 +99,43 @@ def _report(violations: list[dict], where: str) -> list[str]:
 
 # -- 1. axe-core: no serious or critical violation, any page, either scheme, either width -----------
 
+# Every page in both schemes and at both widths: light at 1280 px and dark at 360 px in `make test`; the
+# other two pairings (the same pages again) in the matrix tier, `make test-matrix`.
+SCHEMES_AND_WIDTHS = [
+    pytest.param("light", DESK, id="light-1280px"),
+    pytest.param("dark", PHONE, id="dark-360px"),
+    pytest.param("light", PHONE, id="light-360px", marks=pytest.mark.matrix),
+    pytest.param("dark", DESK, id="dark-1280px", marks=pytest.mark.matrix),
+]
 
-@pytest.mark.parametrize("size", [DESK, PHONE], ids=["1280px", "360px"])
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+
+def _axe_problems(page: Page, url: str, where: str, scheme: str | None = None) -> list[str]:
+    _settled(page, url)
+    if scheme is not None:
+        expected = "slate" if scheme == "dark" else "default"
+        assert page.locator("body").get_attribute("data-md-color-scheme") == expected, url
+    return _report(AXE.run(page).response["violations"], where)
+
+
+@pytest.mark.parametrize(("scheme", "size"), SCHEMES_AND_WIDTHS)
 def test_axe_finds_no_serious_violation_on_any_page(site, open_context, scheme, size):
     page = open_context(color_scheme=scheme, viewport=size).new_page()
-    material_scheme = "slate" if scheme == "dark" else "default"
     pages = site.pages()
     assert len(pages) >= 9, pages  # the eight notes pages and 404.html, at least
     problems: list[str] = []
     for path in pages:
-        _settled(page, site.url + path)
-        assert page.locator("body").get_attribute("data-md-color-scheme") == material_scheme, path
-        results = AXE.run(page)
-        problems += _report(results.response["violations"], f"/{path} [{scheme}, {size['width']} px]")
+        problems += _axe_problems(page, site.url + path, f"/{path} [{scheme}, {size['width']} px]", scheme)
+    assert not problems, f"{len(problems)} serious or critical axe-core violations:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(("scheme", "size"), SCHEMES_AND_WIDTHS)
+def test_axe_finds_no_serious_violation_on_any_standalone_chart_page(site, open_context, scheme, size):
+    page = open_context(color_scheme=scheme, viewport=size).new_page()
     embeds = site.embeds()  # the standalone pages: a phone gets its own layout there too
     assert embeds
+    problems: list[str] = []
     for path in embeds:
-        _settled(page, site.url + path)
-        results = AXE.run(page)
-        problems += _report(results.response["violations"], f"/{path} [{scheme}, {size['width']} px]")
+        problems += _axe_problems(page, site.url + path, f"/{path} [{scheme}, {size['width']} px]")
     assert not problems, f"{len(problems)} serious or critical axe-core violations:\n" + "\n".join(problems)
 
 

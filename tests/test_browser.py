@@ -1,8 +1,8 @@
 """The built site in a real browser: Debian's chromium driven by Playwright (never a browser download).
 
-One session builds the real site (served under the sub-path ``/sub/``, as GitHub Pages would serve a
-project site) and a small fixture site (``/fixture/``, with a preset that has no 2:4 sparse path), then
-serves both from one ``http.server`` thread. Every request that leaves that origin is aborted and
+The run's shared builds (tests/shared_sites.py): the real site (served under the sub-path ``/notes/``, as
+GitHub Pages would serve a project site) and a small fixture site (``/fixture/``, with a preset that has
+no 2:4 sparse path), both served from one ``http.server`` thread. Every request that leaves that origin is aborted and
 recorded. Screenshots for a person to look at land in ``artifacts/screenshots/`` (git-ignored).
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from browser_support import (
     PHONE,
     TABLET,
     WAIT_MS,
-    StaticServer,
     Watch,
     file_only,
     guard_requests,
@@ -33,7 +31,7 @@ from browser_support import (
     wait_for_charts,
     wait_until,
 )
-from sitebuild import REPO, copy_real_project, make_fixture, run_build
+from sitebuild import REPO, make_fixture
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +55,7 @@ FIXTURE_PAGES = {
 @dataclass(frozen=True)
 class Sites:
     origin: str
-    real_url: str  # the real site, under /sub/
+    real_url: str  # the real site, under /notes/
     real_dir: Path
     fixture_url: str  # the fixture site, under /fixture/
     fixture_dir: Path
@@ -65,24 +63,11 @@ class Sites:
 
 
 @pytest.fixture(scope="session")
-def sites(tmp_path_factory) -> Sites:
-    work = tmp_path_factory.mktemp("browser")
-    root = work / "root"
-    root.mkdir()
-    server = StaticServer(root).start()
-    real_project = copy_real_project(work / "real")
-    fixture_project = make_fixture(work / "fixture", FIXTURE_PAGES)
-    site_url = f"{server.origin}/sub/"
-    # Both builds at once: each spends most of its time in its own process.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        real = pool.submit(run_build, real_project, root / "sub", env={"AINOTES_SITE_URL": site_url})
-        fixture = pool.submit(run_build, fixture_project, root / "fixture")
-        real_build, fixture_build = real.result(), fixture.result()
-    assert real_build.returncode == 0, real_build.output
-    assert fixture_build.returncode == 0, fixture_build.output
-    yield Sites(server.origin, site_url, root / "sub", f"{server.origin}/fixture/", root / "fixture",
-                fixture_project / "presets")
-    server.stop()
+def sites(real_site, shared_sites) -> Sites:
+    fixture = shared_sites.build("fixture", lambda root: make_fixture(root, FIXTURE_PAGES))
+    assert fixture.returncode == 0, fixture.output
+    return Sites(real_site.origin, real_site.url, real_site.site, fixture.url, fixture.site,
+                 fixture.project / "presets")
 
 
 class Contexts:
@@ -328,24 +313,30 @@ def _roofline_meta(page: Page, chart_id: str) -> dict:
                          ".getAttribute('data-explorer'))", chart_id)
 
 
-@pytest.mark.parametrize("width", list(WIDTHS))
-def test_roofline_text_never_overlaps_in_any_state(sites, contexts, width):
+@pytest.mark.parametrize(("width", "scheme"), [
+    # Every width in light; dark (its own spec, the same layout in other colours) on the phone, the
+    # narrowest; dark at the other widths in the matrix tier.
+    *[pytest.param(width, "light", id=width) for width in WIDTHS],
+    pytest.param("phone", "dark", id="phone-dark"),
+    *[pytest.param(width, "dark", id=f"{width}-dark", marks=pytest.mark.matrix)
+      for width in WIDTHS if width != "phone"],
+])
+def test_roofline_text_never_overlaps_in_any_state(sites, contexts, width, scheme):
     problems, small = [], []
     for url in (sites.real_url + "roofline/", sites.fixture_url):
-        for scheme in ("light", "dark"):
-            page = contexts.page(url, viewport=WIDTHS[width], color_scheme=scheme)
-            wait_for_charts(page)
-            for chart_id in page.eval_on_selector_all("figure.ainotes-chart", "fs => fs.map(f => f.id)"):
-                meta = _roofline_meta(page, chart_id)
-                spec_meta = {"roofs": page.locator(f"#{chart_id} select[name=precision] option")
-                             .evaluate_all("os => os.map(o => o.value)")}
-                states = _explorer_states(spec_meta, list(meta["names"]))
-                if scheme == "dark":  # the same layout in other colours: every roof, all presets, both modes
-                    states = [s for s in states if s.get("preset") == "*"]
-                found = page.evaluate(SWEEP_JS, [chart_id, states])
-                problems += [f"{width} {scheme} {chart_id}: {p}" for p in found["problems"]]
-                small += [f"{width} {scheme} {chart_id}: {p}" for p in found["small"]]
-            page.close()
+        page = contexts.page(url, viewport=WIDTHS[width], color_scheme=scheme)
+        wait_for_charts(page)
+        for chart_id in page.eval_on_selector_all("figure.ainotes-chart", "fs => fs.map(f => f.id)"):
+            meta = _roofline_meta(page, chart_id)
+            spec_meta = {"roofs": page.locator(f"#{chart_id} select[name=precision] option")
+                         .evaluate_all("os => os.map(o => o.value)")}
+            states = _explorer_states(spec_meta, list(meta["names"]))
+            if scheme == "dark":  # the same layout in other colours: every roof, all presets, both modes
+                states = [s for s in states if s.get("preset") == "*"]
+            found = page.evaluate(SWEEP_JS, [chart_id, states])
+            problems += [f"{width} {scheme} {chart_id}: {p}" for p in found["problems"]]
+            small += [f"{width} {scheme} {chart_id}: {p}" for p in found["small"]]
+        page.close()
     assert not problems, "\n".join(problems[:40])
     if width != "phone":
         assert not small, "\n".join(small[:40])
@@ -667,17 +658,18 @@ EMBED_HOST = """<!doctype html><html><head><meta charset="utf-8"><title>host</ti
 <body style="margin:0"><main style="width:700px">{snippet}</main></body></html>"""
 
 
-def test_embed_snippet_shows_the_whole_chart_and_its_controls_in_a_700px_page(sites, contexts, tmp_path_factory):
+def test_embed_snippet_shows_the_whole_chart_and_its_controls_in_a_700px_page(sites, contexts, shared_sites):
     page = contexts.page(sites.real_url + "roofline/")
     wait_for_charts(page)
     # The frame snippet: the <iframe> and the listener that gives it its page's height.
     snippet = page.locator(".ainotes-embed__snippet").nth(1).text_content()
     assert re.search(r"<iframe[^>]*></iframe>", snippet) and "<script>" in snippet
-    host = sites.real_dir / "embed" / "host-test.html"
+    folder, url = shared_sites.scratch()  # another page of the same origin, outside the shared site
+    host = folder / "host-test.html"
     host.write_text(EMBED_HOST.format(snippet=snippet), encoding="utf-8")
     try:
         page.set_viewport_size({"width": 700, "height": 1200})
-        page.goto(sites.real_url + "embed/host-test.html")
+        page.goto(url + "host-test.html")
         frame = page.frame_locator("iframe")
         frame.locator(".ainotes-chart--live .ainotes-chart__view svg").wait_for()
         inner = page.frames[1]
@@ -974,6 +966,7 @@ def test_standalone_embeds_work_offline_from_file(sites, file_contexts):
 # -- 8. screenshots for a person ----------------------------------------------------------------------
 
 
+@pytest.mark.screenshots  # the scheme each follows: test_a11y; what each loads and logs: the first test here
 @pytest.mark.parametrize("viewport", [DESK, PHONE], ids=["desk", "phone"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots_of_chart_pages(sites, contexts, scheme, viewport):
@@ -992,8 +985,12 @@ def test_screenshots_of_chart_pages(sites, contexts, scheme, viewport):
     assert contexts.watch.problems() == [], "\n".join(contexts.watch.problems())
 
 
-@pytest.mark.parametrize("width", list(WIDTHS))
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize(("scheme", "width"), [
+    # The states it reaches are checked in one pairing in `make test`; the others only add pictures.
+    pytest.param(scheme, width, id=f"{scheme}-{width}",
+                 marks=() if (scheme, width) == ("light", "desk") else pytest.mark.screenshots)
+    for scheme in ("light", "dark") for width in WIDTHS
+])
 def test_screenshots_of_explorer_states(sites, contexts, scheme, width):
     """The explorer's figure in each state a reader reaches, for a person to look at."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -17,9 +17,10 @@ import pytest
 
 from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS
 from ainotes.markdown.extension import locate_fences
-from sitebuild import REPO, copy_real_project, make_fixture, run_build
+from sitebuild import REPO, copy_real_project, make_fixture
 
-pytestmark = pytest.mark.build
+# One worker runs this file (xdist_group): its ProperDocs and Zensical sites are built once.
+pytestmark = [pytest.mark.build, pytest.mark.xdist_group("builders")]
 
 GENERATOR = re.compile(r'<meta name="generator" content="[^"]*">')
 LASTMOD = re.compile(r"<lastmod>[^<]*</lastmod>")
@@ -38,9 +39,10 @@ def _run(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Compl
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> dict[str, str]:
-    """One render cache for every builder here, so the PNGs are the same renders."""
-    return {"AINOTES_CACHE_DIR": str(tmp_path_factory.mktemp("render-cache"))}
+def cache(real_site) -> dict[str, str]:
+    """What the shared MkDocs build ran with: its site address and its render cache, so that every builder
+    here builds for the same address and the PNGs are the same renders."""
+    return real_site.env
 
 
 def _files(site: Path) -> dict[str, bytes]:
@@ -48,10 +50,8 @@ def _files(site: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def mkdocs_site(tmp_path_factory, cache) -> Path:
-    build = run_build(copy_real_project(tmp_path_factory.mktemp("mkdocs")), env=cache)
-    assert build.returncode == 0, build.output
-    return build.site
+def mkdocs_site(real_site) -> Path:
+    return real_site.site
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,8 @@ def test_properdocs_builds_what_mkdocs_builds(mkdocs_site, properdocs_site):
 
 @pytest.fixture(scope="module")
 def zensical_site(tmp_path_factory, cache) -> Path:
+    # The renders, not the address: this site is checked as served from its root (404.html's links are absolute).
+    cache = {"AINOTES_CACHE_DIR": cache["AINOTES_CACHE_DIR"]}
     project = copy_real_project(tmp_path_factory.mktemp("zensical"))
     proc = _run([*_tool("zensical"), "build", "--clean", "--strict", "-f", "mkdocs.yml"], project, cache)
     assert proc.returncode == 0, proc.stdout + proc.stderr

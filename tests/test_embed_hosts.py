@@ -1,8 +1,9 @@
 """Charts embedded in another site by the snippet each chart offers, in a real browser.
 
-The real site is built once; an outside page, served from another origin, embeds one chart
-of every kind in ``embed/manifest.json`` with the snippets copied from under that chart (the
-picture and the live frame with its listener). At 360 and 700 px: nothing overflows
+The run's shared build of the real site (``conftest.real_site``); an outside page, served from
+another origin (the same host, another port), embeds one chart of every kind in
+``embed/manifest.json`` with the snippets copied from under that chart (the picture and the live
+frame with its listener). At 360 and 700 px: nothing overflows
 sideways, every picture fits its column, each frame takes its page's height, so that every
 control inside it is in view, uncut; the roofline's frame carries the explorer's readout and
 the reader's own kernel, and its plot keeps its proportions on a phone.
@@ -13,14 +14,14 @@ from __future__ import annotations
 import html
 import json
 import re
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
 from ainotes.charts import frame
 from ainotes.html import embed
 from browser_support import WAIT_MS, StaticServer, Watch, guard_requests, wait_until
-from sitebuild import REPO, copy_real_project, run_build
+from sitebuild import REPO
 
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 WIDTHS = {"phone": 360, "column": 700}
@@ -41,24 +42,19 @@ def _snippets(page_html: str, chart_id: str, site_origin: str, page_url: str) ->
 
 
 @pytest.fixture(scope="module")
-def hosts(tmp_path_factory):
-    work = tmp_path_factory.mktemp("embed-hosts")
-    project = copy_real_project(work / "project")
-    site_dir, host_dir = work / "site", work / "host"
+def hosts(tmp_path_factory, real_site):
+    site_dir, host_dir = real_site.site, tmp_path_factory.mktemp("embed-hosts") / "host"
     host_dir.mkdir()
-    cache = {"AINOTES_CACHE_DIR": str(work / "render"), "AINOTES_SHARED_CACHE_DIR": str(work / "shared")}
-    build = run_build(project, site_dir, env=cache)
-    assert build.returncode == 0, build.output
     manifest = json.loads((site_dir / "embed" / "manifest.json").read_text(encoding="utf-8"))
     chosen: dict[str, dict] = {}
     for chart in manifest["charts"]:
         chosen.setdefault(chart["kind"], chart)
     assert {"roofline", "collective", "collective-cost"} <= set(chosen)
-    site, host = StaticServer(site_dir).start(), StaticServer(host_dir).start()
+    host = StaticServer(host_dir, host=urlsplit(real_site.origin).hostname).start()  # another port: another origin
     parts = []
     for kind, chart in sorted(chosen.items()):
         page = (site_dir / chart["page"] / "index.html").read_text(encoding="utf-8")
-        snippets = _snippets(page, chart["id"], site.origin, chart["page"])
+        snippets = _snippets(page, chart["id"], real_site.url.rstrip("/"), chart["page"])
         assert len(snippets) == 2, (kind, snippets)
         parts.append(f'<section data-kind="{kind}"><h2>{kind}</h2>{"".join(snippets)}</section>')
     (host_dir / "index.html").write_text(
@@ -69,8 +65,7 @@ def hosts(tmp_path_factory):
         "</style></head><body><main><h1>Someone else's notes</h1>" + "".join(parts) + "</main></body></html>",
         encoding="utf-8",
     )
-    yield {"host": host.origin, "site": site.origin, "kinds": sorted(chosen), "charts": chosen}
-    site.stop()
+    yield {"host": host.origin, "site": real_site.origin, "kinds": sorted(chosen), "charts": chosen}
     host.stop()
 
 

@@ -29,7 +29,8 @@ from playwright.sync_api import Page, expect
 from browser_support import DESK, PHONE, TABLET, StaticServer, Watch, guard_requests, same_origin, wait_until
 from sitebuild import REPO, make_fixture, run_build
 
-pytestmark = pytest.mark.browser
+# One worker runs this file (xdist_group): its fixture site is built once.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("explorer_truth")]
 
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 MIN_TEXT_PX = 11
@@ -370,6 +371,7 @@ def test_each_control_is_on_screen_with_the_plot_at_360_by_740(open_page):
 # -- screenshots for a person --------------------------------------------------------------------------
 
 
+@pytest.mark.screenshots  # what each state draws and reads: the tests above
 @pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots_with_the_selects_moved(open_page, viewport, scheme):

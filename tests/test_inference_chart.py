@@ -31,6 +31,9 @@ from ainotes.presets.models import load_models
 from browser_support import DESK, PHONE, StaticServer, Watch, file_only, guard_requests, same_origin, wait_for_charts
 from sitebuild import REPO, make_fixture, run_build
 
+# One worker runs this file (xdist_group): its fixture site is built once.
+pytestmark = pytest.mark.xdist_group("inference_chart")
+
 FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}

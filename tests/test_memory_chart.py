@@ -37,6 +37,9 @@ from ainotes.inline.formcontext import FormContext
 from ainotes.presets.gpus import load_presets
 from ainotes.presets.models import load_models
 
+# One worker runs this file (xdist_group): its fixture site is built once.
+pytestmark = pytest.mark.xdist_group("memory_chart")
+
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}

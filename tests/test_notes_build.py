@@ -16,6 +16,9 @@ import pytest
 
 from sitebuild import REPO, make_fixture, run_build
 
+# One worker runs this file (xdist_group): its fixture site is built once.
+pytestmark = pytest.mark.xdist_group("notes_build")
+
 SITE_URL = "https://notes.example.org/sub/"
 TAGS = """\
       tags:

@@ -1,11 +1,14 @@
 """Two clean builds of the real site are byte-identical, file by file.
 
-Each build runs in its own temporary copy of the project (so an absolute path that leaks into
-the output shows up as a difference), with its own empty render cache (so every chart is
-rendered twice, independently) and a different ``PYTHONHASHSEED`` (so output that follows the
-iteration order of a set of strings shows up too). A third build of the first copy, with the first
-build's cache, copies every chart from the drawings the first build kept (:mod:`ainotes.build.drawings`):
-it must give the same bytes as drawing them.
+The first is the run's shared build (``conftest.real_site``), the second is made here. Each runs in
+its own temporary copy of the project (so an absolute path that leaks into the output shows up as a
+difference), with its own empty render cache (so every chart is rendered twice, independently) and a
+different ``PYTHONHASHSEED`` (so output that follows the iteration order of a set of strings shows up
+too). The first renders its charts in two worker processes, the second in the build's own process
+(``AINOTES_RENDER_WORKERS=0``): a build whose charts render in workers gives the bytes of one that
+renders them all itself. A third build of the first copy, with the first build's cache, copies every
+chart from the drawings the first build kept (:mod:`ainotes.build.drawings`): it must give the same bytes as
+drawing them.
 
 The only bytes allowed to differ are the ones MkDocs dates by itself, listed in
 :data:`MKDOCS_DATED` with the reason for each. Today they agree anyway, because MkDocs dates
@@ -43,23 +46,21 @@ MKDOCS_DATED = {
 }
 
 
-pytestmark = pytest.mark.build
+# One worker runs this file (xdist_group): its two builds are made once.
+pytestmark = [pytest.mark.build, pytest.mark.xdist_group("reproducible")]
 
 
 @pytest.fixture(scope="module")
-def three_builds(tmp_path_factory) -> tuple[Path, Path, Path]:
-    sites = []
-    for name, seed in (("first", "1"), ("second", "2")):
-        root = tmp_path_factory.mktemp(f"reproducible-{name}")
-        project = copy_real_project(root / "project")
-        build = run_build(project, env={"AINOTES_CACHE_DIR": str(root / "render-cache"), "PYTHONHASHSEED": seed})
-        assert build.returncode == 0, build.output
-        sites.append(build.site)
-        if name == "first":
-            env = {"AINOTES_CACHE_DIR": str(root / "render-cache"), "PYTHONHASHSEED": "3"}
-            kept = run_build(project, project / "site-kept", env=env)
-            assert kept.returncode == 0, kept.output
-    return sites[0], sites[1], kept.site
+def three_builds(real_site, tmp_path_factory) -> tuple[Path, Path, Path]:
+    assert (real_site.env["PYTHONHASHSEED"], real_site.env["AINOTES_RENDER_WORKERS"]) == ("1", "2")
+    root = tmp_path_factory.mktemp("reproducible-second")
+    second = run_build(copy_real_project(root / "project"), env={
+        **real_site.env, "AINOTES_CACHE_DIR": str(root / "render-cache"), "PYTHONHASHSEED": "2",
+        "AINOTES_RENDER_WORKERS": "0"})
+    assert second.returncode == 0, second.output
+    kept = run_build(real_site.project, root / "site-kept", env={**real_site.env, "PYTHONHASHSEED": "3"})
+    assert kept.returncode == 0, kept.output
+    return real_site.site, second.site, kept.site
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,8 @@ def test_the_builds_have_charts_to_compare(two_builds):
     manifest = json.loads((two_builds[0] / "embed" / "manifest.json").read_text(encoding="utf-8"))
     kinds = {chart["kind"] for chart in manifest["charts"]}
     assert {"roofline", "collective"} <= kinds
-    assert any(name.endswith(".png") for name in _files(two_builds[0]))
+    names = _files(two_builds[0])
+    assert any(name.endswith(".png") for name in names) and any(name.endswith("-dark.svg") for name in names)
 
 
 def test_every_file_is_byte_identical_apart_from_mkdocs_dates(two_builds):

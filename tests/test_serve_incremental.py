@@ -23,7 +23,8 @@ from ainotes.base import cache
 from ainotes.build import drawings
 from sitebuild import make_fixture
 
-pytestmark = pytest.mark.build  # whole-site builds: not in make test-fast
+# Whole-site builds: not in make test-fast. One worker runs this file (xdist_group): its Vega bundle is built once.
+pytestmark = [pytest.mark.build, pytest.mark.xdist_group("serve_incremental")]
 
 PAGES = {
     "index.md": "# Home\n\nNo charts here.\n",

@@ -10,15 +10,15 @@ from html import unescape
 
 import pytest
 
-from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS, VEGA_KINDS
+from ainotes.build.site import VEGA_KINDS
+from ainotes.fences.registry import CHART_KINDS, FENCE_KINDS
 from ainotes.markdown.extension import locate_fences
-from preset_support import ADDED, presets_with_additions
+from preset_support import ADDED
 from sitebuild import (
     CSS_IMPORT,
     CSS_URL,
     H100,
     REPO,
-    copy_real_project,
     is_outside,
     loaded_urls,
     make_fixture,
@@ -26,14 +26,6 @@ from sitebuild import (
 )
 
 pytestmark = pytest.mark.build
-
-
-@pytest.fixture(scope="module")
-def real_site(tmp_path_factory):
-    project = copy_real_project(tmp_path_factory.mktemp("real"))
-    build = run_build(project)
-    assert build.returncode == 0, build.output
-    return build
 
 
 def _fence_counts() -> dict[str, dict[str, int]]:
@@ -232,11 +224,8 @@ def test_chart_ids_are_unique_across_pages(tmp_path):
     assert "chart id 'same' is already used on a.md" in build.output
 
 
-def test_adding_a_preset_is_one_file(tmp_path):
-    project = copy_real_project(tmp_path / "project")
-    presets_with_additions(project / "presets")  # an H200 and an MI300X beside whatever ships
-    build = run_build(project)
-    assert build.returncode == 0, build.output
+def test_adding_a_preset_is_one_file(site_with_additions):
+    build, project = site_with_additions, site_with_additions.project  # an H200 and an MI300X beside what ships
     roofline_page = unescape(build.page("roofline"))
     for name in ("NVIDIA H200 SXM 141 GB", "AMD Instinct MI300X (192 GB HBM3)"):
         assert name in roofline_page  # presets table and explorer

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_support import DESK, PHONE, StaticServer, site_pages
-from preset_support import presets_with_additions
-from sitebuild import copy_real_project, run_build
+from browser_support import DESK, PHONE, site_pages
 
 pytestmark = pytest.mark.browser
 
@@ -49,20 +47,19 @@ TABLES_JS = """() => [...document.querySelectorAll('.md-content table')]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    work = tmp_path_factory.mktemp("tables")
-    project = copy_real_project(work / "project")
-    presets_with_additions(project / "presets")
-    build = run_build(project, work / "site")
-    assert build.returncode == 0, build.output
-    server = StaticServer(work / "site").start()
-    yield server.origin, [p for p in site_pages(work / "site")
-                          if "<table" in (work / "site" / p / "index.html").read_text(encoding="utf-8")]
-    server.stop()
+def served(site_with_additions):
+    site = site_with_additions.site
+    return site_with_additions.url.rstrip("/"), [p for p in site_pages(site)
+                                                 if "<table" in (site / p / "index.html").read_text(encoding="utf-8")]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("viewport", [DESK, PHONE], ids=["1280", "360"])
+@pytest.mark.parametrize(("viewport", "scheme"), [
+    # Both widths and both schemes in `make test`; the other two pairings in the matrix tier.
+    pytest.param(DESK, "light", id="1280-light"),
+    pytest.param(PHONE, "dark", id="360-dark"),
+    pytest.param(PHONE, "light", id="360-light", marks=pytest.mark.matrix),
+    pytest.param(DESK, "dark", id="1280-dark", marks=pytest.mark.matrix),
+])
 def test_no_table_is_cut_off_or_squeezed(browser, served, viewport, scheme) -> None:
     origin, pages = served
     assert pages, "the site has tables"
