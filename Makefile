@@ -9,7 +9,7 @@ CHROMIUM := /usr/bin/chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: site site-properdocs site-zensical test test-matrix test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
+.PHONY: site site-properdocs site-zensical test test-integration test-matrix test-all test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
 
 site: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict --site-dir site
@@ -38,11 +38,24 @@ serve: $(VENV)/.installed
 # at (artifacts/screenshots/). CI runs both. pytest's status passes through: 5 (no tests) fails.
 TEST_WORKERS ?= 2
 PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
-test: $(VENV)/.installed-test chromium
-	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not matrix and not screenshots"
+# Three tiers, all run by CI (.ci/run):
+#   make test              everything but the browser: core, charts, renders, pages, the CLI, and real
+#                          MkDocs builds of fixture and real sites (a contributor's loop, about 2 min here)
+#   make test-integration  the real browser (Playwright driving Debian's chromium), the ProperDocs and
+#                          Zensical builds, and two whole builds compared byte for byte
+#   make test-matrix       the rest of each scheme x width x page combination, and the screenshots
+# make test-all runs the three.
+TIERS = matrix or screenshots
+test: $(VENV)/.installed-test
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not browser and not integration and not ($(TIERS))"
+
+test-integration: $(VENV)/.installed-test chromium
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "(browser or integration) and not ($(TIERS))"
 
 test-matrix: $(VENV)/.installed-test chromium
-	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "matrix or screenshots"
+	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "$(TIERS)"
+
+test-all: test test-integration test-matrix
 
 # The quick loop: no browser, no whole-site builds (MkDocs, ProperDocs, Zensical), no slow
 # tier, and fewer hostile-input examples per property than make test's 50.

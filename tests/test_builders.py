@@ -20,7 +20,7 @@ from ainotes.markdown.extension import locate_fences
 from sitebuild import REPO, copy_real_project, make_fixture
 
 # One worker runs this file (xdist_group): its ProperDocs and Zensical sites are built once.
-pytestmark = [pytest.mark.build, pytest.mark.xdist_group("builders")]
+pytestmark = [pytest.mark.build, pytest.mark.integration, pytest.mark.xdist_group("builders")]
 
 GENERATOR = re.compile(r'<meta name="generator" content="[^"]*">')
 LASTMOD = re.compile(r"<lastmod>[^<]*</lastmod>")

@@ -48,6 +48,11 @@ def test_collective_cost_fence_draws_a_live_chart_with_its_embeds(site: NotesSit
     # A phone's picture in each scheme, drawn at its width; a caption that follows the selects.
     assert out.count("ainotes-chart__still--narrow") == 2 and "--ainotes-aspect-narrow: 328 / 500" in out
     assert "data-cost-caption" in out and out.count('<template class="ainotes-cost-captions">') == 1
+    # The embed snippets name the chart by its title: the live title is an expression the page computes,
+    # which an embedding page's alt text and frame title never see.
+    snippets = [html.unescape(s) for s in re.findall(r'<code class="ainotes-embed__snippet"[^>]*>(.*?)</code>', out)]
+    assert snippets and all("expr" not in s for s in snippets)
+    assert any('alt="All-to-all: time against message size"' in s for s in snippets)
 
 
 def test_links_table_lists_every_link_with_its_sources(site: NotesSite) -> None:

@@ -47,7 +47,7 @@ MKDOCS_DATED = {
 
 
 # One worker runs this file (xdist_group): its two builds are made once.
-pytestmark = [pytest.mark.build, pytest.mark.xdist_group("reproducible")]
+pytestmark = [pytest.mark.build, pytest.mark.integration, pytest.mark.xdist_group("reproducible")]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
 from ainotes import render
-from ainotes.base import cache
+from ainotes.base import cache as render_cache
 from ainotes.build import drawings
 from sitebuild import make_fixture
 
@@ -45,11 +45,11 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(runtime_cache))
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "0")  # counts are the same with workers; this is quicker
     render.shutdown()  # renders an earlier test left running would count in this one
-    cache.MEMO.clear()
+    render_cache.MEMO.clear()
     render.SESSION.runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)
     render.shutdown()
-    cache.MEMO.clear()
+    render_cache.MEMO.clear()
 
 
 def rebuild(project: Path) -> Counter[str]:
@@ -178,7 +178,7 @@ def test_damaged_kept_drawings_are_drawn_again_with_the_same_bytes(project):
         data = bytearray(entry.read_bytes())
         data[-1] ^= 0xFF
         entry.write_bytes(bytes(data))
-    cache.MEMO.clear()
+    render_cache.MEMO.clear()
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"drawn": 4}) and renders["svg"] == 6  # nothing damaged was served
     assert site_files(project) == before
@@ -193,7 +193,7 @@ def test_a_lost_files_entry_draws_the_chart_again_for_its_files(project):
     assert len(files_entries) == 4
     for path in files_entries:
         path.unlink()
-    cache.MEMO.clear()
+    render_cache.MEMO.clear()
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"kept": 4, "redrawn": 4}) and renders == Counter()  # the renders are still cached
     assert site_files(project) == before

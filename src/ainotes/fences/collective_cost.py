@@ -73,7 +73,7 @@ def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: 
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(
             chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
-            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])),
+            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])), title=title,
         )
 
     return site.chart_figure(chart, page, (request, links), draw, scripts=(RUNTIME_FILE, "vega-charts.js"))

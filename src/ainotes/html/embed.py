@@ -63,12 +63,14 @@ def still_html(svg_text: str, scheme: str, chart_id: str, *, narrow: bool = Fals
 
 
 def spec_title(spec: Mapping[str, Any]) -> str:
+    """The spec's title as text; "Chart" where it has none, or only one the live view computes
+    (``{"expr": ...}``: the static page has no value for it)."""
     title = spec.get("title")
     if isinstance(title, Mapping):
         title = title.get("text")
     if isinstance(title, list):
         title = " ".join(str(part) for part in title)
-    return str(title) if title else "Chart"
+    return str(title) if title and isinstance(title, str | int | float) else "Chart"
 
 
 def picture_snippet(urls: Mapping[str, str], *, title: str) -> str | None:
@@ -144,8 +146,10 @@ def interactive_figure_html(
     embed_urls: Mapping[str, str] | None = None,
     kind: str | None = None,
     narrow_svgs: tuple[str, str] | None = None,
+    title: str | None = None,
 ) -> str:
-    """The in-page figure for one chart (see the module docstring).
+    """The in-page figure for one chart (see the module docstring); ``title`` names it in the embed
+    snippets (default: the spec's own title).
 
     ``caption_html`` is trusted HTML (the chart modules escape what they put in it);
     ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
@@ -157,7 +161,7 @@ def interactive_figure_html(
     light, width, height = still_html(render.svg(spec_light), "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
     dark, _, _ = still_html(svg_dark if svg_dark is not None else render.svg(spec_dark), "dark", chart_id)
-    title = spec_title(spec_light)
+    title = title or spec_title(spec_light)
     # <template>, not <script type="application/json">: Material's instant navigation re-runs
     # every <script> in the new page as JavaScript, dropping its type. A template's content
     # is inert, and script_json leaves no "<" or "&" in it for the HTML parser to read.
