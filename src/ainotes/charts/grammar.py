@@ -133,17 +133,26 @@ class Grammar:
         self._build = build
         self._sources = tuple(sources) or (__file__,)
         self._memo: dict[Hashable, dict[str, Any]] = {}
+        self.builds = 0  # how many structures altair has built in this process (tests count with it)
+
+    def forget(self) -> None:
+        """Drop this process's structures (the disk cache keeps its own)."""
+        self._memo.clear()
+
+    def _built(self, variant: Hashable) -> dict[str, Any]:
+        self.builds += 1
+        return self._build(variant)
 
     def structure(self, variant: Hashable = (), *, cached: bool = True) -> dict[str, Any]:
         """The structure for ``variant`` (a fresh copy); ``cached=False`` runs altair again."""
         if not cached:
-            return self._build(variant)
+            return self._built(variant)
         if variant not in self._memo:
 
             payload = {"variant": repr(variant), "code": code_fingerprint(*self._sources, __file__)}
             # shared: a structure depends on code and altair only, so a cold render cache keeps it
             self._memo[variant] = cache.memo_json(
-                f"grammar-{self.kind}", payload, lambda: self._build(variant), shared=True,
+                f"grammar-{self.kind}", payload, lambda: self._built(variant), shared=True,
                 versions={"altair": _altair_version()},
             )
         return copy.deepcopy(self._memo[variant])

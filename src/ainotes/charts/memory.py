@@ -73,7 +73,7 @@ PARAM_FIELDS: Mapping[str, str] = {"zero": "zero", "dp": "dp", "tp": "tp", "pp":
                                    "sp": "sequence_parallel"}
 
 # Okabe & Ito's colour-blind-safe palette; dark mode takes lighter members where they read better.
-_THEMES: dict[str, dict[str, Any]] = {
+THEMES: dict[str, dict[str, Any]] = {
     "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
               "domain": "#9aa0a8", "capacity": "#1f2329", "palette": ["#0072B2", "#56B4E9", "#E69F00", "#009E73"]},
     "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
@@ -84,9 +84,9 @@ _FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 
 def theme_config(theme: Theme) -> dict[str, Any]:
     """The Vega-Lite ``config`` of a theme: every colour the chart uses, text at 11 px or more."""
-    if theme not in _THEMES:
+    if theme not in THEMES:
         raise InputError(f"memory chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    c = _THEMES[theme]
+    c = THEMES[theme]
     return {
         "background": c["background"],
         "font": _FONT,
