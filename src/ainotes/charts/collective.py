@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import copy
 import html
-import json
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 
+from ainotes.base import scripts
 from ainotes.base.errors import InputError
 from ainotes.charts.frame import HEIGHT_POSTER_JS
 from ainotes.core.collectives import (
@@ -531,7 +531,7 @@ def _stepper_templates(op: str, root: int, title: str | None, initial: str) -> s
     tables = "".join(
         table_html(simulate(op, ranks, min(root, ranks - 1)), title=title) for ranks in range(MIN_RANKS, MAX_RANKS + 1)
     )
-    return (f'<template class="ainotes-stepper-data">{_script_json(data)}</template>'
+    return (f'<template class="ainotes-stepper-data">{scripts.script_json(data)}</template>'
             f'<template class="ainotes-stepper-tables">{tables}</template>')
 
 
@@ -594,12 +594,6 @@ def _stepper_data(op: str, root: int, title: str | None) -> dict:
                      "header_h": HEADER_H, "ring_w": RING_W, "gap_max": GAP_MAX, "full_sum_parts": FULL_SUM_PARTS,
                      "name_chars": NAME_CHARS, "letters": RANK_LETTERS},
     }
-
-
-def _script_json(value: object) -> str:
-    """JSON for an inert element: no "<", ">" or "&" left for the HTML parser to read."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def table_html(run: CollectiveRun, *, title: str | None = None) -> str:

@@ -7,11 +7,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ainotes.base.textcheck import short
+from ainotes.charts import collective as collective_chart
 from ainotes.core import collectives
 from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, RING_OPS, check_op
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.html import embed
 from ainotes.html.page import Drawn, Page, embed_json_bytes
 
 
@@ -49,8 +51,6 @@ def _draw_collective(site: DrawSite, request: CollectiveRequest, page: Page) -> 
     chart.about = {"op": request.op, "ranks": request.ranks, "root": run.root, "schedule": run.schedule}
 
     def draw() -> Callable[[], str]:
-        from ainotes.charts import collective as collective_chart
-        from ainotes.html import embed
 
         chart.files = {
             "svg": lambda: collective_chart.animated_svg(run, title=title),

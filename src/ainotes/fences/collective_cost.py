@@ -8,12 +8,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from ainotes import render
 from ainotes.base.textcheck import short
+from ainotes.charts import cost as cost_chart
+from ainotes.charts.cost import RANK_CHOICES
 from ainotes.core import collective_cost as cc
 from ainotes.core.collectives import check_op
 from ainotes.core.hardware import Preset
-from ainotes.fences.body import Fence
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.html import embed
 from ainotes.html.page import RUNTIME_FILE, Drawn, Page, prefetch_renders, themed_chart_files
 from ainotes.inline.cost import link_for
 
@@ -32,8 +36,6 @@ def parse_collective_cost(
 ) -> CollectiveCostRequest:
     """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
     link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn."""
-    from ainotes.charts.cost import RANK_CHOICES
-    from ainotes.fences.body import BodyReader, load_body
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
@@ -49,7 +51,6 @@ def parse_collective_cost(
 
 
 def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: Page) -> Drawn:
-    from ainotes.charts import cost as cost_chart
 
     links = tuple(site.links().values())
     link = link_for(site.links(), request.link_id)
@@ -58,8 +59,6 @@ def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: 
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
 
     def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.html import embed
 
         def spec(theme: Literal["light", "dark"]) -> dict:
             return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,

@@ -8,13 +8,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
+from ainotes.charts import inference as inference_chart
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
+from ainotes.core.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES
 from ainotes.core.models import ModelPreset
-from ainotes.fences.body import Fence
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.html import embed
 from ainotes.html.page import RUNTIME_FILE, Drawn, Page, prefetch_renders, themed_chart_files
 
 #: The chart's weight/KV choices, as ``WEIGHTS/KV``.
@@ -64,7 +68,6 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     preset with a rate at ``compute_dtype``), context and contexts (the context select), precision and
     precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
     (default each GPU's NVLink), metric (``time`` or ``tokens-per-second``), title, id."""
-    from ainotes.fences.body import BodyReader, load_body
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, _CHART_KEYS, lines)
@@ -162,7 +165,6 @@ def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links
 def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset, links: Mapping[str, Any]
                   ) -> str:
     """The chart's caption, with the figures of its initial view (:func:`ainotes.charts.inference.caption_html`)."""
-    from ainotes.charts import inference as inference_chart
 
     weights, kv = request.precision.split("/")
     tp = request.tp if tp_allowed(model, request.tp) else 1
@@ -194,13 +196,11 @@ def _precision(reader: Any, key: str, value: Any) -> str:
 
 
 def _fits_compute(precision: str, compute: str) -> bool:
-    from ainotes.core.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES
 
     return STORAGE_DTYPE_BYTES[precision.split("/", maxsplit=1)[0]] <= DTYPE_BYTES[compute]
 
 
 def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
-    from ainotes.charts import inference as inference_chart
 
     models = resolve_models(request.model_ids, site.models(), request.where)
     presets = [site.presets_by_id[i] for i in request.preset_ids]
@@ -211,8 +211,6 @@ def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) 
                    "compute_dtype": request.compute_dtype}
 
     def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.html import embed
 
         def spec(theme: Literal["light", "dark"]) -> dict:
             return inference_chart.inference_spec(

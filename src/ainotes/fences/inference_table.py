@@ -14,10 +14,11 @@ from ainotes.base.textcheck import short
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
 from ainotes.core.models import ModelPreset
-from ainotes.fences.body import Fence
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.inference import key_where, presets_with_rate, read_model_ids, resolve_models, tp_allowed
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html.page import Drawn, Page
+from ainotes.html.tables import notes_table
 from ainotes.inline.inference import number_text
 
 AUTO_TP = "auto"
@@ -44,7 +45,6 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     rate at ``compute_dtype``), context (default 4096), weights_dtype, kv_dtype, compute_dtype (default bf16),
     tp (a number, or ``auto``, the default: the fewest chips, a power of two up to 64, that hold the weights
     and one sequence), link."""
-    from ainotes.fences.body import BodyReader, load_body
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, ("models", "presets", "context", "weights_dtype", "kv_dtype",
@@ -126,7 +126,6 @@ def inference_table_html(rows: Sequence[TableRow], request: InferenceTableReques
     the page); each cell the largest batch whose KV cache fits at the context and the batch past which
     the matmuls turn compute-bound, the one that limits first in bold (and the chips, when the fence
     lets each cell take the fewest that hold the model). Names escaped."""
-    from ainotes.html.tables import notes_table
 
     body = []
     previous = None

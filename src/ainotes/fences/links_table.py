@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ainotes.core.hardware import Preset
-from ainotes.fences.body import Fence
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import backlinks, tables
 from ainotes.html.page import Drawn, Page, relative_prefix
@@ -15,7 +15,6 @@ from ainotes.html.page import Drawn, Page, relative_prefix
 
 def parse_links_table(fence: Fence, where: str, presets: Mapping[str, Preset] | None = None) -> None:
     """``links-table`` fence: no body (every link in ``presets/links`` is listed)."""
-    from ainotes.fences.body import BodyReader, load_body
 
     data, lines = load_body(fence, where)
     BodyReader(fence, where, data, (), lines)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
@@ -19,17 +18,13 @@ from ainotes.html import backlinks
 from ainotes.html.page import Drawn, Page, relative_prefix
 from ainotes.html.tables import notes_table, safe_link
 from ainotes.inline.models import (
-        attention_words,
-        difference_text,
-        embedding_words,
-        mlp_words,
-        params_short,
-        params_text,
+    attention_words,
+    difference_text,
+    embedding_words,
+    mlp_words,
+    params_short,
+    params_text,
 )
-
-if TYPE_CHECKING:
-        from ainotes.html.page import Drawn, Page
-
 
 MAX_MODELS_PER_TABLE = 32
 
@@ -64,7 +59,6 @@ def parse_models_table(fence: Fence, where: str, presets: Mapping[str, Preset] |
 
 def draw_models_table(site: DrawSite, request: ModelsTableRequest, page: Page) -> Drawn:
     """The models, as :func:`models_table_html` draws them; an unknown id names the page:line."""
-    from ainotes.html.page import Drawn
 
     known = site.models()
     if request.model_ids is None:

@@ -9,14 +9,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts import roofline as roofline_chart
 from ainotes.core import checks, inference
-from ainotes.core.hardware import Preset
+from ainotes.core.hardware import PRECISIONS, Preset
 from ainotes.core.kernels import Kernel, parse_kernel_spec
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import MAX_TITLE_CHARS, BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.html import embed
 from ainotes.html.page import RUNTIME_FILE, Drawn, Page, embed_json_bytes, prefetch_renders
 
 # What one fence may ask for; documented in the README ("Limits").
@@ -37,9 +40,7 @@ class RooflineRequest:
 def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> RooflineRequest:
     """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16),
     and a model's layer as kernels: model, phase, batch, context, weights_dtype, kv_dtype, compute_dtype, tp
-    (:func:`ainotes.inline.inference.parse_layer`; precision then defaults to compute_dtype)."""
-    from ainotes.core.hardware import PRECISIONS
-    from ainotes.fences.roofline import LAYER_KEYS, parse_layer
+    (:func:`parse_layer`; precision then defaults to compute_dtype)."""
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision", *LAYER_KEYS),
@@ -189,9 +190,6 @@ def _draw_roofline(site: DrawSite, request: RooflineRequest, page: Page) -> Draw
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
 
     def draw() -> Callable[[], str]:
-        from ainotes import render
-        from ainotes.charts import roofline as roofline_chart
-        from ainotes.html import embed
 
         light = roofline_chart.roofline_spec(
             presets, kernels=kernels, sparsity=request.sparsity, title=title if request.layer else request.title,

@@ -10,13 +10,14 @@ from typing import Any
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
+from ainotes.charts import memory as memory_chart
 from ainotes.charts.memory import CHOICES
 from ainotes.core import memory
-from ainotes.core.checks import FieldError
+from ainotes.core.checks import FieldError, one_of, whole_number
 from ainotes.core.hardware import Preset
 from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import ModelPreset
-from ainotes.fences.body import Fence
+from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import memory as memory_figure
 from ainotes.html.page import ASSET_URL, RUNTIME_FILE, Drawn, Page, relative_prefix, themed_chart_files
@@ -51,7 +52,6 @@ class TrainingMemoryRequest:
 
 
 def read_memory_body(fence: Fence, where: str, allowed: tuple[str, ...]) -> tuple[Any, dict[str, Any], dict[str, int]]:
-    from ainotes.fences.body import BodyReader, load_body
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, allowed, lines)
@@ -168,7 +168,6 @@ def check_activation_fields(fields: Mapping[str, Any]) -> None:
     if "micro_batch" not in fields:
         stray = next(k for k in memory.ACTIVATION_FIELDS if k in fields)
         raise FieldError(f"{stray!r} is about activations: give 'micro_batch' and 'seq_len' too", stray)
-    from ainotes.core.checks import one_of, whole_number
 
     whole_number(fields["micro_batch"], "'micro_batch'", "micro_batch", high=memory.MAX_MICRO_BATCH)
     whole_number(fields["seq_len"], "'seq_len'", "seq_len", high=memory.MAX_SEQ_LEN)
@@ -185,7 +184,6 @@ def _draw_training_memory(site: DrawSite, request: TrainingMemoryRequest, page: 
     chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets], **request.fields}
 
     def draw() -> Callable[[], str]:
-        from ainotes.charts import memory as memory_chart
 
         light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
                        for theme in ("light", "dark"))

@@ -26,6 +26,8 @@ from html import escape
 from typing import Any
 
 from ainotes.base.errors import InputError
+from ainotes.html.tables import safe_link
+from ainotes.notes import meta as notes_meta
 
 Use = tuple[str, str]  # (kind, id): ("gpu", "h100"), ("link", "nvlink-4"), ("model", "palm-540b")
 
@@ -135,7 +137,6 @@ def used_in_html(site: Any, kind: str, entry_ids: Iterable[str], prefix: str) ->
     """The backlinks under a presets (or links) table: each entry, and the notes that use it.
 
     ``prefix`` leads from the page holding the table back to the site root."""
-    from ainotes.notes import meta as notes_meta
 
     catalogue = notes_meta.known_catalogue(site)
     if catalogue is None:
@@ -187,7 +188,6 @@ def draws_on_html(site: Any, catalogue: Any, uses: Iterable[Use], prefix: str,
 
 def _source_html(source: Any, by_url: Mapping[str, Any]) -> str:
     """A preset source in the bibliography's style: its entry there, else ``Title. URL: <a>…</a>.``"""
-    from ainotes.html.tables import safe_link
 
     entry = by_url.get(source.url)
     if entry is not None:

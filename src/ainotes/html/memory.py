@@ -9,6 +9,7 @@ from typing import Any
 
 from ainotes import render
 from ainotes.charts.memory import narrow_spec
+from ainotes.html import embed
 
 
 def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, caption_html: str,
@@ -17,7 +18,6 @@ def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, c
     """The in-page figure: ``vega-charts.js``'s markup (:func:`ainotes.html.embed.interactive_figure_html`)
     with a phone picture beside the desk one, and the selects in a grid (``assets/memory-chart.css``,
     linked from the figure at ``stylesheet``, a URL relative to the page)."""
-    from ainotes.html import embed
 
     narrow_light, narrow_dark = render.svg(narrow_spec(light)), render.svg(narrow_spec(dark))
     light_still, width, height = embed.still_html(render.svg(light), "light", chart_id)

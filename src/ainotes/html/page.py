@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from ainotes import render
+from ainotes.html import embed
+
 
 @dataclass
 class Chart:
@@ -78,7 +81,6 @@ def prefetch_renders(
     parallel with other charts) while the build goes on, and each use waits for its own.
     ``narrow`` is the phone-sized spec whose still a page shows on narrow screens. The chart's
     renders are one job, so one worker compiles each theme's spec once for all of them."""
-    from ainotes import render
 
     chart = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.vega_request(render.responsive(light))]
     if narrow is not None:
@@ -94,8 +96,6 @@ def themed_chart_files(chart: Chart, light: dict, dark: dict, *, title: str,
                         caption_html: str) -> dict[str, Callable[[], str | bytes]]:
     """The embed files of a Vega chart whose dark still is rendered from its own dark spec (the cost,
     memory and inference charts): both stills, the PNG, the Vega-Lite JSON and the standalone page."""
-    from ainotes import render
-    from ainotes.html import embed
 
     return {
         "svg": lambda: render.svg(light),
