@@ -66,7 +66,7 @@ def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: 
 
         light, dark = spec("light"), spec("dark")
         narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
+        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow)
         caption = cost_chart.caption_html(request.op, request.ranks, link, links)
         chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)

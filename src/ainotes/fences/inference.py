@@ -222,7 +222,7 @@ def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) 
         light, dark = spec("light"), spec("dark")
         caption = chart_caption(request, models[0], presets[0], links)
         narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow[0])
+        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow)
         chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         return lambda: embed.interactive_figure_html(

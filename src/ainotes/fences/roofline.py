@@ -198,7 +198,7 @@ def _draw_roofline(site: DrawSite, request: RooflineRequest, page: Page) -> Draw
         )
         dark = roofline_chart.retheme(light, "dark")
         narrow = roofline_chart.narrow_static(light)
-        prefetch_renders(site.render_progress, light, dark, dark_svg=False, dark_vega=False, narrow=narrow)
+        prefetch_renders(site.render_progress, light, dark, dark_svg=False, dark_vega=False, narrow=(narrow,))
 
         @functools.cache
         def svg_dark() -> str:

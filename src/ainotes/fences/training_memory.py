@@ -20,7 +20,15 @@ from ainotes.core.models import ModelPreset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import memory as memory_figure
-from ainotes.html.page import ASSET_URL, RUNTIME_FILE, Drawn, Page, relative_prefix, themed_chart_files
+from ainotes.html.page import (
+    ASSET_URL,
+    RUNTIME_FILE,
+    Drawn,
+    Page,
+    prefetch_renders,
+    relative_prefix,
+    themed_chart_files,
+)
 
 CONFIG_KEYS = ("zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", "sequence_parallel", "attention",
                 "optimizer", "fp32_grad_accum", "dropout")
@@ -187,7 +195,8 @@ def _draw_training_memory(site: DrawSite, request: TrainingMemoryRequest, page: 
 
         light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
                        for theme in ("light", "dark"))
-        memory_figure.prefetch(light, dark, progress=site.render_progress)
+        prefetch_renders(site.render_progress, light, dark, dark_svg=True,
+                         narrow=(memory_chart.narrow_spec(light), memory_chart.narrow_spec(dark)))
         caption = memory_chart.caption_html(config, presets)
         chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)

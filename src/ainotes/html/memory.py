@@ -43,11 +43,3 @@ def figure_html(chart_id: str, light: dict[str, Any], dark: dict[str, Any], *, c
         f"{embed.downloads_html(chart_id, downloads, title=embed.spec_title(light), embed_urls=embed_urls, kind=kind)}"
         "</figure>"
     )
-
-
-def prefetch(light: dict[str, Any], dark: dict[str, Any], progress: Any = None) -> None:
-    """Queue every render the figure and its files will ask for, as one job (see ``site._prefetch_renders``)."""
-    parts = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.svg_request(dark),
-             render.svg_request(narrow_spec(light)), render.svg_request(narrow_spec(dark)),
-             render.vega_request(render.responsive(light)), render.vega_request(render.responsive(dark))]
-    render.prefetch([render.group_request(parts), render.RUNTIME_REQUEST], progress=progress)

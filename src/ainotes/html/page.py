@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -75,16 +75,16 @@ def figure_section(html_text: str) -> str:
 
 def prefetch_renders(
     progress: Callable[[int, int], None] | None, light: dict, dark: dict, *, dark_svg: bool,
-    narrow: dict | None = None, dark_vega: bool = True,
+    narrow: Sequence[dict] = (), dark_vega: bool = True,
 ) -> None:
     """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
     parallel with other charts) while the build goes on, and each use waits for its own.
-    ``narrow`` is the phone-sized spec whose still a page shows on narrow screens. The chart's
+    ``narrow`` are the phone-sized specs whose stills a page shows on narrow screens (light, and
+    dark where the dark one is rendered, not recoloured). The chart's
     renders are one job, so one worker compiles each theme's spec once for all of them."""
 
     chart = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.vega_request(render.responsive(light))]
-    if narrow is not None:
-        chart.append(render.svg_request(narrow))
+    chart.extend(render.svg_request(spec) for spec in narrow)
     if dark_vega:  # a chart whose dark live view is compiled, not recoloured
         chart.append(render.vega_request(render.responsive(dark)))
     if dark_svg:  # a chart whose dark still is rendered, not recoloured
