@@ -243,23 +243,7 @@ def _read_line(segment: _Segment, number: int, text: str, path: str, banner: str
         return banner
     if command := _COMMAND.search(stripped):
         segment.commanded.setdefault(command.group(1), number)
-    if device := _DEVICE.match(stripped):
-        rank = int(device.group(1))
-        if rank in segment.devices:
-            raise MeasuredFileError(
-                f"{where(path, number)}: rank {rank} is listed twice (lines {segment.devices[rank][0]} and "
-                f"{number}): two runs' output is interleaved in one file; keep one run per file")
-        segment.devices[rank] = (number, device.group(4))
-        return banner
-    if bounds := _BOUNDS.search(stripped):
-        segment.out_of_bounds = int(bounds.group(1))
-        return banner
-    if average := _AVERAGE.search(stripped):
-        try:
-            segment.footer_avg = parse_number(average.group(1))
-        except ValueError:
-            raise MeasuredFileError(f"{where(path, number)}: the average bus bandwidth must be a number, "
-                                    f"not {average.group(1)!r}") from None
+    if _read_metadata(segment, number, stripped, path):
         return banner
     if layout := header_layout(number, stripped, banner):
         segment.layout = layout
@@ -268,6 +252,28 @@ def _read_line(segment: _Segment, number: int, text: str, path: str, banner: str
         _add_row(segment, tokens, number, path)
     return banner
 
+
+def _read_metadata(segment: _Segment, number: int, stripped: str, path: str) -> bool:
+    """A device line or a footer line folded into the segment; ``False`` for any other line."""
+    if device := _DEVICE.match(stripped):
+        rank = int(device.group(1))
+        if rank in segment.devices:
+            raise MeasuredFileError(
+                f"{where(path, number)}: rank {rank} is listed twice (lines {segment.devices[rank][0]} and "
+                f"{number}): two runs' output is interleaved in one file; keep one run per file")
+        segment.devices[rank] = (number, device.group(4))
+        return True
+    if bounds := _BOUNDS.search(stripped):
+        segment.out_of_bounds = int(bounds.group(1))
+        return True
+    if average := _AVERAGE.search(stripped):
+        try:
+            segment.footer_avg = parse_number(average.group(1))
+        except ValueError:
+            raise MeasuredFileError(f"{where(path, number)}: the average bus bandwidth must be a number, "
+                                    f"not {average.group(1)!r}") from None
+        return True
+    return False
 
 def _add_row(segment: _Segment, tokens: list[str], number: int, path: str) -> None:
     layout = segment.layout
@@ -329,11 +335,11 @@ def _one_run(segments: list[_Segment], path: str) -> tuple[str | None, int | Non
     for later in segments[1:]:
         other_program, other_ranks = _program(later, path), _device_ranks(later)
         if other_program and program and other_program != program:
-            raise MeasuredFileError(f"{where(path, later.start_line)}: a second run starts here, of {other_program}_perf, "
-                                    f"after a run of {program}_perf: keep one run per file")
+            raise MeasuredFileError(f"{where(path, later.start_line)}: a second run starts here, of "
+                                    f"{other_program}_perf, after a run of {program}_perf: keep one run per file")
         if other_ranks and ranks and other_ranks != ranks:
-            raise MeasuredFileError(f"{where(path, later.start_line)}: a second run starts here on {other_ranks} ranks, "
-                                    f"after a run on {ranks}: keep one run per file")
+            raise MeasuredFileError(f"{where(path, later.start_line)}: a second run starts here on "
+                                    f"{other_ranks} ranks, after a run on {ranks}: keep one run per file")
         program, ranks = program or other_program, ranks or other_ranks
     return program, ranks
 
@@ -410,28 +416,35 @@ def read_nccl_tests_text(text: str, path: str, *, op: str | None = None, ranks: 
                                 "the file ends before its first row, or is not nccl-tests output")
     program, device_ranks = _one_run(segments, path)
     table = pd.DataFrame(rows)
-    factor = _observed_factor(table)
-    file_op = PROGRAM_OPS[program] if program else None
-    if op and file_op and op != file_op:
-        raise MeasuredFileError(f"{path}: --op {op}, but the file is a run of {program}_perf ({file_op})")
-    resolved_ranks, ranks_from = _resolve_ranks(device_ranks, ranks, op or file_op, factor, path)
-    resolved_op = op or file_op or _infer_op(table, resolved_ranks, factor)
-    if resolved_ranks is None and resolved_op:
-        resolved_ranks, ranks_from = _ranks_from_factor(resolved_op, factor), "busbw ÷ algbw"
-    if resolved_op and resolved_ranks:
-        _check_factor(resolved_op, resolved_ranks, factor, path, ranks_from)
+    resolved_op, resolved_ranks, ranks_from = _resolve(table, program, device_ranks, op, ranks, path)
     devices = tuple(name for segment in segments for _, name in sorted(segment.devices.values()))
     last = segments[-1]
     run = NcclTestsRun(
-        path=path, op=resolved_op, program=program, ranks=resolved_ranks, ranks_from=ranks_from if resolved_ranks else "",
+        path=path, op=resolved_op, program=program, ranks=resolved_ranks, ranks_from=ranks_from,
         devices=tuple(dict.fromkeys(devices)), table=table, footer_avg_busbw_gbps=last.footer_avg,
         out_of_bounds=last.out_of_bounds, nccl_algo=_nccl_algo(text),
         time_kind=segments[0].layout.time_kind if segments[0].layout else "time")
     return _with_notes(run, segments, resolved_op, len(segments))
 
 
-def _resolve_ranks(device_ranks: int | None, asked: int | None, op: str | None, factor: float | None,
-                   path: str) -> tuple[int | None, str]:
+def _resolve(table: pd.DataFrame, program: str | None, device_ranks: int | None, op: str | None,
+             ranks: int | None, path: str) -> tuple[str | None, int | None, str]:
+    """The collective, the rank count and where the count came from: the file first, then the caller,
+    then busbw ÷ algbw; a caller's value the file contradicts is one line."""
+    factor = _observed_factor(table)
+    file_op = PROGRAM_OPS[program] if program else None
+    if op and file_op and op != file_op:
+        raise MeasuredFileError(f"{path}: --op {op}, but the file is a run of {program}_perf ({file_op})")
+    resolved_ranks, ranks_from = _resolve_ranks(device_ranks, ranks, path)
+    resolved_op = op or file_op or _infer_op(table, resolved_ranks, factor)
+    if resolved_ranks is None and resolved_op:
+        resolved_ranks, ranks_from = _ranks_from_factor(resolved_op, factor), "busbw ÷ algbw"
+    if resolved_op and resolved_ranks:
+        _check_factor(resolved_op, resolved_ranks, factor, path, ranks_from)
+    return resolved_op, resolved_ranks, ranks_from if resolved_ranks else ""
+
+
+def _resolve_ranks(device_ranks: int | None, asked: int | None, path: str) -> tuple[int | None, str]:
     if device_ranks and asked and device_ranks != asked:
         raise MeasuredFileError(f"{path}: --ranks {asked}, but the file's device lines list ranks 0 to "
                                 f"{device_ranks - 1} ({device_ranks} ranks)")
@@ -451,7 +464,7 @@ def _nccl_algo(text: str) -> str | None:
 def footer_tolerance_gbps(run: NcclTestsRun) -> float:
     """How far the footer may sit from the mean of the printed busbw: half the last printed digit of
     each value (the rows are rounded, the footer is not), averaged, plus the footer's own %g rounding."""
-    digits = []
+    digits: list[float] = []
     for block in BLOCKS:
         column = run.table.get(f"{block}_busbw_gbps")
         if column is not None:
@@ -530,28 +543,19 @@ def read_nccl_tests_json(data: dict, path: str, *, op: str | None = None, ranks:
         rows.append(row)
     args = [str(a) for a in data.get("args", []) if isinstance(a, (str, int))]
     program = next((m.group(1) for a in args[:1] if (m := _PROGRAM.match(a.rsplit("/", 1)[-1]))), None)
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    config: dict = data["config"] if isinstance(data.get("config"), dict) else {}
     devices = [d for d in config.get("devices", []) if isinstance(d, dict)]
     device_ranks = max((int(d.get("rank", 0)) for d in devices), default=-1) + 1 or None
     table = pd.DataFrame(rows)
-    factor = _observed_factor(table)
-    file_op = PROGRAM_OPS[program] if program else None
-    if op and file_op and op != file_op:
-        raise MeasuredFileError(f"{path}: --op {op}, but the file is a run of {program}_perf ({file_op})")
-    resolved_ranks, ranks_from = _resolve_ranks(device_ranks, ranks, op or file_op, factor, path)
-    resolved_op = op or file_op or _infer_op(table, resolved_ranks, factor)
-    if resolved_ranks is None and resolved_op:
-        resolved_ranks, ranks_from = _ranks_from_factor(resolved_op, factor), "busbw ÷ algbw"
-    if resolved_op and resolved_ranks:
-        _check_factor(resolved_op, resolved_ranks, factor, path, ranks_from)
+    resolved_op, resolved_ranks, ranks_from = _resolve(table, program, device_ranks, op, ranks, path)
     average = data.get("average_bus_bandwidth")
     footer = average.get("bandwidth") if isinstance(average, dict) else None
     bounds = data.get("out_of_bounds")
     env = " ".join(str(e) for e in data.get("env", []) if isinstance(e, str) and e.startswith("NCCL_ALGO="))
     run = NcclTestsRun(
-        path=path, op=resolved_op, program=program, ranks=resolved_ranks, ranks_from=ranks_from if resolved_ranks else "",
+        path=path, op=resolved_op, program=program, ranks=resolved_ranks, ranks_from=ranks_from,
         devices=tuple(dict.fromkeys(str(d.get("device_info", "")) for d in devices)), table=table,
         footer_avg_busbw_gbps=float(footer) if isinstance(footer, (int, float)) else None,
-        out_of_bounds=int(bounds["count"]) if isinstance(bounds, dict) and isinstance(bounds.get("count"), int) else None,
+        out_of_bounds=bounds["count"] if isinstance(bounds, dict) and isinstance(bounds.get("count"), int) else None,
         nccl_algo=_nccl_algo(" ".join(args) + " " + env))
     return _with_notes(run, [], resolved_op, 1)
