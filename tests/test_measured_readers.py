@@ -155,9 +155,9 @@ def test_ranks_the_file_contradicts_are_refused():
     (b"hello world\nthis is not a log\n", "not nccl-tests output, an ncu --csv file or a PyTorch profiler trace"),
     (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur"', "not valid JSON"),
     (b"\xff\xfe\x00binary", "not UTF-8 text"),
-    (gzip.compress(b'{"traceEvents": []}')[:-6], "gzip file that is cut short"),
+    (gzip.compress(b'{"traceEvents": []}', mtime=0)[:-6], "gzip file that is cut short"),
     (b'{"traceEvents": []}', "without GPU kernel events"),
-])
+], ids=["text", "cut-json", "binary", "cut-gzip", "no-kernels"])
 def test_files_of_no_known_kind_are_one_line(tmp_path, content, words):
     path = tmp_path / "thing.txt"
     path.write_bytes(content)
