@@ -62,11 +62,21 @@ def _cmd_measured(args: argparse.Namespace) -> int:
 
 
 def _num(value: float | None, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}g}"
+    from ainotes.measurements.report import figure  # pandas loads only for this command
+
+    return figure(value, digits)
+
+
+def _duration(value_s: float) -> str:
+    from ainotes.measurements.report import duration
+
+    return duration(value_s)
 
 
 def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{value * 100:+.1f} %"
+    from ainotes.measurements.report import percent
+
+    return percent(value)
 
 
 def nccl_text(record: dict) -> str:
@@ -92,11 +102,11 @@ def nccl_text(record: dict) -> str:
                  + (f" (the file's footer: {footer:g})" if footer is not None else ""))
     if fitted := record["fit"]:
         lines.append(f"fit ({fitted['algorithm']}, relative least squares on the {fitted['times'].replace('_', '-')} "
-                     f"times): α = {shared.seconds(fitted['alpha_s']) if fitted['alpha_s'] > 0 else '0 s'}, "
+                     f"times): α = {_duration(fitted['alpha_s'])}, "
                      f"B = 1/β = {_num(fitted['bandwidth_gbps'])} GB/s")
     if model_record := record.get("model"):
         lines.append(f"link {model_record['link']} ({model_record['link_name']}): α = "
-                     f"{shared.seconds(model_record['alpha_s'])}, B = {model_record['bandwidth_gbps']:g} GB/s; "
+                     f"{_duration(model_record['alpha_s'])}, B = {model_record['bandwidth_gbps']:g} GB/s; "
                      "error = model ÷ measured − 1")
     if record["nccl_algo"]:
         lines.append(f"the run set NCCL_ALGO={record['nccl_algo']}")

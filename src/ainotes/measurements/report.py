@@ -22,6 +22,24 @@ from ainotes.measurements.ncu import NcuRun
 ABOVE_ROOF_TOLERANCE = 0.02
 
 
+def figure(value: float | None, digits: int = 4) -> str:
+    """A measured or modelled figure as the command and the page both print it: ``digits`` significant."""
+    return "—" if value is None else f"{value:.{digits}g}"
+
+
+def percent(value: float | None) -> str:
+    """An error or a fraction as a signed percentage with one decimal: ``-32.7 %``."""
+    return "—" if value is None else f"{value * 100:+.1f} %"
+
+
+def duration(value_s: float) -> str:
+    """A time with the unit that keeps it readable: ``4.265 µs``, ``1.515 ms``."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if value_s >= scale:
+            return f"{value_s / scale:.4g} {unit}"
+    return "0 s" if value_s <= 0 else f"{value_s / 1e-9:.4g} ns"
+
+
 def clean(value: Any) -> Any:
     """JSON-ready: NaN and infinities to ``None``, numpy and pandas scalars to Python ones."""
     if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
