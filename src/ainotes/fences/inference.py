@@ -67,7 +67,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     """``inference`` fence: models (ids; default every model preset), presets (GPU ids; default every
     preset with a rate at ``compute_dtype``), context and contexts (the context select), precision and
     precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
-    (default each GPU's NVLink), metric (``time`` or ``tokens-per-second``), title, id."""
+    (default each GPU preset's node link), metric (``time`` or ``tokens-per-second``), title, id."""
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, _CHART_KEYS, lines)
