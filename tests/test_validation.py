@@ -21,7 +21,8 @@ PRESETS = Path(__file__).parent / "fixtures" / "measured" / "presets"
 
 @pytest.fixture(scope="module")
 def rows():
-    presets = Presets({p.id: p for p in load_presets(PRESETS)}, {x.id: x for x in load_links(default_links_dir(PRESETS))},
+    links = {x.id: x for x in load_links(default_links_dir(PRESETS))}
+    presets = Presets({p.id: p for p in load_presets(PRESETS)}, links,
                       {m.id: m for m in load_models(default_models_dir(PRESETS))})
     return {row.published.key: row for row in validation_rows(presets)}
 
