@@ -206,3 +206,25 @@ def test_kineto_trace_gives_collectives_with_sizes_and_groups():
     assert first["busbw_gbps"] == pytest.approx(6637568 * 4 / 2636.669e-6 * 1.0 / 1e9)  # 2(n-1)/n = 1 at n = 2
     assert len(trace.collectives) == 21 and len(trace.steps) == 3
     assert trace.kernels["count"].sum() == 2700 - 21
+
+
+def test_markdown_pastes_without_the_leading_hash_and_cputime_columns(tmp_path):
+    """Threads render '#' lines as headings, so pastes lose the '#'; -C 1 names the time column cputime."""
+    text = (NCCL / "gb10-2node-allreduce-truncated.txt").read_text().splitlines()[:-1]
+    pasted = [line.lstrip("#") for line in text]
+    pasted = [line.replace("     time   algbw", "  cputime   algbw") for line in pasted]
+    path = tmp_path / "pasted.txt"
+    path.write_text("\n".join(pasted))
+    run = read_measured(path)
+    assert (run.op, run.ranks, run.time_kind) == ("all-reduce", 2, "cputime")
+    assert _row(run, 65536)["out_of_place_time_us"] == 67.93 and len(run.table) == 4
+
+
+def test_a_run_with_one_block_only(tmp_path):
+    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    rows = ["        8192          2048     float     sum      -1    35.15    0.23    0.23       0",
+            "       16384          4096     float     sum      -1    31.67    0.52    0.52       0"]
+    path = tmp_path / "one.txt"
+    path.write_text("# Collective test starting: all_reduce_perf\n" + "\n".join([header, *rows]))
+    run = read_measured(path, ranks=2)
+    assert "in_place_time_us" not in run.table and list(run.table["out_of_place_time_us"]) == [35.15, 31.67]

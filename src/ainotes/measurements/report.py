@@ -24,7 +24,11 @@ ABOVE_ROOF_TOLERANCE = 0.02
 
 def figure(value: float | None, digits: int = 4) -> str:
     """A measured or modelled figure as the command and the page both print it: ``digits`` significant."""
-    return "—" if value is None else f"{value:.{digits}g}"
+    if value is None:
+        return "—"
+    if 10**digits <= abs(value) < 1e15:  # whole numbers past the digits: no exponent (19090, not 1.909e+04)
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
 
 
 def percent(value: float | None) -> str:
@@ -93,6 +97,17 @@ def nccl_record(run: NcclTestsRun, link: Link | None) -> dict:
             notes.append(f"the α–β model has no {run.op} on {run.ranks} ranks")
     result["notes"] = notes
     return result
+
+
+def preset_link_id(preset: Preset, ranks: int | None) -> str | None:
+    """The link a run of ``ranks`` ranks on ``preset``'s nodes talks over (:func:`ainotes.core.topology.group_link`):
+    the node's own link while the ranks fit in one node, the link between nodes past it; ``None`` without
+    a node in the preset or a rank count."""
+    from ainotes.core.topology import group_link
+
+    if preset.node is None or not ranks:
+        return None
+    return group_link(preset, ranks).link_id
 
 
 def roof_flops_per_s(preset: Preset, intensity: float, precision: str, unit: str) -> float | None:
