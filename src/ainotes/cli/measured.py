@@ -46,8 +46,8 @@ def _cmd_measured(args: argparse.Namespace) -> int:
         link = None
         link_id = args.link
         if link_id is None and args.preset:  # the GPU's node: its NVLink inside a node, its NIC across nodes
-            preset = shared.preset_flag(shared.load_gpu_presets(args), args.preset)
-            link_id = report.preset_link_id(preset, run.ranks)
+            gpu = shared.preset_flag(shared.load_gpu_presets(args), args.preset)
+            link_id = report.preset_link_id(gpu, run.ranks)
         if link_id:
             try:
                 link = link_by_id(shared.load_link_presets(args), link_id)
