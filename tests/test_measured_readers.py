@@ -228,3 +228,23 @@ def test_a_run_with_one_block_only(tmp_path):
     path.write_text("# Collective test starting: all_reduce_perf\n" + "\n".join([header, *rows]))
     run = read_measured(path, ranks=2)
     assert "in_place_time_us" not in run.table and list(run.table["out_of_place_time_us"]) == [35.15, 31.67]
+
+
+def test_rows_split_by_nccl_log_lines_are_joined(tmp_path):
+    """NCCL_DEBUG=INFO output can land in the middle of a row, after its size columns and before its
+    times, with mpirun's [0] tags on both pieces (the log in NVIDIA/nccl issue 1453 looks like this)."""
+    log = "[0] h100clust-worker-1:497888:497888 [0] NCCL INFO 536870912 Bytes -> Algo 1 proto 2 time 1200.5"
+    lines = []
+    for line in (NCCL / "gb200-nvl72-allreduce-partial.txt").read_text().splitlines():
+        if line.startswith("   536870912"):
+            cut = line.index(" -1 ") + 3  # after the size, count, type, redop and root columns
+            head, tail = line[:cut], line[cut:]
+            lines += [f"[0] {head}{log}", log, f"[0] {tail}"]
+        else:
+            lines.append(f"[0] {line}")
+    path = tmp_path / "interleaved.txt"
+    path.write_text("\n".join(lines))
+    run = read_measured(path)
+    assert run.table.drop(columns="line").equals(
+        read_measured(NCCL / "gb200-nvl72-allreduce-partial.txt").table.drop(columns="line"))
+    assert run.footer_avg_busbw_gbps == 745.53
