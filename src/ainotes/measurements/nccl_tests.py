@@ -487,7 +487,7 @@ def _resolve_ranks(device_ranks: int | None, asked: int | None, path: str) -> tu
         raise MeasuredFileError(f"{path}: --ranks {asked}, but the file's device lines list ranks 0 to "
                                 f"{device_ranks - 1} ({device_ranks} ranks)")
     if device_ranks:
-        return device_ranks, "the device lines (highest rank + 1)"
+        return device_ranks, "the device lines"
     if asked:
         return asked, "--ranks"
     return None, ""

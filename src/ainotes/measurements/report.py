@@ -93,6 +93,10 @@ def nccl_record(run: NcclTestsRun, link: Link | None) -> dict:
                 "times": block,
                 "rows": [{"bytes": m.message_bytes, "time_s": m.time_s, "measured_s": m.measured_s, "error": m.error,
                           "algorithm": m.algorithm} for m in modelled]}
+            if run.op == "all-reduce" and link.id.startswith("nvlink") and not run.nccl_algo:
+                notes.append("on an NVSwitch node NCCL runs an all-reduce with NVLink SHARP (NVLS) when it can, "
+                             "which reduces inside the switch: the α–β model has no such algorithm, and such a run's "
+                             "busbw can pass the link's wire rate")
         else:
             notes.append(f"the α–β model has no {run.op} on {run.ranks} ranks")
     result["notes"] = notes
