@@ -37,7 +37,19 @@ def test_tagged_mpirun_log_reads_as_printed():
     assert run.notes == ()
 
 
+def test_a_whole_two_node_run_in_a_markdown_file():
+    run = read_measured(NCCL / "h100-2node-16rank-allreduce.md")
+    assert (run.op, run.ranks, run.devices) == ("all-reduce", 16, ("NVIDIA H100 80GB HBM3",))
+    assert len(run.table) == 31 and run.notes == ()
+    row = _row(run, 8589934592)
+    assert (row["out_of_place_time_us"], row["out_of_place_algbw_gbps"], row["out_of_place_busbw_gbps"]) == (
+        47535, 180.71, 338.82)
+    assert (row["in_place_time_us"], row["in_place_busbw_gbps"]) == (47743, 337.35)
+    assert _row(run, 8)["out_of_place_time_us"] == 135.8
+
+
 @pytest.mark.parametrize("name", ["rtx5090-2rank-allreduce-tagged.log", "gb200-nvl72-allreduce-partial.txt",
+                                  "h100-2node-16rank-allreduce.md",
                                   "h100-8gpu-allgather-per-iter-timestamps.txt", "rtx5090-2rank-allreduce.json"])
 def test_footer_average_is_the_mean_of_every_printed_busbw(name):
     """nccl-tests averages busbw over every result line, out-of-place and in-place (common.cu)."""
