@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import logging
 import os
 import re
 import subprocess
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -41,6 +42,8 @@ import yaml
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.notes import citations
+from ainotes.notes.settings import NotesSettings
 
 FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n(.*?\n)?(?:-{3}|\.{3})[ \t]*(?:\n|\Z)", re.S)
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -48,23 +51,6 @@ _ATTR_LIST = re.compile(r"\s*\{[:#.][^}]*\}\s*$")
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_MARKUP = re.compile(r"[*_`]+")
 MAX_TAGS_PER_NOTE = 12
-
-
-@dataclass(frozen=True)
-class NotesSettings:
-    """Where the notes are and how the site addresses them.
-
-    ``tags``: the allowed tags and a line on each (empty: no page may carry tags).
-    ``bibliography``: the BibTeX file, relative to ``docs_dir`` (missing: none).
-    ``site_url``: the published address (the feed's absolute links need it)."""
-
-    docs_dir: Path
-    site_url: str | None = None
-    site_name: str = ""
-    site_description: str = ""
-    use_directory_urls: bool = True
-    tags: Mapping[str, str] = field(default_factory=dict)
-    bibliography: str = "references.bib"
 
 
 @dataclass(frozen=True)
@@ -353,7 +339,7 @@ def _dates(path: Path, src: str, fm: FrontMatter, changes: list[Change], history
     return created, updated, sources
 
 
-@dataclass(eq=False)  # one per build, kept in weak dictionaries by identity
+@dataclass(eq=False)  # one per build (and per change of a page, under serve)
 class Catalogue:
     """Every page of one build: its :class:`Note`, or the error its front matter holds."""
 
@@ -404,10 +390,33 @@ class Catalogue:
     def summary(self, note: Note) -> str:
         return note.description or self.summaries.get(note.src) or note.title
 
+    @property
+    def docs_dir(self) -> Path:
+        assert self.settings.docs_dir is not None  # read_catalogue refuses settings without one
+        return self.settings.docs_dir
+
+    def bibliography(self) -> citations.Bibliography | None:
+        """The build's bibliography, read once (``None`` where the file does not exist); its error,
+        if it has one, is raised each time a page asks for it."""
+        loaded = self._bibliography
+        if isinstance(loaded, InputError):
+            raise loaded
+        return loaded
+
+    @cached_property
+    def _bibliography(self) -> citations.Bibliography | InputError | None:
+        path = self.docs_dir / self.settings.bibliography
+        if not path.is_file():
+            return None
+        try:
+            return citations.load_bibliography(path, self.settings.bibliography_shown)
+        except InputError as exc:
+            return exc
+
 
 def _stamp(settings: NotesSettings, pages: list[Path]) -> tuple:
-    bib = settings.docs_dir / settings.bibliography
-    files = [*pages, bib] if bib.is_file() else pages
+    bib = settings.bibliography_path
+    files = [*pages, bib] if bib is not None and bib.is_file() else pages
     return tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
@@ -416,8 +425,10 @@ Scan = Callable[[Catalogue, str, str], None]
 
 def read_catalogue(settings: NotesSettings, *, scan: Scan | None = None) -> Catalogue:
     """Every ``*.md`` under ``settings.docs_dir``; ``scan(catalogue, src, text)`` (backlinks) sees each page."""
-    catalogue = Catalogue(settings)
     docs = settings.docs_dir
+    if docs is None:
+        raise ValueError("a notes catalogue needs settings with a docs_dir")
+    catalogue = Catalogue(settings)
     pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
     catalogue.stamp = _stamp(settings, pages)
     catalogue.history = read_git_history(docs) if pages else GitHistory("none")
@@ -442,50 +453,37 @@ def read_catalogue(settings: NotesSettings, *, scan: Scan | None = None) -> Cata
 
 
 # --------------------------------------------------------------------------
-# One catalogue per build (NotesSite), read again when a page changes (``zensical serve``)
+# One catalogue per build (NotesSite), read again when a page changes (``mkdocs serve``, ``zensical serve``)
 
-_SETTINGS: weakref.WeakKeyDictionary[Any, NotesSettings] = weakref.WeakKeyDictionary()
-_CATALOGUES: weakref.WeakKeyDictionary[Any, Catalogue] = weakref.WeakKeyDictionary()
 Warn = Callable[[str], None]
-_WARN: weakref.WeakKeyDictionary[Any, Warn] = weakref.WeakKeyDictionary()
 
 
-def configure(site: object, settings: NotesSettings, *, warn: Warn | None = None) -> None:
-    """Give a build (a ``NotesSite``) its settings; ``warn`` hears warnings (MkDocs: its logger)."""
-    _SETTINGS[site] = settings
-    _CATALOGUES.pop(site, None)
-    if warn is not None:
-        _WARN[site] = warn
+class CatalogueSource:
+    """The catalogue of one build's settings: read on first use, and again when a page or the
+    bibliography changed. ``warn`` hears the catalogue's warnings (MkDocs: its logger)."""
 
+    def __init__(self, settings: NotesSettings, warn: Warn | None = None) -> None:
+        if settings.docs_dir is None:
+            raise ValueError("a notes catalogue needs settings with a docs_dir")
+        self.settings = settings
+        self.warn: Warn = warn or logging.getLogger("ainotes").warning
+        self.known: Catalogue | None = None
 
-def settings_of(site: object) -> NotesSettings | None:
-    return _SETTINGS.get(site)
-
-
-def catalogue(site: object, fallback: NotesSettings | None = None, scan: Scan | None = None) -> Catalogue:
-    """The build's catalogue, read on first use and again when a page or the bibliography changed."""
-    settings = _SETTINGS.get(site) or fallback
-    if settings is None:
-        raise RuntimeError("ainotes: the notes catalogue was asked for before its settings were given")
-    known = _CATALOGUES.get(site)
-    if known is not None and known.settings == settings:
-        docs = settings.docs_dir
-        pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
-        if known.stamp == _stamp(settings, pages):
-            return known
-    fresh = read_catalogue(settings, scan=scan)
-    _CATALOGUES[site] = fresh
-    warn = _WARN.get(site)
-    for message in fresh.warnings:
-        if warn is not None:
-            warn(message)
-        else:
-            import logging
-
-            logging.getLogger("ainotes").warning(message)
-    return fresh
+    def current(self, scan: Scan | None = None) -> Catalogue:
+        known = self.known
+        if known is not None:
+            docs = known.docs_dir
+            pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
+            if known.stamp == _stamp(self.settings, pages):
+                return known
+        fresh = read_catalogue(self.settings, scan=scan)
+        self.known = fresh
+        for message in fresh.warnings:
+            self.warn(message)
+        return fresh
 
 
 def known_catalogue(site: object) -> Catalogue | None:
-    """The catalogue already read for ``site``, if any (fence drawers and the feed use it)."""
-    return _CATALOGUES.get(site)
+    """The catalogue already read for ``site`` (a ``NotesSite``), if any (fence drawers and the feed use it)."""
+    source = getattr(site, "notes", None)
+    return source.known if isinstance(source, CatalogueSource) else None
