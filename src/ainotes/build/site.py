@@ -279,47 +279,5 @@ class NotesSite:
         write_atomic(embed_dir / "manifest.json", embed_json_bytes({"charts": manifest}))
 
 
-# --------------------------------------------------------------------------
-# Drawers: request → HTML (+ chart). Charts sit in a section the search index skips.
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _same(value: _T) -> _T:
     return value
-
-
-
-

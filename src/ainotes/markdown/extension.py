@@ -59,6 +59,7 @@ from ainotes.notes.settings import NotesSettings, notes_settings, presets_only
 # Priorities. Superfences' preprocessor is 25 and Python-Markdown's whitespace
 # normaliser 30: the page's lines are read between them. Code spans are 190.
 _BEGIN_PRIORITY = 26
+_BEGIN_NAME = "ainotes_begin"
 _LOCATE_PRIORITY = 24  # right after superfences, before raw HTML blocks (20)
 _FIGURE_PRIORITY = 186
 _UNCLOSED_FIGURE_PRIORITY = 184  # after figures and math: a "{{" still there was never closed
@@ -122,11 +123,12 @@ class _PageRun:
 
 
 def page_run(md: Markdown) -> _PageRun | None:
-    """The page ``md`` is converting, once the extension has named it (None before, or without it)."""
-    for extension in md.registeredExtensions:
-        if isinstance(extension, NotesExtension):
-            return extension.run
-    return None
+    """The page ``md`` is converting, once the extension has named it (None before, or without it).
+
+    Asked of the extension whose processors ``md`` runs: listed twice (``ainotes.markdown`` and
+    ``ainotes.markdown.extension``), the later one's replaced the earlier one's."""
+    begin = md.preprocessors[_BEGIN_NAME] if _BEGIN_NAME in md.preprocessors else None  # noqa: SIM401
+    return begin.extension.run if isinstance(begin, _Begin) else None
 
 
 def _current_run(md: Markdown) -> _PageRun:
@@ -172,7 +174,7 @@ class NotesExtension(Extension):
 
     def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
         md.registerExtension(self)
-        md.preprocessors.register(_Begin(md, self), "ainotes_begin", _BEGIN_PRIORITY)
+        md.preprocessors.register(_Begin(md, self), _BEGIN_NAME, _BEGIN_PRIORITY)
         md.preprocessors.register(_Locate(md), "ainotes_locate", _LOCATE_PRIORITY)
         md.parser.blockprocessors.register(_BlockMath(md.parser, md), "ainotes_block_math", _BLOCK_MATH_PRIORITY)
         md.treeprocessors.register(_Settle(md), "ainotes_settle", _SETTLE_PRIORITY)
