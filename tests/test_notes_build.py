@@ -215,6 +215,10 @@ def test_feeds_are_valid_with_absolute_links(built):
     ("# X\n\n- a list\n- with [@palm, Table 2; @zeroo]\n",
      "x.md:4: unknown citation key 'zeroo'"),
     ("---\ncreated: 2026-01-01\n---\n# X\n\n[@palm @zero]\n", "x.md:6: citation [@palm @zero] is not [@key]"),
+    ("---\ncreated: 2026-01-01\n---\n# X\n\nAs PaLM reports\n[@palm, Table 2 and so on.\n",
+     "x.md:7: citation '[@palm, Table 2 and so on.' is never closed: end it with ']'"),
+    ("---\ncreated: 2026-01-01\ndescription: '\"><script>alert(3)</script>'\n---\n# X\n",
+     "x.md:3: 'description' may not hold '\"': the theme writes it into the page's HTML as it is"),
 ])
 def test_strict_build_stops_at_page_and_line(tmp_path, page, expected):
     build = run_build(_project(tmp_path, {"x.md": page}))

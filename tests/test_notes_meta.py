@@ -137,6 +137,20 @@ def test_front_matter_dates_beat_git_and_changes_extend_updated(tmp_path):
     ("listed: maybe", "a.md:2: 'listed' must be true or false, got 'maybe'"),
     ("changes: [one]", "a.md:2: 'changes' must map dates to a line each"),
     ("description: a: b", "a.md:2: front matter is not valid YAML: mapping values are not allowed here"),
+    # The seeds of issue 32: each a slip that passed silently, now one line at its key.
+    ("created: 2099-01-01", "a.md:2: 'created' is 2099-01-01, in the future (today is "),
+    ("created: 2026-01-01\nchanges:\n  2099-05-01: Later.", "a.md:4: 'changes' is 2099-05-01, in the future"),
+    ("tags: training", "a.md:2: 'tags' must be a list, got the text 'training': write tags: [training]"),
+    ("tags: training, hardware", "a.md:2: 'tags' must be a list, got the text 'training, hardware': "
+                                 "write tags: [training, hardware]"),
+    ("tags:\n  - training\n  - hardware\n  - training",
+     "a.md:5: tag 'training' is listed twice (first at line 3): list each tag once"),
+    ("tag: [training]", "a.md:2: unknown front-matter key 'tag': did you mean 'tags'?"),
+    ("titel: A", "a.md:2: unknown front-matter key 'titel': did you mean 'title'?"),
+    # What the theme writes into the page unescaped (<head>, the navigation) may not break out of it.
+    ("description: '\"><script>alert(3)</script>'", "a.md:2: 'description' may not hold '\"': the theme writes"),
+    ("title: A <b>bold</b> title", "a.md:2: 'title' may not hold '<': the theme writes"),
+    ("author: '\"><script>alert(4)</script>'", "a.md:2: 'author' may not hold '\"'"),
 ])
 def test_bad_front_matter_names_page_and_line(tmp_path, front, expected):
     _write(tmp_path, {"a.md": f"---\n{front}\n---\n# A\n"})
@@ -155,6 +169,13 @@ def test_unknown_tag_names_page_line_and_the_closest_allowed_one(tmp_path):
         notes_meta.read_catalogue(_settings(tmp_path)).note("a.md")
     assert str(caught.value) == ("a.md:5: unknown tag 'trainnig' (allowed: communication, hardware, training); "
                                  "did you mean 'training'?")
+
+
+def test_other_tools_keys_and_safe_typography_pass(tmp_path):
+    _write(tmp_path, {"a.md": "---\ncomments: true\nsearch: {exclude: false}\ntitle: The “roofline” & its ridge\n"
+                              "description: B ≤ 295, FLOP/byte\ntags: [training]\n---\n# A\n"})
+    note = notes_meta.read_catalogue(_settings(tmp_path)).note("a.md")
+    assert note is not None and note.title == "The “roofline” & its ridge" and note.tags == ("training",)
 
 
 def test_tags_with_no_allowed_list_say_where_to_list_them(tmp_path):
@@ -274,7 +295,7 @@ def test_locate_skips_fences_and_forms_shown_as_code():
 def test_feeds_parse_with_absolute_links_dates_and_summaries(tmp_path):
     docs = tmp_path / "docs"
     _write(docs, {
-        "a.md": "---\ncreated: 2026-01-02\nupdated: 2026-02-03\ndescription: About A & <b>.\ntags: [training]\n"
+        "a.md": "---\ncreated: 2026-01-02\nupdated: 2026-02-03\ndescription: About A & B’s rows.\ntags: [training]\n"
                 "---\n# A\n",
         "sub/b.md": "---\ncreated: 2026-01-05\n---\n# B\n\nB's first paragraph.\n",
         "index.md": "---\nlisted: false\n---\n# Home\n",
@@ -291,7 +312,7 @@ def test_feeds_parse_with_absolute_links_dates_and_summaries(tmp_path):
         assert parsed.feed.title == "Test notes"
         assert [e.link for e in parsed.entries] == ["https://example.org/notes/a/", "https://example.org/notes/sub/b/"]
         assert [e.title for e in parsed.entries] == ["A", "B"]
-        assert parsed.entries[0].summary == "About A & <b>."
+        assert parsed.entries[0].summary == "About A & B’s rows."
         assert parsed.entries[1].summary == "B's first paragraph."
         assert parsed.entries[0].published_parsed[:3] == (2026, 1, 2)
         assert [t.term for t in parsed.entries[0].tags] == ["training"]

@@ -39,8 +39,10 @@ from ainotes.notes import meta as notes_meta
 
 _BEGIN_PRIORITY = 25.5  # after ainotes_begin (26) names the page, before superfences (25) draws fences
 _CITE_PRIORITY = 175  # below code spans (190) and backslash escapes (180), above links (160)
+_UNCLOSED_CITE_PRIORITY = 174  # after citations: a "[@" still there has no closing bracket
 _PAGE_PRIORITY = 10  # after inline processing (20), before the table of contents (5)
 _TAGS = re.compile(r"<[^>]+>")
+_ESCAPED = re.compile(f"{util.STX}([0-9]+){util.ETX}")
 
 
 @dataclass
@@ -55,6 +57,8 @@ def register(md: Markdown, extension: Any) -> None:
     """Add the notes' processors to ``md`` (called from the extension's ``extendMarkdown``)."""
     md.preprocessors.register(_NotesBegin(md, extension), "ainotes_notes_begin", _BEGIN_PRIORITY)
     md.inlinePatterns.register(_Citation(citations.CITATION, md, extension), "ainotes_citation", _CITE_PRIORITY)
+    md.inlinePatterns.register(_UnclosedCitation(citations.UNCLOSED_CITATION, md, extension),
+                               "ainotes_unclosed_citation", _UNCLOSED_CITE_PRIORITY)
     md.treeprocessors.register(_NotesPage(md, extension), "ainotes_notes_page", _PAGE_PRIORITY)
 
 
@@ -137,6 +141,23 @@ class _Citation(InlineProcessor):
         return self.md.htmlStash.store(html), m.start(0), m.end(0)
 
 
+class _UnclosedCitation(InlineProcessor):
+    """A ``[@`` that no citation took (no closing bracket): refused at its line, not printed as it is."""
+
+    def __init__(self, pattern: str, md: Markdown, extension: Any) -> None:
+        super().__init__(pattern, md)
+        self.extension = extension
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[Any, Any, Any]:  # noqa: N802
+        state = _state(self.extension)
+        if state is None:
+            return None, None, None
+        written = data[m.start(0):].split("\n", 1)[0].rstrip()
+        written = util.HTML_PLACEHOLDER_RE.sub("…", written)
+        run = state.run
+        raise run.fail(InputError(f"{run.page.where(run.line_of(written))}: {citations.unclosed_message(written)}"))
+
+
 class _NotesPage(Treeprocessor):
     """Dates and tags under the title; references and the presets drawn on at the end."""
 
@@ -185,6 +206,8 @@ class _NotesPage(Treeprocessor):
                 continue
             text = "".join(child.itertext())
             text = util.HTML_PLACEHOLDER_RE.sub("", text)
+            # A backslash escape (\[) waits as STX + its code point + ETX until Markdown's last step.
+            text = _ESCAPED.sub(lambda m: chr(int(m.group(1))), text).replace(util.STX, "").replace(util.ETX, "")
             text = " ".join(unescape(_TAGS.sub("", text)).split())
             if text:
                 catalogue.summaries[src] = text

@@ -26,6 +26,7 @@ commit, so a page that needs git then gets the fallbacks and the build warns, na
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import logging
@@ -43,7 +44,7 @@ import yaml
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.notes import citations
-from ainotes.notes.settings import NotesSettings
+from ainotes.notes.settings import UNSAFE_IN_THEME, NotesSettings
 
 FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n(.*?\n)?(?:-{3}|\.{3})[ \t]*(?:\n|\Z)", re.S)
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -206,16 +207,22 @@ def split_front_matter(text: str, src: str) -> FrontMatter:
 
 
 def _date(value: object, where: str, key: str) -> dt.date:
+    """A front-matter date; one later than tomorrow (UTC: any time zone's today passes) is a slip."""
+    day: dt.date | None = None
     if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    raise InputError(f"{where}: {key!r} must be a date such as 2026-11-29, got {short(value)}")
+        day = value.date()
+    elif isinstance(value, dt.date):
+        day = value
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):  # not a date: the message below
+            day = dt.date.fromisoformat(value.strip())
+    if day is None:
+        raise InputError(f"{where}: {key!r} must be a date such as 2026-11-29, got {short(value)}")
+    today = dt.datetime.now(dt.UTC).date()
+    if day > today + dt.timedelta(days=1):
+        raise InputError(f"{where}: {key!r} is {day}, in the future (today is {today}): "
+                         "give the date the note was written or changed")
+    return day
 
 
 def _text(value: object, where: str, key: str) -> str:
@@ -227,10 +234,42 @@ def _text(value: object, where: str, key: str) -> str:
     return " ".join(value.split())
 
 
+# Front-matter keys the theme (Material, under MkDocs, ProperDocs and Zensical alike) writes into the
+# page's HTML as they are, unescaped: in <title>, <meta content="...">, the navigation.
+THEME_TEXT_KEYS = ("title", "description", "author", "subtitle", "status", "icon")
+# The keys read here, and the theme's own; another key a letter or two from one of these is a slip.
+NOTE_KEYS = ("title", "description", "created", "updated", "changes", "tags", "listed")
+THEME_KEYS = ("author", "subtitle", "status", "icon", "hide", "template", "search")
+
+
+def _check_keys(fm: FrontMatter, src: str) -> None:
+    """Refuse a key that is a slip for one of ours (``tag:`` for ``tags:``); other keys are other tools'."""
+    known = (*NOTE_KEYS, *THEME_KEYS)
+    for key in fm.data:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.75)
+        if close:
+            raise InputError(f"{src}:{fm.lines.get(key, 1)}: unknown front-matter key {short(key)}: "
+                             f"did you mean {close[0]!r}? (the page would silently lose it)")
+
+
+def _theme_text(value: object, where: str, key: str) -> None:
+    if isinstance(value, str):
+        bad = UNSAFE_IN_THEME.search(value)
+        if bad is not None:
+            raise InputError(f"{where}: {key!r} may not hold {bad.group()!r}: the theme writes it into the page's "
+                             f"HTML as it is (write quotation marks as “ ” and spell out < and >): {short(value)}")
+
+
 def check_tags(value: object, fm: FrontMatter, src: str, allowed: Mapping[str, str]) -> tuple[str, ...]:
-    """The page's tags, each from ``allowed``; an unknown one names its line and the closest allowed."""
+    """The page's tags, each from ``allowed`` and listed once; an unknown one names its line and the closest
+    allowed."""
     where = f"{src}:{fm.lines.get('tags', 1)}"
-    items = [value] if isinstance(value, str) else value
+    if isinstance(value, str):
+        listed = ", ".join(part.strip() for part in value.split(",") if part.strip()) or value
+        raise InputError(f"{where}: 'tags' must be a list, got the text {short(value)}: write tags: [{listed}]")
+    items = value
     if not isinstance(items, list):
         raise InputError(f"{where}: 'tags' must be a list of tags, got {short(value)}")
     if len(items) > MAX_TAGS_PER_NOTE:
@@ -247,8 +286,10 @@ def check_tags(value: object, fm: FrontMatter, src: str, allowed: Mapping[str, s
             close = difflib.get_close_matches(tag, list(allowed), n=1, cutoff=0.0)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise InputError(f"{line}: unknown tag {short(tag)} (allowed: {', '.join(sorted(allowed))}){hint}")
-        if tag not in tags:
-            tags.append(tag)
+        if tag in tags:
+            first = fm.lines.get(f"tags:{items.index(tag)}", fm.lines.get("tags", 1))
+            raise InputError(f"{line}: tag {tag!r} is listed twice (first at line {first}): list each tag once")
+        tags.append(tag)
     return tuple(tags)
 
 
@@ -286,9 +327,13 @@ def read_note(path: Path, src: str, settings: NotesSettings, history: GitHistory
     def where(key: str) -> str:
         return f"{src}:{fm.lines.get(key, 1)}"
 
+    _check_keys(fm, src)
     listed = data.get("listed", True)
     if not isinstance(listed, bool):
         raise InputError(f"{where('listed')}: 'listed' must be true or false, got {short(listed)}")
+    for key in THEME_TEXT_KEYS:
+        if key in data:
+            _theme_text(data[key], where(key), key)
     title = _text(data["title"], where("title"), "title") if "title" in data else first_heading(fm.body)
     description = _text(data["description"], where("description"), "description") if "description" in data else None
     tags = check_tags(data["tags"], fm, src, settings.tags) if "tags" in data else ()

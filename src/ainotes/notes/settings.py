@@ -11,6 +11,7 @@ Knows nothing of MkDocs or Markdown.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from ainotes.base.errors import InputError
 EXTENSION = "ainotes.markdown"  # the Markdown extension's name in mkdocs.yml; its options are these settings'
 DEFAULT_PRESETS_DIR = "presets"  # beside mkdocs.yml
 DEFAULT_BIBLIOGRAPHY = "references.bib"  # in docs_dir
+UNSAFE_IN_THEME = re.compile(r'[<>"]')  # what the theme's templates would write into HTML unescaped
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ def notes_settings(*, root: Path, docs_dir: str | Path, options: Mapping[str, An
     if not isinstance(tags, Mapping):
         raise InputError(f"{where}: '{EXTENSION}: tags' must map each tag to a line on it, got {type(tags).__name__}")
     presets = own.get("presets_dir") or DEFAULT_PRESETS_DIR
+    for key, value in (("site_name", site_name), ("site_description", site_description)):
+        bad = UNSAFE_IN_THEME.search(str(value or ""))
+        if bad is not None:  # the theme writes both into every page's <head> as they are
+            raise InputError(f"{where}: {key!r} may not hold {bad.group()!r}: the theme writes it into every "
+                             f"page's HTML as it is (write quotation marks as “ ” and spell out < and >)")
     return NotesSettings(
         docs_dir=root / str(docs_dir),
         site_url=str(site_url) if site_url else None,
