@@ -48,6 +48,9 @@ PAGES = {
         ```whats-new
         limit: 2
         ```
+
+        ```note-cards
+        ```
         """,
     "whats-new.md": "---\nlisted: false\n---\n# What is new\n\n```whats-new\n```\n",
     "tags.md": "---\nlisted: false\n---\n# Tags\n\n```tags-index\n```\n",
@@ -154,6 +157,14 @@ def test_whats_new_lists_changes_newest_first_and_home_shows_the_latest(built):
     assert re.findall(r'<li class="ainotes-event[^"]*"', home).__len__() == 2
     assert '<a href="whats-new/">Everything that changed</a>' in home
     assert '<a href="feed.xml" type="application/rss+xml">RSS</a>' in home
+
+
+def test_the_home_page_has_a_card_for_every_note_newest_first(built):
+    cards = _article(built.page("")).split('<div class="grid cards"', 1)[1].split("</div>", 1)[0]
+    linked = re.findall(r'<li><p><strong><a href="([^"]+)">([^<]+)</a></strong></p><p>([^<]*)</p>', cards)
+    assert linked == [("roofline/", "Roofline", "Where kernels land."),  # created 2026-02-10: its first paragraph
+                      ("mfu/", "MFU", "What a job turns into model arithmetic.")]  # created 2026-01-02
+    assert '<a class="md-tag" href="tags/#tag-hardware">hardware</a>' in cards
 
 
 def test_tags_index_lists_every_allowed_tag_and_its_notes(built):

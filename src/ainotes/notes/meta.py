@@ -98,19 +98,28 @@ class GitHistory:
 
     state: str
     reason: str = ""
-    dates: dict[str, list[dt.date]] = field(default_factory=dict)  # src → commit dates, newest first
+    # src → dates of the commits that changed its text (front matter aside), newest first; the oldest is
+    # when the text first appeared, at this path or, for a moved note, at the one it came from
+    dates: dict[str, list[dt.date]] = field(default_factory=dict)
+
+
+_GIT_TIMEOUT_S = 60
 
 
 def read_git_history(docs_dir: Path) -> GitHistory:
-    """One ``git log`` for the whole docs folder (paths relative to it; renames not followed:
-    a renamed note counts from its rename)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(docs_dir), *args], capture_output=True, text=True, check=True,
-                              timeout=60, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+    """One ``git log`` for the whole docs folder (paths relative to it) and one ``git cat-file`` for the
+    versions it names.
+
+    A commit counts for a note only if it changed the note's text: one that only edits the front
+    matter, or only re-wraps lines, does not make it "updated"; a note moved to a new path keeps the
+    dates of the text it came from (its first version there is a version seen before)."""
+    def git(*args: str, stdin: bytes | None = None) -> bytes:
+        return subprocess.run(["git", "-C", str(docs_dir), *args], capture_output=True, check=True, input=stdin,
+                              timeout=_GIT_TIMEOUT_S, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
 
     try:
-        inside = git("rev-parse", "--is-inside-work-tree").strip()
-        shallow = git("rev-parse", "--is-shallow-repository").strip()
+        inside = git("rev-parse", "--is-inside-work-tree").decode().strip()
+        shallow = git("rev-parse", "--is-shallow-repository").decode().strip()
     except (OSError, subprocess.SubprocessError):
         return GitHistory("none", "not a git work tree")
     if inside != "true":
@@ -118,19 +127,72 @@ def read_git_history(docs_dir: Path) -> GitHistory:
     if shallow == "true":
         return GitHistory("shallow", "the git history is shallow (git rev-parse --is-shallow-repository: true)")
     try:
-        log = git("log", "--format=%x00%aI", "--name-only", "--no-renames", "--relative", "--", ".")
+        log = git("log", "--reverse", "--format=%x00%aI", "--raw", "--no-renames", "--no-abbrev", "--relative",
+                  "--", ".").decode("utf-8", "replace")
+        versions = _commit_versions(log)
+        texts = _texts_of(git, sorted({blob for _, changes in versions for _, blob in changes}))
     except (OSError, subprocess.SubprocessError) as exc:
         return GitHistory("none", f"git log failed: {' '.join(str(exc).split())}")
-    history = GitHistory("full")
+    return _history_of(versions, texts)
+
+
+def _commit_versions(log: str) -> list[tuple[dt.date, list[tuple[str, str]]]]:
+    """Each commit of ``git log --raw``, oldest first: its date and the (path, blob) of each file it wrote."""
+    commits = []
     for record in log.split("\0")[1:]:
-        stamp, _, names = record.partition("\n")
+        stamp, _, raw = record.partition("\n")
         try:
             day = dt.datetime.fromisoformat(stamp.strip()).date()
         except ValueError:
             continue
-        for name in names.split("\n"):
-            if name.strip():
-                history.dates.setdefault(name.strip(), []).append(day)
+        changes = []
+        for line in raw.split("\n"):
+            fields, _, path = line.partition("\t")
+            parts = fields.split()
+            if len(parts) == 5 and parts[0].startswith(":") and not parts[4].startswith("D") and path:
+                changes.append((path, parts[3]))
+        commits.append((day, changes))
+    return commits
+
+
+def _texts_of(git: Callable[..., bytes], blobs: list[str]) -> dict[str, str]:
+    """Each blob's text, front matter cut and white space collapsed (what a reader would see change)."""
+    if not blobs:
+        return {}
+    out = git("cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in blobs).encode())
+    texts: dict[str, str] = {}
+    at = 0
+    for blob in blobs:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # "missing": the history names an object this clone lacks
+        size = int(header[2])
+        text = out[at:at + size].decode("utf-8", "replace")
+        at += size + 1
+        texts[blob] = " ".join(FRONT_MATTER.sub("", text, count=1).split())
+    return texts
+
+
+def _history_of(versions: list[tuple[dt.date, list[tuple[str, str]]]], texts: dict[str, str]) -> GitHistory:
+    history = GitHistory("full")
+    last_text: dict[str, str] = {}
+    first_path: dict[str, str] = {}  # text → the path that first held it
+    for day, changes in versions:
+        for path, blob in changes:
+            text = texts.get(blob, blob)
+            dates = history.dates.setdefault(path, [])
+            previous = last_text.get(path)
+            origin = first_path.get(text)
+            if previous is None and origin is not None and origin != path:
+                dates.extend(history.dates[origin])  # moved (or copied): the text's own dates
+            elif previous is None or text != previous:
+                dates.append(day)
+            last_text[path] = text
+            first_path.setdefault(text, path)
+    for dates in history.dates.values():
+        dates.reverse()
     return history
 
 
@@ -406,13 +468,15 @@ class Catalogue:
         return self.notes.get(src)
 
     def listed(self) -> list[Note]:
-        """The notes (``listed`` pages with dates), newest update first, then by title. A page whose
-        front matter is wrong is left out here: its own conversion stops the build, naming it."""
+        """The notes (``listed`` pages with dates), newest update first, then the newest note (updated the
+        same day, a new note comes before older ones), then by title. A page whose front matter is wrong
+        is left out here: its own conversion stops the build, naming it."""
         notes = [n for n in self.notes.values() if n.listed and n.updated is not None]
-        return sorted(notes, key=lambda n: (-(n.updated or dt.date.min).toordinal(), n.title.lower(), n.src))
+        return sorted(notes, key=lambda n: (-(n.updated or dt.date.min).toordinal(),
+                                            -(n.created or dt.date.min).toordinal(), n.title.lower(), n.src))
 
     def events(self) -> list[Event]:
-        """What is new: each note's creation and each change, newest first."""
+        """What is new: each note's creation and each change, newest first (a day's new notes first)."""
         events: list[Event] = []
         for note in self.listed():
             assert note.created is not None and note.updated is not None
@@ -421,8 +485,10 @@ class Catalogue:
             latest = max((c.date for c in note.changes), default=note.created)
             if note.updated > latest:
                 events.append(Event(note.updated, note, "updated"))
-        order = {"updated": 0, "new": 1}
-        return sorted(events, key=lambda e: (-e.date.toordinal(), order[e.kind], e.note.title.lower()))
+        # Within a day: new notes first, then changes that say what changed, then bare updates.
+        order = {"new": 0, "updated": 1}
+        return sorted(events, key=lambda e: (-e.date.toordinal(), order[e.kind], e.text is None,
+                                             e.note.title.lower()))
 
     def tagged(self, tag: str) -> list[Note]:
         return sorted((n for n in self.listed() if tag in n.tags), key=lambda n: n.title.lower())
