@@ -31,6 +31,8 @@ FENCE_MODULES: tuple[str, ...] = (
     "memory_fit_table",
     "inference",
     "inference_table",
+    "measured",
+    "validation",
 )
 
 
