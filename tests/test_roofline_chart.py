@@ -382,8 +382,7 @@ def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and
     from ainotes.html import embed
 
     spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
-    dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
-    fragment = embed.interactive_figure_html("r1", spec, dark, caption_html="Caption.", downloads={})
+    fragment = embed.interactive_figure_html("r1", explorer.figure(spec, caption_html="Caption."), downloads={})
     box = '<div class="ainotes-chart__box ainotes-chart__box--narrow" role="img" aria-labelledby="r1-summary"'
     assert box in fragment
     assert f'<p class="ainotes-sr-only" id="r1-summary">{html.escape(explorer.summary_text(spec))}</p>' in fragment

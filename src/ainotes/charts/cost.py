@@ -37,6 +37,7 @@ from typing import Any, Literal
 from ainotes.base import cache, scripts, units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar, code_fingerprint
 from ainotes.core import collective_cost as cc
 from ainotes.core import collectives
@@ -602,3 +603,14 @@ def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec drawn at a phone's column (:data:`NARROW_STATIC_WIDTH_PX`), for the picture a phone
     shows before (or without) the script: its text stays at its own size there."""
     return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}
+
+
+def cost_figure(links: tuple[Link, ...], *, op: str, ranks: int, link: Link, title: str | None,
+                chart_title: str) -> VegaFigure:
+    """The chart (:func:`cost_spec`) as a page shows it: both schemes, their phone stills
+    (:func:`narrow_static`) and the caption; the embed snippets call it ``chart_title`` (its
+    live title is an expression of the selects, which a static snippet has no value for)."""
+    light, dark = (cost_spec(links, op=op, ranks=ranks, link_id=link.id, title=title, theme=theme)
+                   for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html(op, ranks, link, links),
+                      narrow=(narrow_static(light), narrow_static(dark)), snippet_title=chart_title)

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
 from ainotes.core import inference
 from ainotes.core.hardware import Preset
@@ -469,3 +470,13 @@ def precision_label(precision: str) -> str:
         return {"fp8": "8-bit", "int8": "8-bit", "int4": "4-bit", "fp4": "4-bit"}.get(dtype, dtype.upper())
 
     return f"{word(weights)} weights, {word(kv)} KV cache"
+
+
+def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link], *,
+                     caption_html: str, **view: Any) -> VegaFigure:
+    """The chart (:func:`inference_spec`, with ``view``: its selects' choices and initial values,
+    ``metric`` and ``title``) as a page shows it: both schemes, their phone stills
+    (:func:`narrow_static`) and ``caption_html`` (:func:`caption_html` of its first view)."""
+    light, dark = (inference_spec(models, presets, links, theme=theme, **view) for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html,
+                      narrow=(narrow_static(light), narrow_static(dark)))

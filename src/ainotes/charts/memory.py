@@ -38,6 +38,7 @@ from typing import Any, Literal
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.base.units import amount_text, bytes_text
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
 from ainotes.core import memory
 from ainotes.core.hardware import Preset
@@ -514,3 +515,13 @@ SEQ_LEN_CHOICES: tuple[int, ...] = tuple(2**i for i in range(9, 18))  # 512 … 
 CHOICES: Mapping[str, tuple[int, ...]] = {"zero": ZERO_CHOICES, "dp": DP_CHOICES, "tp": TP_CHOICES,
                                           "pp": PP_CHOICES, "micro_batch": MICRO_BATCH_CHOICES,
                                           "seq_len": SEQ_LEN_CHOICES}
+
+
+def memory_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], config: TrainingMemory, *,
+                  title: str | None = None) -> VegaFigure:
+    """The chart (:func:`memory_spec`) as a page shows it: both schemes, their phone stills
+    (:func:`narrow_spec`), the caption, and ``assets/memory-chart.css``, which lays its selects out in a grid."""
+    light, dark = (memory_spec(models, presets, config, title=title, theme=theme) for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html(config, presets),
+                      narrow=(narrow_spec(light), narrow_spec(dark)), stylesheet="memory-chart.css",
+                      css_class="ainotes-memory")
