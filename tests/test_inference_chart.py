@@ -322,7 +322,7 @@ def test_the_browsers_arithmetic_is_the_cores(browser: Browser, tmp_path: Path) 
     assert watch.problems() == []
 
 
-_DARK_TEXT = chart.theme_config("dark")["style"]["mark-label"]["color"]
+_DARK_TEXT = chart.THEME.config("dark")["style"]["mark-label"]["color"]
 
 TEXT_SIZES_JS = """(id) => {
   const svg = document.querySelector('#' + id + ' .ainotes-chart__view svg');

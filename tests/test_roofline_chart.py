@@ -14,7 +14,8 @@ from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
-from ainotes.charts.grammar import GPU_PALETTES, deep_merge
+from ainotes.charts.grammar import deep_merge
+from ainotes.charts.theme import GPU_PALETTES
 from ainotes.core import roofline
 from ainotes.core.hardware import UNIT_PRECISIONS, Preset, Source
 from ainotes.core.kernels import parse_kernel_spec
@@ -276,7 +277,7 @@ def test_dark_spec_is_the_light_spec_plus_the_dark_config():
     light = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
     dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
     assert {k: v for k, v in light.items() if k != "config"} == {k: v for k, v in dark.items() if k != "config"}
-    assert dark["config"] == deep_merge(light["config"], chart.theme_config("dark"))
+    assert dark["config"] == deep_merge(light["config"], chart.THEME.config("dark"))
     assert light["config"]["range"]["category"] == list(GPU_PALETTES["light"])
     assert dark["config"]["range"]["category"] == list(GPU_PALETTES["dark"])
     assert dark["config"]["background"] == "#1e2129"
