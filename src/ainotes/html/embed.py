@@ -141,19 +141,20 @@ class FigureRenders:
     asked for: the stills (recoloured from the light ones where the figure says so) and the live
     view's compiled specs as a page's ``<template>`` holds them."""
 
-    def __init__(self, figure: VegaFigure) -> None:
+    def __init__(self, figure: VegaFigure, session: render.RenderSession = render.SESSION) -> None:
         self.figure = figure
+        self.session = session
 
     @functools.cached_property
     def svg_light(self) -> str:
-        return render.svg(self.figure.light)
+        return self.session.svg(self.figure.light)
 
     @functools.cached_property
     def svg_dark(self) -> str:
         figure = self.figure
         if figure.dark is None:
             return self.svg_light
-        return figure.recolour.svg(self.svg_light) if figure.recolour is not None else render.svg(figure.dark)
+        return figure.recolour.svg(self.svg_light) if figure.recolour is not None else self.session.svg(figure.dark)
 
     @functools.cached_property
     def narrow_svgs(self) -> tuple[str, str] | None:
@@ -161,11 +162,11 @@ class FigureRenders:
         figure = self.figure
         if not figure.narrow:
             return None
-        light = render.svg(figure.narrow[0])
+        light = self.session.svg(figure.narrow[0])
         if figure.dark is None:
             return light, light
         if len(figure.narrow) > 1:
-            return light, render.svg(figure.narrow[1])
+            return light, self.session.svg(figure.narrow[1])
         if figure.recolour is None:
             raise ValueError("a figure with one phone spec recolours its dark still (give Recolour)")
         return light, figure.recolour.svg(light)
@@ -174,10 +175,10 @@ class FigureRenders:
         """The compiled live view of ``scheme`` as JSON safe inside a ``<template>``."""
         figure = self.figure
         if scheme == "light" or figure.dark is None:
-            return render.vega_script_json(render.responsive(figure.light))
+            return self.session.vega_script_json(render.responsive(figure.light))
         if figure.recolour is not None:
-            return scripts.script_json(figure.recolour.vega(render.vega(render.responsive(figure.light))))
-        return render.vega_script_json(render.responsive(figure.dark))
+            return scripts.script_json(figure.recolour.vega(self.session.vega(render.responsive(figure.light))))
+        return self.session.vega_script_json(render.responsive(figure.dark))
 
 
 def _renders(figure: VegaFigure | FigureRenders) -> FigureRenders:
@@ -323,7 +324,7 @@ def standalone_html(figure: VegaFigure | FigureRenders, *, title: str, chart_id:
         "<noscript><p>The interactive view needs JavaScript; "
         "the picture above is the chart as it opens.</p></noscript>\n"
         "</main>\n"
-        f"<script>{render.inline_runtime()}</script>\n"
+        f"<script>{renders.session.inline_runtime()}</script>\n"
         f"<script>{scripts.inline_script(_asset_text('vega-charts.js'))}</script>\n"
         f"<script>{frame.HEIGHT_POSTER_JS}</script>\n"
         "</body>\n</html>\n"

@@ -30,6 +30,7 @@ class FigureSite(Protocol):
     """What the drawer asks of the build (:class:`ainotes.fences.kind.DrawSite` has all of it)."""
 
     render_progress: Callable[[int, int], None] | None
+    renders: render.RenderSession
 
     def chart_figure(self, chart: Chart, page: Page, inputs: object, draw: Callable[[], Callable[[], str]],
                      scripts: tuple[str, ...] = ()) -> Drawn: ...
@@ -39,7 +40,8 @@ class FigureSite(Protocol):
     def embed_urls(self, chart: Chart, page: Page) -> dict[str, str]: ...
 
 
-def prefetch_figure(figure: VegaFigure, progress: Callable[[int, int], None] | None = None) -> None:
+def prefetch_figure(session: render.RenderSession, figure: VegaFigure,
+                    progress: Callable[[int, int], None] | None = None) -> None:
     """Queue everything vl-convert will be asked for ``figure``: it renders (once, in parallel with
     other charts) while the build goes on, and each use waits for its own. The light still (and
     its PNG), the light live view, the phone stills, and the dark still and live view unless the
@@ -51,7 +53,7 @@ def prefetch_figure(figure: VegaFigure, progress: Callable[[int, int], None] | N
     if dark is not None:
         requests.append(render.vega_request(render.responsive(dark)))
         requests.append(render.svg_request(dark))
-    render.prefetch([render.group_request(requests), render.RUNTIME_REQUEST], progress=progress)
+    session.prefetch([render.group_request(requests), render.RUNTIME_REQUEST], progress=progress)
 
 
 def chart_files(chart: Chart, renders: embed.FigureRenders) -> dict[str, Callable[[], str | bytes]]:
@@ -61,8 +63,8 @@ def chart_files(chart: Chart, renders: embed.FigureRenders) -> dict[str, Callabl
     files: dict[str, Callable[[], str | bytes]] = {"svg": lambda: renders.svg_light,
                                                    "svg-dark": lambda: renders.svg_dark}
     if figure.narrow_file and figure.narrow:
-        files["svg-narrow"] = lambda: render.svg(figure.narrow[0])  # the phone still, for small hosts
-    files["png"] = lambda: render.png(figure.light)
+        files["svg-narrow"] = lambda: renders.session.svg(figure.narrow[0])  # the phone still, for small hosts
+    files["png"] = lambda: renders.session.png(figure.light)
     files["json"] = lambda: embed_json_bytes(figure.light)
     files["html"] = lambda: embed.standalone_html(renders, title=chart.title, chart_id=chart.chart_id)
     return files
@@ -76,8 +78,8 @@ def draw_vega_figure(site: FigureSite, chart: Chart, page: Page, inputs: object,
 
     def draw() -> Callable[[], str]:
         figure = make()
-        prefetch_figure(figure, site.render_progress)
-        renders = embed.FigureRenders(figure)
+        prefetch_figure(site.renders, figure, site.render_progress)
+        renders = embed.FigureRenders(figure, site.renders)
         chart.files = chart_files(chart, renders)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
         stylesheet = (f"{relative_prefix(page.links_from)}{ASSET_URL}/{figure.stylesheet}"
