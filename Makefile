@@ -18,7 +18,7 @@ site: $(VENV)/.installed
 # ProperDocs runs hooks/notes.py as MkDocs does. Zensical runs the Markdown extension but no
 # hooks, so `ainotes site-assets` then writes the assets, embed files and manifest.
 PROPERDOCS_SPEC ?= properdocs>=1.6.7,<2
-ZENSICAL_SPEC ?= zensical>=0.0.20,<0.2
+ZENSICAL_SPEC ?= zensical>=0.0.58,<0.2
 
 site-properdocs: $(VENV)/.installed-properdocs
 	$(BIN)/properdocs build --strict -f mkdocs.yml --site-dir site
