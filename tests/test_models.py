@@ -375,8 +375,8 @@ def test_validate_checks_model_files_folders_and_a_presets_models_subfolder(
     status, out, err = _cli(capsys, "validate", str(bad))
     assert status == 2
     line = bad.read_text(encoding="utf-8").splitlines().index("heads: 40") + 1
-    assert err == (f"ainotes validate: {bad}:{line}: 'heads' (40) must be a multiple of 'kv_heads' (16): each key/value "
-                   "head serves a whole group of query heads\n")
+    assert err == (f"ainotes validate: {bad}:{line}: 'heads' (40) must be a multiple of 'kv_heads' (16): each "
+                   "key/value head serves a whole group of query heads\n")
     assert out.splitlines()[-1] == "0 OK, 1 with errors"
 
     (tmp_path / "gpu.yaml").write_text(

@@ -151,8 +151,8 @@ def load_model(path: str | Path) -> ModelPreset:
         )
     except InputError as exc:  # the constructor names the file; add the line of the key it names
         text = str(exc)
-        named = next((key for key in (*REQUIRED_KEYS, *OPTIONAL_KEYS) if text.startswith(f"{where}: '{key}")
-                      or text.startswith(f"{where}: {key}")), None)
+        named = next((key for key in (*REQUIRED_KEYS, *OPTIONAL_KEYS)
+                      if text.startswith((f"{where}: '{key}", f"{where}: {key}"))), None)
         raise InputError(text.replace(f"{where}: ", f"{at(named)}: ", 1) if named else text) from None
     if "experts" in data and "published_active_params" not in data:
         raise InputError(f"{at('experts')}: a mixture of experts needs 'published_active_params', the parameters one "
