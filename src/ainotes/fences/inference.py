@@ -146,32 +146,36 @@ def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | No
 
 
 def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links: Mapping[str, Any]
-                ) -> dict[str, Any]:
-    """Each GPU's link for its all-reduces: the fence's ``link``, else :func:`inference.default_link_id`."""
+                ) -> dict[tuple[str, int], Any]:
+    """Each GPU's link at each TP degree above 1: the fence's ``link``, else the link that group crosses
+    (:func:`inference.tp_link_id`)."""
     chosen = {}
     for preset in presets:
-        link_id = request.link_id
-        try:
-            if link_id is None:
-                link_id = inference.default_link_id(preset, links)
-            if link_id not in links:
-                raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
-        except InputError as exc:
-            raise InputError(f"{request.link_where or request.where}: {exc}") from None
-        chosen[preset.id] = links[link_id]
+        for tp in request.tps:
+            if tp == 1:
+                continue
+            link_id = request.link_id
+            try:
+                if link_id is None:
+                    link_id = inference.tp_link_id(preset, tp, links)
+                if link_id not in links:
+                    raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+            except InputError as exc:
+                raise InputError(f"{request.link_where or request.where}: {exc}") from None
+            chosen[(preset.id, tp)] = links[link_id]
     return chosen
 
 
-def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset, links: Mapping[str, Any]
-                  ) -> str:
+def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset,
+                  links: Mapping[tuple[str, int], Any]) -> str:
     """The chart's caption, with the figures of its initial view (:func:`ainotes.charts.inference.caption_html`)."""
 
     weights, kv = request.precision.split("/")
     tp = request.tp if tp_allowed(model, request.tp) else 1
+    link = links.get((preset.id, tp))
     one = inference.InferenceSetup(model, preset, batch=1, context=request.context, weights_dtype=weights,
-                                   kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp,
-                                   link=links[preset.id])
-    return inference_chart.caption_html(model, preset, one, links[preset.id] if max(request.tps) > 1 else None)
+                                   kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp, link=link)
+    return inference_chart.caption_html(model, preset, one, link)
 
 
 def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
