@@ -53,6 +53,7 @@ Pure functions and frozen values; the inputs are checked once, by :class:`Infere
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ from typing import Any, Literal
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
-from ainotes.core import checks
+from ainotes.core import checks, topology
 from ainotes.core import collective_cost as cc
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import UNIT_PRECISIONS, Preset
@@ -92,10 +93,6 @@ MIN_ALLREDUCE_BYTES = 2
 MAX_BATCH = 1 << 20
 MAX_CONTEXT = 1 << 24
 MAX_TP = cc.MAX_RANKS
-#: The link a tensor-parallel group talks over when none is named: each GPU's own NVLink
-#: generation where we know it, else NVLink 4 (H100's).
-DEFAULT_LINKS = {"a100": "nvlink-3", "h100": "nvlink-4", "b200": "nvlink-5"}
-FALLBACK_LINK = "nvlink-4"
 
 
 def _label(key: str) -> str:
@@ -223,20 +220,49 @@ def tp_allreduce_s(model: ModelPreset, tokens: int, tp: int, link: Link, compute
 
 
 def default_link_id(preset: Preset, link_ids: Iterable[str]) -> str:
-    """The link a tensor-parallel group uses when none is named: :data:`DEFAULT_LINKS` for the
-    preset, else :data:`FALLBACK_LINK`, if that link preset exists."""
+    """The link a tensor-parallel group uses when none is named: the preset's own node link
+    (``node.link`` in its file, :class:`ainotes.core.hardware.NodeTopology`), if that link preset exists.
+    A preset that names no node has no default: no chip is timed over a link it does not have."""
     known = tuple(link_ids)
-    for choice in (DEFAULT_LINKS.get(preset.id), FALLBACK_LINK):
-        if choice is not None and choice in known:
-            return choice
-    raise InputError(f"tensor parallelism needs a link preset to time its all-reduces, and neither "
-                     f"{DEFAULT_LINKS.get(preset.id) or FALLBACK_LINK} nor {FALLBACK_LINK} is in presets/links "
+    choice = preset.node.link_id if preset.node is not None else None
+    if choice is not None and choice in known:
+        return choice
+    why = (f"preset {preset.id}'s node link {choice} is not in presets/links" if choice is not None
+           else f"preset {preset.id} names no node link ('node' in its file)")
+    raise InputError(f"tensor parallelism needs a link preset to time its all-reduces, and {why} "
                      f"(known: {', '.join(sorted(known)) or 'none'}); name one")
 
 
 def tp_link_id(preset: Preset, tp: int, link_ids: Iterable[str]) -> str:
-    """The link a group of ``tp`` tensor-parallel chips of ``preset`` talks over when none is named."""
-    return default_link_id(preset, link_ids)
+    """The link a group of ``tp`` tensor-parallel chips of ``preset`` crosses when none is named: the node's
+    own link while the group fits in one node, the link between nodes once it does not (16-way TP on an
+    8-GPU HGX board crosses InfiniBand; :func:`ainotes.core.topology.group_link`, stride 1)."""
+    known = tuple(link_ids)
+    if preset.node is None or tp == 1:
+        return default_link_id(preset, known)
+    link_id = topology.group_link(preset, tp).link_id
+    if link_id not in known:
+        raise InputError(f"tensor parallelism over {tp} chips of preset {preset.id} crosses link {link_id}, which "
+                         f"is not in presets/links (known: {', '.join(sorted(known)) or 'none'}); name one")
+    return link_id
+
+
+def tp_link(preset: Preset, tp: int, links: Mapping[str, Link]) -> Link:
+    """The :class:`Link` of :func:`tp_link_id`, as the collective cost model times a group on it: across
+    nodes, g members per node run g rings side by side, one per port, so the group moves
+    min(B_node, g·B_port) per chip (:func:`ainotes.core.topology.group_bandwidth_bytes_per_s`) at the
+    crossed link's α."""
+    link = links[tp_link_id(preset, tp, links)]
+    if preset.node is None or tp == 1:
+        return link
+    placement = topology.group_link(preset, tp)
+    if not placement.crosses_nodes:
+        return link
+    bandwidth = topology.group_bandwidth_bytes_per_s(placement, links.get(placement.intra_link_id), link)
+    if bandwidth == link.bandwidth_bytes_per_s:
+        return link
+    return dataclasses.replace(link, bandwidth_gbps=bandwidth / 1e9,
+                               name=f"{link.name}, {placement.members_per_node} ports a node")
 
 
 # --- one setting, checked once -------------------------------------------------------------
@@ -487,10 +513,11 @@ class InferenceSetup:
             link_id = fields.get("link")
             if link_id is None:
                 try:
-                    link_id = tp_link_id(preset, tp, known)
+                    link = tp_link(preset, tp, known)
                 except InputError as exc:
                     raise FieldError(f"{label('link')}: {exc}", "link") from None
-            link = _lookup(known, link_id, "link", label)
+            else:
+                link = _lookup(known, link_id, "link", label)
         return cls(
             model=model, preset=preset, batch=fields.get("batch", 1), context=fields.get("context", 1),
             prompt=fields.get("prompt"), weights_dtype=fields.get("weights_dtype", DEFAULT_DTYPE),
