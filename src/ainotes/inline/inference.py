@@ -26,7 +26,7 @@ text. Every number comes from :mod:`ainotes.core.inference`.
 ==============================================================================  ===============================
 
 Dtypes (P) default to bf16; ``link=`` defaults to the GPU preset's node link
-(:func:`ainotes.core.inference.default_link_id`).
+(:func:`ainotes.core.inference.tp_link`: the link the group of tp= chips crosses).
 Every form is strict: an unknown option, an extra word, a misspelt key is one line naming what
 is allowed; a GPU without the needed figure (no capacity, no FP8 path) says so.
 """
