@@ -197,7 +197,7 @@ def test_the_fence_draws_a_live_chart_with_its_embeds(site: NotesSite) -> None:
     ("tp: two\n", "serve.md:4: 'tp' must be a whole number from 1 to 1024: 'two'"),
     ("contexts: 4096\n", "serve.md:4: 'contexts' must be a non-empty list: 4096"),
     ("link: nvlink-9\n", "serve.md:4: unknown link 'nvlink-9' (known: lab-link, lab-slow)"),
-    ("tp: 2\n", "serve.md:3: tensor parallelism needs a link preset"),
+    ("presets: [lab-nocap]\ntp: 2\n", "serve.md:3: tensor parallelism needs a link preset"),
     ("presets: [lab-cpu]\n", "serve.md:4: unknown preset 'lab-cpu'"),
     ("colour: red\n", "serve.md:4: unknown key 'colour' in inference fence"),
 ])
