@@ -26,10 +26,13 @@ FENCE_MODULES: tuple[str, ...] = (
     "models_table",
     "whats_new",
     "tags_index",
+    "note_cards",
     "training_memory",
     "memory_fit_table",
     "inference",
     "inference_table",
+    "measured",
+    "validation",
 )
 
 
