@@ -280,14 +280,11 @@ def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], lin
 # --- the structure -------------------------------------------------------------------------------
 
 
-def _build_structure(variant: Hashable) -> dict[str, Any]:
-    """The chart without data: layers over the dataset ``setups`` (looked up in ``gpus``) and the params
-    model, gpu, context, precision, tp and metric (placeholder values and choices).
+_DOUBLINGS = round(math.log2(MAX_BATCH / MIN_BATCH))  # of the batch axis
 
-    The layer's own transforms pick the setup row, look up its GPU, lay the grid of batches and
-    evaluate :data:`EXPRESSIONS` once for every layer; the marks that need one row per setup
-    (bands, rules, labels) keep the grid's first batch."""
-    import altair as alt  # here: a build whose grammar is cached never loads it
+
+def _select_params(alt: Any) -> list[Any]:
+    """The selects: model, gpu, context, precision, tp (placeholder values and choices) and metric."""
 
     def select(name: str, label: str, value: Any) -> Any:
         return alt.param(name=name, value=value, bind=alt.binding_select(options=[value], labels=[str(value)],
@@ -301,10 +298,12 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     metric = alt.param(name="metric", value="time", bind=alt.binding_select(
         options=["time", "tokens-per-second"], labels=["time per step", "tokens per second"], name="Show "))
 
-    x_scale = alt.Scale(type="log", domain=[MIN_BATCH, MAX_BATCH], nice=False)
-    doublings = round(math.log2(MAX_BATCH / MIN_BATCH))
-    x_ticks = [2**e for e in range(0, doublings + 1, 2)]
+    return [model, gpu, context, precision, tp, metric]
 
+
+def _rule_layers(alt: Any, x_scale: Any) -> list[Any]:
+    """One row per setup: the memory- and compute-bound bands, B_crit and the largest batch that fits
+    as rules with their labels, and the notes when the weights do not fit."""
     def px(field: str) -> str:
         return f"log(datum.{field} / {MIN_BATCH}) / log({MAX_BATCH / MIN_BATCH}) * width"
 
@@ -323,6 +322,46 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
 
     one = alt.Chart().transform_filter("datum.log_batch == 0")  # one row per setup: its marks
     marks = one.transform_filter("isValid(datum.wres)")
+    sides: tuple[tuple[Literal["left", "right"], str], ...] = (("left", "true"), ("right", "false"))
+
+    def at(field: str) -> Any:
+        return alt.X(f"{field}:Q", scale=x_scale)
+
+    in_range = f"datum.bstar <= {MAX_BATCH}"
+    fits_shown = f"datum.has_cap && datum.bmax >= 1 && datum.bmax <= {MAX_BATCH}"
+    return [
+        # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units.
+        marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
+        marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
+        marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2}").mark_text(
+            style="band-label", align="left", dx=6, baseline="bottom", y=alt.ExprRef("height - 6"),
+            text="memory-bound").encode(x=at("start")),
+        marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
+            style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
+            text="compute-bound").encode(x=at("end")),
+        marks.transform_filter(in_range).mark_rule(style="mark-rule").encode(x=at("bstar")),
+        *(marks.transform_filter(f"{in_range} && ({room('bstar_x')}) == {flag}")
+          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top", y=6)
+          .encode(x=at("bstar_x"), text="bstar_text:N")
+          for side, flag in sides),
+        # The largest batch whose KV cache fits beside the weights.
+        marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2)
+        .encode(x=at("bmax")),
+        *(marks.transform_filter(f"{fits_shown} && ({room('bmax')}) == {flag}")
+          .mark_text(style="mark-label", baseline="top", y=24, align=side, dx=5 if side == "left" else -5)
+          .encode(x=at("bmax"), text="bmax_text:N")
+          for side, flag in sides),
+        marks.transform_filter("datum.has_cap && datum.bmax < 1").mark_text(
+            style="note", baseline="top", y=24, x=6, align="left").encode(text="note:N"),
+        one.transform_filter("isValid(datum.text)").mark_text(
+            style="note", baseline="middle", x=alt.ExprRef("width / 2"), y=alt.ExprRef("height / 2"),
+            align="center").encode(text="text:N"),
+    ]
+
+
+def _series_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
+    """The terms (dashed) and the step (solid while its batch fits, dotted past it), per batch."""
+    x_ticks = [2**e for e in range(0, _DOUBLINGS + 1, 2)]
     series_titles = [title for _, title in SERIES] + [OVERFLOW_TITLE]
     series_keys = [key for key, _ in SERIES] + ["over_s"]
     folded = (
@@ -354,46 +393,28 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     tips = [alt.Tooltip("batch:Q", title="batch", format=","),
             alt.Tooltip("step_s:Q", title="step (s)", format=".3~s"),
             alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"), alt.Tooltip("bound:N", title="matmuls")]
-    sides: tuple[tuple[Literal["left", "right"], str], ...] = (("left", "true"), ("right", "false"))
-
-    def at(field: str) -> Any:
-        return alt.X(f"{field}:Q", scale=x_scale)
-
-    in_range = f"datum.bstar <= {MAX_BATCH}"
-    fits_shown = f"datum.has_cap && datum.bmax >= 1 && datum.bmax <= {MAX_BATCH}"
-    layers = [
-        # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units.
-        marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
-        marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
-        marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2}").mark_text(
-            style="band-label", align="left", dx=6, baseline="bottom", y=alt.ExprRef("height - 6"),
-            text="memory-bound").encode(x=at("start")),
-        marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
-            style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
-            text="compute-bound").encode(x=at("end")),
-        marks.transform_filter(in_range).mark_rule(style="mark-rule").encode(x=at("bstar")),
-        *(marks.transform_filter(f"{in_range} && ({room('bstar_x')}) == {flag}")
-          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top", y=6)
-          .encode(x=at("bstar_x"), text="bstar_text:N")
-          for side, flag in sides),
-        # The largest batch whose KV cache fits beside the weights.
-        marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2)
-        .encode(x=at("bmax")),
-        *(marks.transform_filter(f"{fits_shown} && ({room('bmax')}) == {flag}")
-          .mark_text(style="mark-label", baseline="top", y=24, align=side, dx=5 if side == "left" else -5)
-          .encode(x=at("bmax"), text="bmax_text:N")
-          for side, flag in sides),
-        marks.transform_filter("datum.has_cap && datum.bmax < 1").mark_text(
-            style="note", baseline="top", y=24, x=6, align="left").encode(text="note:N"),
-        one.transform_filter("isValid(datum.text)").mark_text(
-            style="note", baseline="middle", x=alt.ExprRef("width / 2"), y=alt.ExprRef("height / 2"),
-            align="center").encode(text="text:N"),
+    return [
         # The terms (dashed) and the step (solid while its batch fits, dotted past it).
         folded.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, strokeWidth=width, order="batch:Q",
                                   detail="series_key:N"),
         folded.transform_filter("datum.series_key == 'step_fit_s' || datum.series_key == 'over_s'")
         .mark_point(size=60, opacity=0, filled=True).encode(x=x, y=y, tooltip=tips),
     ]
+
+
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers over the dataset ``setups`` (looked up in ``gpus``) and the params
+    model, gpu, context, precision, tp and metric (placeholder values and choices).
+
+    The layer's own transforms pick the setup row, look up its GPU, lay the grid of batches and
+    evaluate :data:`EXPRESSIONS` once for every layer; the marks that need one row per setup
+    (bands, rules, labels) keep the grid's first batch."""
+    import altair as alt  # here: a build whose grammar is cached never loads it
+
+    model, gpu, context, precision, tp, metric = _select_params(alt)
+    x_scale = alt.Scale(type="log", domain=[MIN_BATCH, MAX_BATCH], nice=False)
+    doublings = _DOUBLINGS
+    layers = [*_rule_layers(alt, x_scale), *_series_layers(alt, x_scale, metric)]
     setup_filter = f"datum.m == {model.name} && datum.q == {precision.name} && datum.t == {tp.name}"
     chart = (
         alt.layer(*layers, data=alt.NamedData(name="setups"))
