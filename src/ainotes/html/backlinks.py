@@ -83,6 +83,19 @@ def request_uses(request: object) -> set[Use]:
     return found
 
 
+def implied_uses(request: object, site: Any) -> set[Use]:
+    """What a request draws on without naming it: every model where it names none, the link each
+    tensor-parallel group crosses by default. A request says so with ``implied_uses(site)``; on a site
+    that cannot load those presets it implies nothing (the page's own build reports why)."""
+    method = getattr(request, "implied_uses", None)
+    if not callable(method):
+        return set()
+    try:
+        return {(kind, entry) for kind, entry in method(site)}
+    except (InputError, OSError):
+        return set()
+
+
 def form_uses(body: str, known: Mapping[str, Iterable[str]]) -> set[Use]:
     """The presets an inline form ``{{ body }}`` names; ``known``: kind → ids on this build."""
     words = body.split()

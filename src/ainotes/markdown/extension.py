@@ -792,7 +792,7 @@ def backlinks_scanner(site: Any) -> Callable[[Any, str, str], None]:
                 continue  # reported when the page is built
             if fence.kind == "whats-new" and getattr(request, "limit", 0) is None:
                 catalogue.fence_pages.setdefault("whats-new-page", []).append(src)  # the full list
-            uses |= backlinks.request_uses(request)
+            uses |= backlinks.request_uses(request) | backlinks.implied_uses(request, site)
         for body in forms:
             uses |= backlinks.form_uses(body, known)
         catalogue.uses[src] = frozenset(uses)
