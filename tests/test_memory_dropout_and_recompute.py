@@ -43,7 +43,7 @@ def test_a_preset_silent_on_dropout_is_counted_as_korthikanti_counts() -> None:
 def test_full_recomputation_peaks_at_the_stash_and_one_layer_computed_again() -> None:
     # Llama 3.1 8B at 4,096 tokens: the stash is each layer's input, 32 · 2·s·h = 1.07 GB; the layer whose
     # backward runs holds its whole set again: 3.29 GB with dropout masks, 1.64 GB as the model was trained.
-    shape = dict(model=L8B, micro_batch=1, seq_len=4096, recompute="full")
+    shape = {"model": L8B, "micro_batch": 1, "seq_len": 4096, "recompute": "full"}
     with_masks = TrainingMemory(**shape, dropout=True).estimate()  # type: ignore[arg-type]
     stash = with_masks.activations_bytes - with_masks.rematerialized_bytes  # type: ignore[operator]
     assert round(stash / 1e9, 2) == 1.07
