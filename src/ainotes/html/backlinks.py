@@ -26,6 +26,7 @@ from html import escape
 from typing import Any
 
 from ainotes.base.errors import InputError
+from ainotes.html.notes import note_link
 from ainotes.html.tables import safe_link
 from ainotes.notes import meta as notes_meta
 
@@ -162,7 +163,7 @@ def used_in_html(site: Any, kind: str, entry_ids: Iterable[str], prefix: str) ->
         if entry is None:
             continue
         notes = notes_using(catalogue, kind, entry_id)
-        links = ", ".join(f'<a href="{escape(prefix + n.url, quote=True)}">{escape(n.title)}</a>' for n in notes)
+        links = ", ".join(note_link(n, prefix) for n in notes)
         rows.append(f'<tr id="{use_kind.anchor}{escape(entry_id, quote=True)}"><td>{escape(entry.name)}'
                     f'<br><code>{escape(entry_id)}</code></td><td>{links or "no note yet"}</td></tr>')
     if not rows:
