@@ -177,7 +177,7 @@ BAD_FILES = [
      "missing required key 'sources[0].url'"),
     ("not a mapping", "- one\n- two\n", "must be a mapping of keys to values, not a list"),
     ("empty file", "", "the file is empty"),
-    ("yaml error", "name: [unclosed\ndense_fp16_tflops: 1\n", "line 2: YAML does not parse"),
+    ("yaml error", "name: [unclosed\ndense_fp16_tflops: 1\n", "line 1: YAML does not parse"),
     ("duplicate key", GOOD_PER_GPU + "name: Again\n", "line 7: duplicate key 'name'"),
     ("sparsity not boolean", GOOD_PER_GPU + "structured_sparsity: 2\n",
      "'structured_sparsity' must be true or false: 2"),
