@@ -38,6 +38,7 @@ from ainotes.html.page import (
     relative_prefix,
 )
 from ainotes.inline import figures
+from ainotes.presets.every import load_every_preset
 from ainotes.presets.gpus import load_presets
 from ainotes.presets.links import default_links_dir, load_links
 from ainotes.presets.models import default_models_dir, load_models
@@ -69,8 +70,9 @@ class NotesSite:
         self.presets: tuple[Preset, ...] = load_presets(presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
         self.presets_dir = Path(presets_dir)
-        self._links: dict[str, Link] | None = None
-        self._models: dict[str, ModelPreset] | None = None
+        every = load_every_preset(presets_dir)  # every link and model file, used by a page or not
+        self._links: dict[str, Link] | None = every.links
+        self._models: dict[str, ModelPreset] | None = every.models
         self.charts: dict[str, Chart] = {}
         self.error_type = error_type
         self._announced: tuple[str, str, int] | None = None
