@@ -4,7 +4,8 @@ Tests never depend on which presets ship in ``presets/``:
 
 * a test that needs fixed figures (the H100's 989.4 TFLOP/s, the B200's derivation) reads
   :data:`FIXTURE_PRESETS`, copies of the four NVIDIA files as they were published, with the
-  shipped interconnects beside them (``links/`` is a link to ``presets/links``);
+  eight interconnects as first published beside them (``links/``, a copy: adding a link preset
+  changes no fixture);
 * a test over "every shipped preset" iterates :func:`shipped_ids` / :data:`SHIPPED_PRESETS`;
 * a test that needs an id no folder has uses :data:`UNKNOWN_ID`, never a plausible one (an H200,
   an MI300X: the first presets an author adds).

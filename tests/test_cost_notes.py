@@ -16,14 +16,13 @@ from ainotes.core import collective_cost as cc
 from ainotes.markdown.extension import convert_page
 from ainotes.presets.links import load_links
 from preset_support import FIXTURE_PRESETS
-from sitebuild import REPO
 
-LINKS = {link.id: link for link in load_links(REPO / "presets" / "links")}
+LINKS = {link.id: link for link in load_links(FIXTURE_PRESETS / "links")}  # the fixture site's links
 
 
 @pytest.fixture(scope="module")
 def site() -> NotesSite:
-    return NotesSite(FIXTURE_PRESETS)  # the A100's published 312 TFLOP/s; the shipped links
+    return NotesSite(FIXTURE_PRESETS)  # the A100's published 312 TFLOP/s; the eight links as published
 
 
 def page(site: NotesSite, text: str, src: str = "cost.md") -> str:

@@ -1,0 +1,223 @@
+"""``ainotes presets``, ``validate`` and ``models``: what the preset files hold, and whether they load."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ainotes.base import units
+from ainotes.base.errors import InputError
+from ainotes.cli import shared
+from ainotes.core.hardware import UNITS, Preset
+from ainotes.presets.gpus import validate_paths
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Register this module's subcommands."""
+    presets = commands.add_parser("presets", parents=[common], help="list the GPU presets and their figures",
+                                  description="List the GPU presets: per-GPU dense and sparse FP16/BF16 tensor "
+                                  "rates, memory bandwidth and ridge points, then every precision's dense peak "
+                                  "('no path' where the GPU has none, 'not given' where the file is silent).")
+    presets.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    presets.set_defaults(handler=_cmd_presets)
+
+    validate = commands.add_parser("validate", parents=[common], help="check preset files",
+                                   description="Check preset files and folders (default: the presets folder), "
+                                   "interconnect presets included (a folder's links/ subfolder, or a file in "
+                                   "a links/ folder). Prints one OK line per valid preset and one line per "
+                                   "error; exit status 2 if any file has an error.")
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="preset files or folders")
+    validate.set_defaults(handler=_cmd_validate)
+
+    models = commands.add_parser(
+        "models", parents=[common], help="list the model presets and their parameter counts",
+        description="List the model presets in <presets dir>/models: parameters counted from each architecture "
+        "(all experts, and the active ones a token uses), the published count and how far apart they are "
+        "(the loader refuses more than 1 %).",
+    )
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    models.set_defaults(handler=_cmd_models)
+
+
+NOT_GIVEN = "not given"
+
+
+def _preset_record(preset: Preset) -> dict[str, Any]:
+    sparse = preset.structured_sparsity
+    return {
+        "id": preset.id,
+        "name": preset.name,
+        "variant": preset.variant,
+        "dense_fp16_tflops": preset.dense_fp16_tflops,
+        "sparse_fp16_tflops": preset.peak_flops_per_s(True) / 1e12 if sparse else None,
+        "memory_bandwidth_tbps": preset.memory_bandwidth_tbps,
+        "dense_ridge_flop_per_byte": preset.ridge_flop_per_byte(False),
+        "sparse_ridge_flop_per_byte": preset.ridge_flop_per_byte(True) if sparse else None,
+        "structured_sparsity": sparse,
+        "derivation": preset.derivation,
+        "sources": [{"title": s.title, "url": s.url} for s in preset.sources],
+        "path": preset.file,
+        "memory_capacity_gb": preset.memory_capacity_gb,
+        "unit_names": {unit: preset.unit_term(unit) for unit in UNITS},
+        "peaks": _peaks_by_unit(preset),
+        "precisions": [_precision_record(preset, unit, precision) for unit, precision, _ in preset.all_paths()],
+    }
+
+
+def _peaks_by_unit(preset: Preset) -> dict[str, dict[str, float | str | None]]:
+    """Every precision's dense peak per unit: a number, null (no such path) or "not given"."""
+    peaks: dict[str, dict[str, float | str | None]] = {unit: {} for unit in UNITS}
+    for unit, precision, path in preset.all_paths():
+        peaks[unit][precision] = NOT_GIVEN if path is None else path.dense_tflops
+    return peaks
+
+
+def _precision_record(preset: Preset, unit: str, precision: str) -> dict[str, Any]:
+    path = preset.path(precision, unit)
+    exists = path is not None and path.dense_tflops is not None
+    sparse = path is not None and exists and path.sparse_supported
+    return {
+        "unit": unit,
+        "precision": precision,
+        "status": preset.status(precision, unit),
+        "dense_tflops": path.dense_tflops if path is not None else None,
+        "sparse_tflops": path.peak_tflops(True) if path is not None and sparse else None,
+        "printed_sparse_tflops": path.printed_sparse_tflops if path is not None else None,
+        "ridge_flop_per_byte": preset.ridge_flop_per_byte(precision=precision, unit=unit),
+        "sparse_ridge_flop_per_byte": (
+            preset.ridge_flop_per_byte(True, precision=precision, unit=unit) if sparse else None
+        ),
+        "source": ({"title": path.source.title, "url": path.source.url}
+                   if path is not None and path.source is not None else None),
+        "note": path.note if path is not None else None,
+        "derivation": path.derivation if path is not None else None,
+    }
+
+
+def _peak_cell(preset: Preset, unit: str, precision: str) -> str:
+    path = preset.path(precision, unit)
+    if path is None:
+        return NOT_GIVEN
+    return "no path" if path.dense_tflops is None else f"{path.dense_tflops:.6g}"
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    presets = shared.load_gpu_presets(args)
+    if args.json:
+        print(json.dumps({"presets": [_preset_record(p) for p in presets]}, indent=2, ensure_ascii=False))
+        return 0
+    header = ["id", "name", "dense TFLOP/s", "sparse TFLOP/s", "TB/s", "ridge FLOP/B", "sparse ridge FLOP/B"]
+    rows = []
+    for p in presets:
+        record = _preset_record(p)
+        rows.append([
+            p.id,
+            p.name,
+            f"{p.dense_fp16_tflops:.6g}",
+            f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
+            f"{p.memory_bandwidth_tbps:.6g}",
+            # units.fixed: ties half-up, the rule pages and charts follow (281.25 → 281.3).
+            units.fixed(record["dense_ridge_flop_per_byte"], 1),
+            units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
+        ])
+    print(shared.table(header, rows, right={2, 3, 4, 5, 6}))
+    columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
+    print()
+    print("dense peak per precision, TFLOP/s (TOPS for int8); 'no path': the GPU has none; "
+          "'not given': the preset file is silent")
+    print(shared.table(["id", *(f"{unit} {precision}" for unit, precision in columns)],
+                 [[p.id, *(_peak_cell(p, unit, precision) for unit, precision in columns)] for p in presets],
+                 right=set(range(1, len(columns) + 1))))
+    notes = [f"{p.id}: {p.derivation}" for p in presets if p.derivation]
+    if notes:
+        print()
+        print("per-GPU figures derived from system totals:")
+        for note in notes:
+            print(f"  {note}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
+    GPU files, or a file inside one. Each file gets an OK line or one error line."""
+    from ainotes.presets import links
+
+    outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
+    for given in args.paths or [shared.presets_dir(args)]:
+        path = Path(given)
+        link_files: list[Path] = []
+        if _model_outcomes(path, outcomes, whole=True):
+            continue
+        if path.is_file() and links.is_link_path(path):
+            link_files = [path]
+        else:
+            for check in validate_paths([path]):
+                outcomes.append((f"{check.path}: {check.preset.id} ({check.preset.name})", None)
+                                if check.preset is not None else ("", check.error))
+            if path.is_dir() and (path / links.LINKS_SUBDIR).is_dir():
+                try:
+                    link_files = list(links.link_files(path / links.LINKS_SUBDIR))
+                except InputError as exc:
+                    outcomes.append(("", str(exc)))
+        for link_check in links.validate_link_files(link_files):
+            outcomes.append((f"{link_check.path}: link {link_check.link.id} ({link_check.link.name})", None)
+                            if link_check.link is not None else ("", link_check.error))
+        _model_outcomes(path, outcomes, whole=False)
+    for ok, error in outcomes:
+        if error is None:
+            print(f"OK {ok}")
+        else:
+            print(f"ainotes validate: {error}", file=sys.stderr)
+    failed = sum(1 for _, error in outcomes if error is not None)
+    print(f"{len(outcomes) - failed} OK, {failed} with errors")
+    return shared.EXIT_USER_ERROR if failed else 0
+
+
+def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole: bool) -> bool:
+    """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
+    file or a ``models/`` folder (then True: nothing else to check there); else the
+    ``models/`` subfolder of a presets folder, when it has one."""
+    from ainotes.presets import models
+
+    if whole:
+        if path.is_file() and models.is_model_path(path):
+            files: list[Path] = [path]
+        elif path.is_dir() and path.name == models.MODELS_SUBDIR:
+            folder = path
+        else:
+            return False
+    elif path.is_dir() and (path / models.MODELS_SUBDIR).is_dir():
+        folder = path / models.MODELS_SUBDIR
+    else:
+        return False
+    if not (whole and path.is_file()):
+        try:
+            files = list(models.model_files(folder))
+        except InputError as exc:
+            outcomes.append(("", str(exc)))
+            return True
+    for check in models.validate_model_files(files):
+        model = check.model
+        outcomes.append((f"{check.path}: model {model.id} ({model.name}, {model.params / 1e9:.2f} B parameters)", None)
+                        if model is not None else ("", check.error))
+    return True
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from ainotes.presets.models import default_models_dir, load_models
+
+    models = load_models(default_models_dir(shared.presets_dir(args)))
+    if args.json:
+        print(json.dumps({"models": [m.record() for m in models]}, indent=2, ensure_ascii=False))
+        return 0
+    header = ["id", "name", "params", "active params", "published", "difference"]
+    rows = [[m.id, m.name, f"{m.params / 1e9:.2f} B", f"{m.active_params / 1e9:.2f} B",
+             f"{m.published_params / 1e9:g} B", f"{m.params_difference * 100:+.2f} %"] for m in models]
+    print(shared.table(header, rows, right={2, 3, 4, 5}))
+    print()
+    print("params: counted from the architecture (embeddings included; all experts of a mixture); active: what one")
+    print("token uses; difference: counted against published, within ±1 % or the file does not load.")
+    return 0

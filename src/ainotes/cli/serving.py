@@ -1,0 +1,84 @@
+"""``ainotes inference``: KV cache, decode step, tokens/s, B_crit and the largest batch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ainotes.base import units
+from ainotes.cli import shared
+from ainotes.presets.gpus import load_presets
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Register this module's subcommands."""
+    from ainotes.core import inference
+
+    serve = commands.add_parser(
+        "inference", parents=[common], help="KV cache, decode step, tokens/s, B_crit and the largest batch",
+        description="Serve a model preset on a GPU preset (Scaling Book, 'All About Transformer Inference'): "
+        "KV cache per token = 2·L·kv_heads·d_head·bytes; one decode step = B·S·KV/W + max(2·B·P_active/F, P·w/W) "
+        "(+ two all-reduces per layer with --tp); tokens/s = B ÷ step; B_crit = (F/W)·(w/2); the largest batch "
+        "= (capacity − weights) ÷ (S·KV). F is the dense tensor peak at --compute-dtype, W the memory bandwidth.",
+    )
+    serve.add_argument("--model", required=True, metavar="ID", help="model preset id (presets/models)")
+    serve.add_argument("--preset", required=True, metavar="ID", help="GPU preset id")
+    serve.add_argument("--batch", type=shared.count, default=1, metavar="B",
+                       help="sequences per decode step (default 1)")
+    serve.add_argument("--context", type=shared.count, default=1, metavar="S", help="tokens of context per sequence "
+                       "(default 1)")
+    serve.add_argument("--prompt", type=shared.count, metavar="T", help="prompt tokens to prefill (default: --context)")
+    for flag, what in (("--weights-dtype", "weights"), ("--kv-dtype", "KV cache")):
+        serve.add_argument(flag, default="bf16", metavar="P",
+                           help=f"{what} stored in P: {', '.join(inference.STORAGE_DTYPES)} (default bf16)")
+    serve.add_argument("--compute-dtype", default="bf16", metavar="P",
+                       help=f"matmuls at this precision's roof: {', '.join(inference.COMPUTE_DTYPES)} (default bf16)")
+    serve.add_argument("--tp", type=shared.count, default=1, metavar="N", help="tensor-parallel chips (default 1)")
+    serve.add_argument("--link", metavar="ID", help="link preset timing the TP all-reduces (default: the GPU's "
+                       "NVLink, else nvlink-4)")
+    serve.add_argument("--json", action="store_true", help="print JSON")
+    serve.set_defaults(handler=_cmd_inference)
+
+
+def _cmd_inference(args: argparse.Namespace) -> int:
+    from ainotes.core.inference import InferenceSetup
+    from ainotes.presets.models import default_models_dir, load_models
+
+    presets_dir = shared.presets_dir(args)
+    fields = {key: getattr(args, key) for key in ("model", "preset", "batch", "context", "prompt", "weights_dtype",
+                                                  "kv_dtype", "compute_dtype", "tp", "link")}
+    setup = InferenceSetup.from_fields(
+        {k: v for k, v in fields.items() if v is not None},
+        models={m.id: m for m in load_models(default_models_dir(presets_dir))},
+        presets={p.id: p for p in load_presets(presets_dir)}, links=lambda: {
+            link.id: link for link in shared.load_link_presets(args)}, label=shared.flag)
+    record = setup.record()
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+        return 0
+    terms = record["decode_terms_s"]
+    print(f"{setup.model.name} on {setup.tp} × {setup.preset.name}: batch {setup.batch}, context {setup.context:,}, "
+          f"weights {setup.weights_dtype}, KV {setup.kv_dtype}, compute {setup.compute_dtype}")
+    print(f"KV cache per token: {record['kv_bytes_per_token']:,.0f} bytes "
+          f"({units.significant(record['kv_bytes_per_token'] / 1024, 4)} KiB); "
+          f"weights {units.si(record['weights_bytes'], 'B')}")
+    print(f"decode step: {shared.seconds(record['decode_step_s'])} ({record['decode_bound']}-bound matmuls; "
+          f"KV reads {shared.seconds(terms['kv'])}, weights {shared.seconds(terms['weights'])}, "
+          f"compute {shared.seconds(terms['compute'])}"
+          + (f", all-reduces {shared.seconds(terms['allreduce'])} over {record['link']}" if setup.tp > 1 else "") + ")")
+    print(f"tokens per second: {units.significant(record['tokens_per_s'], 4)}")
+    print(f"B_crit: {units.significant(record['b_crit'], 4)}"
+          + (f" (this mixture of experts: {units.significant(record['compute_bound_batch'], 4)})"
+             if setup.model.is_moe else ""))
+    if record["max_batch"] is None:
+        print(f"largest batch: unknown ({setup.preset.file or setup.preset.id} gives no memory capacity)")
+    elif record["max_batch"] == 0:
+        print(f"largest batch: none; the weights alone take {units.si(setup.weights_bytes_per_chip, 'B')} of "
+              f"{setup.preset.memory_capacity_label} per chip (try a larger --tp)")
+    else:
+        print(f"largest batch that fits at context {setup.context:,}: {record['max_batch']:,} "
+              f"({setup.preset.memory_capacity_label} per chip)")
+    print(f"prefill of {setup.prompt:,} tokens × {setup.batch}: {shared.seconds(record['prefill_s'])} "
+          f"({record['prefill_bound']}-bound)")
+    return 0
