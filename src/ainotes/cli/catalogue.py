@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ainotes.base import units
-from ainotes.base.errors import InputError
+from ainotes.base.files import path_state
 from ainotes.cli import shared
 from ainotes.core.hardware import UNITS, Preset
+from ainotes.presets.every import file_kind
 from ainotes.presets.gpus import validate_paths
 
 
@@ -141,31 +142,12 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
-    GPU files, or a file inside one. Each file gets an OK line or one error line."""
-    from ainotes.presets import links
-
+    """GPU, link and model presets: a presets folder (its ``links/`` and ``models/`` beside the GPU files),
+    a ``links/`` or ``models/`` folder, or files, each checked as the kind its folder or its keys say
+    (:func:`ainotes.presets.every.file_kind`). Each file gets an OK line or one error line."""
     outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
     for given in args.paths or [shared.presets_dir(args)]:
-        path = Path(given)
-        link_files: list[Path] = []
-        if _model_outcomes(path, outcomes, whole=True):
-            continue
-        if path.is_file() and links.is_link_path(path):
-            link_files = [path]
-        else:
-            for check in validate_paths([path]):
-                outcomes.append((f"{check.path}: {check.preset.id} ({check.preset.name})", None)
-                                if check.preset is not None else ("", check.error))
-            if path.is_dir() and (path / links.LINKS_SUBDIR).is_dir():
-                try:
-                    link_files = list(links.link_files(path / links.LINKS_SUBDIR))
-                except InputError as exc:
-                    outcomes.append(("", str(exc)))
-        for link_check in links.validate_link_files(link_files):
-            outcomes.append((f"{link_check.path}: link {link_check.link.id} ({link_check.link.name})", None)
-                            if link_check.link is not None else ("", link_check.error))
-        _model_outcomes(path, outcomes, whole=False)
+        _validate_path(Path(given), outcomes)
     for ok, error in outcomes:
         if error is None:
             print(f"OK {ok}")
@@ -176,34 +158,50 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return shared.EXIT_USER_ERROR if failed else 0
 
 
-def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole: bool) -> bool:
-    """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
-    file or a ``models/`` folder (then True: nothing else to check there); else the
-    ``models/`` subfolder of a presets folder, when it has one."""
+def _validate_path(path: Path, outcomes: list[tuple[str, str | None]]) -> None:
+    from ainotes.presets import links, models
+
+    state = path_state(path)
+    if state == "file":
+        kind = file_kind(path)
+        if kind == "model":
+            _model_outcomes([path], outcomes)
+        elif kind == "link":
+            _link_outcomes([path], outcomes)
+        else:
+            _gpu_outcomes(path, outcomes)
+    elif state == "dir" and path.name == models.MODELS_SUBDIR:
+        _model_outcomes([path], outcomes)
+    elif state == "dir" and path.name == links.LINKS_SUBDIR:
+        _link_outcomes([path], outcomes)
+    else:  # a presets folder, or a path that is missing or cannot be looked at (its one line)
+        _gpu_outcomes(path, outcomes)
+        for sub, check in ((links.LINKS_SUBDIR, _link_outcomes), (models.MODELS_SUBDIR, _model_outcomes)):
+            if state == "dir" and path_state(path / sub) == "dir":
+                check([path / sub], outcomes)
+
+
+def _gpu_outcomes(path: Path, outcomes: list[tuple[str, str | None]]) -> None:
+    for check in validate_paths([path]):
+        outcomes.append((f"{check.path}: {check.preset.id} ({check.preset.name})", None)
+                        if check.preset is not None else ("", check.error))
+
+
+def _link_outcomes(paths: list[Path], outcomes: list[tuple[str, str | None]]) -> None:
+    from ainotes.presets import links
+
+    for check in links.validate_link_files(paths):
+        outcomes.append((f"{check.path}: link {check.link.id} ({check.link.name})", None)
+                        if check.link is not None else ("", check.error))
+
+
+def _model_outcomes(paths: list[Path], outcomes: list[tuple[str, str | None]]) -> None:
     from ainotes.presets import models
 
-    if whole:
-        if path.is_file() and models.is_model_path(path):
-            files: list[Path] = [path]
-        elif path.is_dir() and path.name == models.MODELS_SUBDIR:
-            folder = path
-        else:
-            return False
-    elif path.is_dir() and (path / models.MODELS_SUBDIR).is_dir():
-        folder = path / models.MODELS_SUBDIR
-    else:
-        return False
-    if not (whole and path.is_file()):
-        try:
-            files = list(models.model_files(folder))
-        except InputError as exc:
-            outcomes.append(("", str(exc)))
-            return True
-    for check in models.validate_model_files(files):
+    for check in models.validate_model_files(paths):
         model = check.model
         outcomes.append((f"{check.path}: model {model.id} ({model.name}, {model.params / 1e9:.2f} B parameters)", None)
                         if model is not None else ("", check.error))
-    return True
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
