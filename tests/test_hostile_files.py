@@ -187,8 +187,10 @@ def test_flags_take_whole_numbers_written_as_whole_numbers(capsys, flag, value, 
 @pytest.mark.parametrize(("kind", "body", "expected"), [
     ("inference-table", "models: [llama-3.1-8b]\npresets: [h100]\ncontext: \"8192\"\n",
      "page.md:6: 'context' must be a whole number, not quoted text (write 8192 without the quotes)"),
-    ("collective", "op: all-reduce\nranks: 8.0\n", "page.md:5: 'ranks' must be a whole number from 2 to 8 (write 8): 8.0"),
-    ("collective", "op: all-reduce\nranks: 1e3\n", "page.md:5: 'ranks' must be a whole number from 2 to 8 (write 1000)"),
+    ("collective", "op: all-reduce\nranks: 8.0\n",
+     "page.md:5: 'ranks' must be a whole number from 2 to 8 (write 8): 8.0"),
+    ("collective", "op: all-reduce\nranks: 1e3\n",
+     "page.md:5: 'ranks' must be a whole number from 2 to 8 (write 1000)"),
 ])
 def test_fences_take_whole_numbers_written_as_whole_numbers(kind, body, expected):
     site = NotesSite(FIXTURES / "models-chapter")
