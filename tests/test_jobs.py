@@ -41,9 +41,17 @@ def test_non_positive_or_non_numbers_are_refused_with_the_rule(value):
     assert info.value.field == "x"
 
 
-@pytest.mark.parametrize(("value", "expected"), [(8, 8), (8.0, 8), ("8", 8), ("1e3", 1000)])
+@pytest.mark.parametrize(("value", "expected"), [(8, 8), ("8", 8), (" 12 ", 12)])
 def test_whole_numbers(value, expected):
     assert checks.whole_number(value, "'n'") == expected
+
+
+@pytest.mark.parametrize(("value", "meant"), [(8.0, "8"), ("8.0", "8"), ("1e3", "1000"), ("7.9999999999999999", "8"),
+                                              ("1.9999999999999999", "2")])
+def test_whole_numbers_written_as_fractions_are_refused_with_what_was_meant(value, meant):
+    """One rule for flags, fences and files: 7.9999999999999999 reads as 8.0, so no fraction passes."""
+    with pytest.raises(FieldError, match=rf"^'n' must be a whole number >= 1 \(write {meant}\): "):
+        checks.whole_number(value, "'n'")
 
 
 @pytest.mark.parametrize(("value", "low", "high", "rule"),

@@ -248,6 +248,19 @@ class TrainingJob:
             set_(self, key, checks.whole_number(getattr(self, key), label(key), key))
         if self.tokens is not None:
             set_(self, "tokens", checks.positive_number(self.tokens, label("tokens"), "tokens"))
+        self._check_possible()
+
+    def _check_possible(self) -> None:
+        """No job runs its devices past their peak: HFU (≥ MFU) above 100 % is a slip in a unit, most often
+        per-GPU throughput given as the job's, a count in billions, or a peak in PFLOP/s."""
+        result = self.utilization()
+        if result.hfu > 1:
+            label = self.label
+            raise FieldError(
+                f"{label('tokens_per_second')} {self.tokens_per_second:g} over {self.gpus} devices of "
+                f"{self.peak_tflops:g} TFLOP/s gives an MFU of {result.mfu * 100:.1f} % (HFU {result.hfu * 100:.1f} %), above "
+                f"the 100 % no job reaches: check the units of {label('params')}, {label('tokens_per_second')} "
+                f"(the whole job's, not one GPU's) and the peak", "tokens_per_second")
 
     def _check_model(self) -> None:
         """With a model, params and the attention shape must be the model's (:func:`model_count`)."""

@@ -57,6 +57,7 @@ class InferenceChartRequest:
     chart_id: str | None
     where: str  # page:line of the fence, or of its 'models' key
     link_where: str = ""  # page:line of its 'link' key, or of the fence
+    tp_where: str | None = None  # page:line of a 'tp' the body gives: every model shown must take it
 
 
 _CHART_KEYS = ("models", "presets", "context", "contexts", "precision", "precisions", "compute_dtype", "tp",
@@ -105,6 +106,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
         precisions=precisions, compute_dtype=compute, tp=tp, tps=tps, link_id=link_id, metric=metric,
         title=reader.text("title"), chart_id=reader.chart_id(), where=key_where(fence, where, lines, data, "models"),
         link_where=key_where(fence, where, lines, data, "link"),
+        tp_where=key_where(fence, where, lines, data, "tp") if "tp" in data else None,
     )
 
 
@@ -203,6 +205,11 @@ def _fits_compute(precision: str, compute: str) -> bool:
 def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
 
     models = resolve_models(request.model_ids, site.models(), request.where)
+    for model in models if request.tp_where is not None else ():
+        try:  # the command line's rule (inference.check_tp): a tp the author wrote fits every model shown
+            inference.check_tp(model, request.tp)
+        except InputError as exc:
+            raise InputError(f"{request.tp_where}: {exc}") from None
     presets = [site.presets_by_id[i] for i in request.preset_ids]
     links = chart_links(request, presets, site.links())
     title = request.title or inference_chart.default_title(request.compute_dtype)
