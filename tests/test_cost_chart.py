@@ -202,7 +202,9 @@ def test_every_state_has_a_caption_from_the_core() -> None:
                 assert text.startswith(f"{OP_TITLES[op]} over {ranks} ranks on {link.name} ")
                 switches, meets = core_marks(op, ranks, link)
                 for _, size in switches + meets:
-                    assert f" at {cost.size_label(size)}" in text, (op, ranks, link.id)
+                    # A size on a rounding tie (8.75 α·B = 1.575 MB) may round either way: crossovers are bisected.
+                    assert any(f" at {cost.size_label(size * (1 + tie))}" in text for tie in (0, 1e-6, -1e-6)), (
+                        op, ranks, link.id)
                 if switches:
                     assert "Diamonds mark where the fastest algorithm changes" in text
                 else:

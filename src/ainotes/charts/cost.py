@@ -490,8 +490,10 @@ _RING_FAMILY = frozenset({"all-reduce", "reduce-scatter", "all-gather"})
 
 def link_phrase(link: Link) -> str:
     """``NVLink 4 (H100 SXM) (B = 450 GB/s per direction, α = 1.9 µs, …)``: the link as the caption names it."""
-    return (f"{link.name} (B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, an "
-            "assumption taken from NCCL's tuning model)")
+    origin = ("taken from NCCL's tuning model" if any("tuning.cc" in source.url for source in link.sources)
+              else "from the link preset's sources")
+    return (f"{link.name} (B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, "
+            f"an assumption {origin})")
 
 
 def _reason(op: str, ranks: int, winner: str) -> int:

@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 
 from ainotes.base.errors import InputError
-from ainotes.cli import catalogue, charts, comms, serving, shared, site, training
+from ainotes.cli import catalogue, charts, comms, parallel, serving, shared, site, training
 from ainotes.presets.folder import short_path
 
-COMMAND_GROUPS = (catalogue, charts, comms, training, serving, site)
+COMMAND_GROUPS = (catalogue, charts, comms, training, parallel, serving, site)
 
 
 def build_parser() -> argparse.ArgumentParser:

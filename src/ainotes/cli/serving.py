@@ -35,8 +35,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--compute-dtype", default="bf16", metavar="P",
                        help=f"matmuls at this precision's roof: {', '.join(inference.COMPUTE_DTYPES)} (default bf16)")
     serve.add_argument("--tp", type=shared.count, default=1, metavar="N", help="tensor-parallel chips (default 1)")
-    serve.add_argument("--link", metavar="ID", help="link preset timing the TP all-reduces (default: the GPU's "
-                       "NVLink, else nvlink-4)")
+    serve.add_argument("--link", metavar="ID", help="link preset timing the TP all-reduces (default: the GPU "
+                       "preset's node link)")
     serve.add_argument("--json", action="store_true", help="print JSON")
     serve.set_defaults(handler=_cmd_inference)
 

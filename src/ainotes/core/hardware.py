@@ -38,6 +38,15 @@ no such path) or a mapping with ``dense_tflops`` and optionally
 same as "no such path": :meth:`Preset.path` returns ``None`` for the first and
 a :class:`PeakPath` whose ``dense_tflops`` is ``None`` for the second. The
 FP16/BF16 tensor rate is always ``dense_fp16_tflops``.
+
+Node topology (optional, :class:`NodeTopology`): how many chips share the fast link and which link
+presets (``presets/links/<id>.yaml``) a group of chips talks over inside a node and across nodes::
+
+    node: {chips: 8, link: nvlink-4, inter_node_link: ib-ndr}
+    node: {chips: 4, link: tpu-v5p-ici, inter_node_link: tpu-v5p-ici, torus_axes: 3}
+
+A collective is timed over the node's own links (:func:`ainotes.core.topology.group_link`); a preset
+without ``node`` has no default link, so a caller must name one.
 """
 
 from __future__ import annotations
@@ -64,10 +73,30 @@ from ainotes.core.precision import (
 )
 
 __all__ = [
-    "FILE_PRECISIONS", "FP16_PRECISIONS", "GIBI", "GIGA", "MAX_FIGURE", "MIN_FIGURE", "NEUTRAL_UNIT_TERMS",
-    "OPTIONAL_UNIT_PRECISIONS", "PRECISIONS", "PRECISION_LABELS", "TERA", "UNITS", "UNIT_PRECISIONS", "PathStatus",
-    "PeakPath", "Preset", "Source", "check_figure", "check_precision", "default_unit", "item_by_id",
-    "precision_label", "preset_by_id",
+    "FILE_PRECISIONS",
+    "FP16_PRECISIONS",
+    "GIBI",
+    "GIGA",
+    "MAX_FIGURE",
+    "MIN_FIGURE",
+    "NEUTRAL_UNIT_TERMS",
+    "OPTIONAL_UNIT_PRECISIONS",
+    "PRECISIONS",
+    "PRECISION_LABELS",
+    "TERA",
+    "UNITS",
+    "UNIT_PRECISIONS",
+    "NodeTopology",
+    "PathStatus",
+    "PeakPath",
+    "Preset",
+    "Source",
+    "check_figure",
+    "check_precision",
+    "default_unit",
+    "item_by_id",
+    "precision_label",
+    "preset_by_id",
 ]
 _T = TypeVar("_T")
 
@@ -161,6 +190,35 @@ class PeakPath:
         return self.dense_tflops * (2.0 if (sparsity and self.sparse_supported) else 1.0)
 
 
+MAX_NODE_CHIPS = 1_000_000
+MAX_TORUS_AXES = 3
+
+
+@dataclass(frozen=True)
+class NodeTopology:
+    """Which chips share the fast link, and the link presets a group of them crosses.
+
+    ``chips``: chips per node on ``link_id`` (8 on an HGX H100 or B200 board over NVLink through
+    NVSwitch; 4 per TPU host; 1 where chips have no shared fast link, as an RTX 4090). ``link_id``: the
+    link preset inside a node. ``inter_node_link_id``: the link between nodes (an InfiniBand port per
+    GPU; on a TPU pod the same ICI, which runs between hosts too). ``torus_axes``: for a torus
+    interconnect (TPU ICI), how many axes it has (2 on v5e, 3 on v4 and v5p); ``None`` for a switch.
+    """
+
+    chips: int
+    link_id: str
+    inter_node_link_id: str
+    torus_axes: int | None = None
+
+    def __post_init__(self) -> None:
+        checks.whole_number(self.chips, "'node.chips'", "node.chips", low=1, high=MAX_NODE_CHIPS)
+        for key, value in (("node.link", self.link_id), ("node.inter_node_link", self.inter_node_link_id)):
+            if not isinstance(value, str) or not value:
+                raise InputError(f"{short(key)} must be a link preset id such as nvlink-4: {short(value)}")
+        if self.torus_axes is not None:
+            checks.whole_number(self.torus_axes, "'node.torus_axes'", "node.torus_axes", low=1, high=MAX_TORUS_AXES)
+
+
 @dataclass(frozen=True, init=False)
 class Preset:
     """One GPU's theoretical peaks, per GPU, as the roofline uses them.
@@ -190,6 +248,7 @@ class Preset:
     memory_capacity_unit: str = "GB"  # how the file states it: "GB" (10^9) or "GiB" (2^30)
     unit_names: Mapping[str, str] | None = None  # vendor terms by unit ("tensor" → "tensor cores")
     warnings: tuple[str, ...] = ()  # figures the plausibility rules question but the file confirms
+    node: NodeTopology | None = None  # chips per node and their links; None: the file names no links
 
     def __init__(
         self, id: str, name: str, dense_fp16_tflops: float, memory_bandwidth_tbps: float,
@@ -199,7 +258,7 @@ class Preset:
         system_dense_fp16_tflops: float | None = None, system_memory_bandwidth_tbps: float | None = None,
         peaks: tuple[PeakPath, ...] = (), memory_capacity_bytes: float | None = None,
         memory_capacity_unit: str = "GB", unit_names: Mapping[str, str] | None = None,
-        warnings: tuple[str, ...] = (),
+        warnings: tuple[str, ...] = (), node: NodeTopology | None = None,
     ) -> None:
         values = {
             "id": id, "name": name, "dense_fp16_tflops": dense_fp16_tflops,
@@ -210,6 +269,7 @@ class Preset:
             "system_memory_bandwidth_tbps": system_memory_bandwidth_tbps, "peaks": tuple(peaks),
             "memory_capacity_bytes": memory_capacity_bytes, "memory_capacity_unit": memory_capacity_unit,
             "unit_names": dict(unit_names) if unit_names else None, "warnings": tuple(warnings),
+            "node": node,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: assigned once, here

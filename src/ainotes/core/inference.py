@@ -86,10 +86,6 @@ MIN_ALLREDUCE_BYTES = 2
 MAX_BATCH = 1 << 20
 MAX_CONTEXT = 1 << 24
 MAX_TP = cc.MAX_RANKS
-#: The link a tensor-parallel group talks over when none is named: each GPU's own NVLink
-#: generation where we know it, else NVLink 4 (H100's).
-DEFAULT_LINKS = {"a100": "nvlink-3", "h100": "nvlink-4", "b200": "nvlink-5"}
-FALLBACK_LINK = "nvlink-4"
 
 
 def _label(key: str) -> str:
@@ -183,14 +179,16 @@ def tp_allreduce_s(model: ModelPreset, tokens: int, tp: int, link: Link, compute
 
 
 def default_link_id(preset: Preset, link_ids: Iterable[str]) -> str:
-    """The link a tensor-parallel group uses when none is named: :data:`DEFAULT_LINKS` for the
-    preset, else :data:`FALLBACK_LINK`, if that link preset exists."""
+    """The link a tensor-parallel group uses when none is named: the preset's own node link
+    (``node.link`` in its file, :class:`ainotes.core.hardware.NodeTopology`), if that link preset exists.
+    A preset that names no node has no default: no chip is timed over a link it does not have."""
     known = tuple(link_ids)
-    for choice in (DEFAULT_LINKS.get(preset.id), FALLBACK_LINK):
-        if choice is not None and choice in known:
-            return choice
-    raise InputError(f"tensor parallelism needs a link preset to time its all-reduces, and neither "
-                     f"{DEFAULT_LINKS.get(preset.id) or FALLBACK_LINK} nor {FALLBACK_LINK} is in presets/links "
+    choice = preset.node.link_id if preset.node is not None else None
+    if choice is not None and choice in known:
+        return choice
+    why = (f"preset {preset.id}'s node link {choice} is not in presets/links" if choice is not None
+           else f"preset {preset.id} names no node link ('node' in its file)")
+    raise InputError(f"tensor parallelism needs a link preset to time its all-reduces, and {why} "
                      f"(known: {', '.join(sorted(known)) or 'none'}); name one")
 
 

@@ -68,13 +68,12 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     """``inference`` fence: models (ids; default every model preset), presets (GPU ids; default every
     preset with a rate at ``compute_dtype``), context and contexts (the context select), precision and
     precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
-    (default each GPU's NVLink), metric (``time`` or ``tokens-per-second``), title, id."""
+    (default each GPU preset's node link), metric (``time`` or ``tokens-per-second``), title, id."""
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, _CHART_KEYS, lines)
     compute = reader.checked(checks.one_of, "compute_dtype", data.get("compute_dtype", inference.DEFAULT_DTYPE),
                              choices=inference.COMPUTE_DTYPES)
-    preset_ids = presets_with_rate(reader, data, presets, compute)
     model_ids = read_model_ids(reader, data)
     contexts = _choices(reader, data, "contexts", CONTEXT_CHOICES,
                         lambda v: reader.checked(checks.whole_number, "contexts", v, high=inference.MAX_CONTEXT))
@@ -98,6 +97,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     link_id = data.get("link")
     if link_id is not None and (not isinstance(link_id, str) or not link_id):
         reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
+    preset_ids = presets_with_rate(reader, data, presets, compute, needs_link=max(tps) > 1 and link_id is None)
     metric = data.get("metric", "time")
     if metric not in METRICS:
         reader.fail("metric", f"'metric' must be one of {', '.join(METRICS)}: {short(metric)}")
@@ -117,10 +117,13 @@ def key_where(fence: Fence, where: str, lines: Mapping[int, Mapping[object, int]
     return f"{where}:{fence.start_line if line is None else fence.start_line + 1 + line}"
 
 
-def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str
-                       ) -> tuple[str, ...]:
-    """The fence's ``presets`` (each with a rate at the compute dtype), else every preset with one."""
-    with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None)
+def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str,
+                      *, needs_link: bool = False) -> tuple[str, ...]:
+    """The fence's ``presets`` (each with a rate at the compute dtype), else every preset with one, and,
+    where ``needs_link`` (tensor parallelism and no ``link`` named), with a node link to time it over: a
+    preset whose file names no ``node`` is left out of the default list, as one without the rate is."""
+    with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None
+                      and (p.node is not None or not needs_link))
     if "presets" not in data:
         if not with_rate:
             reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")

@@ -53,7 +53,6 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     for key, choices in (("weights_dtype", inference.STORAGE_DTYPES), ("kv_dtype", inference.STORAGE_DTYPES),
                          ("compute_dtype", inference.COMPUTE_DTYPES)):
         dtypes[key] = reader.checked(checks.one_of, key, data.get(key, inference.DEFAULT_DTYPE), choices=choices)
-    preset_ids = presets_with_rate(reader, data, presets, dtypes["compute_dtype"])
     model_ids = read_model_ids(reader, data)
     tp: int | str = data.get("tp", AUTO_TP)
     if tp != AUTO_TP:
@@ -61,6 +60,8 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     link_id = data.get("link")
     if link_id is not None and (not isinstance(link_id, str) or not link_id):
         reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
+    preset_ids = presets_with_rate(reader, data, presets, dtypes["compute_dtype"],
+                                   needs_link=tp != 1 and link_id is None)
     return InferenceTableRequest(
         model_ids=model_ids, preset_ids=preset_ids,
         context=reader.integer("context", 4096, 1, inference.MAX_CONTEXT), tp=tp, link_id=link_id,

@@ -21,7 +21,8 @@ text. Every number comes from :mod:`ainotes.core.inference`.
 ``[part=P] [digits=N] }}``                                                      ``flops``)
 ==============================================================================  ===============================
 
-Dtypes (P) default to bf16; ``link=`` defaults to the GPU's NVLink (:func:`ainotes.core.inference.default_link_id`).
+Dtypes (P) default to bf16; ``link=`` defaults to the GPU preset's node link
+(:func:`ainotes.core.inference.default_link_id`).
 Every form is strict: an unknown option, an extra word, a misspelt key is one line naming what
 is allowed; a GPU without the needed figure (no capacity, no FP8 path) says so.
 """

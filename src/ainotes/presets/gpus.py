@@ -27,7 +27,7 @@ import jsonschema
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
-from ainotes.core.hardware import GIBI, GIGA, UNITS, PeakPath, Preset, Source
+from ainotes.core.hardware import GIBI, GIGA, MAX_TORUS_AXES, UNITS, NodeTopology, PeakPath, Preset, Source
 from ainotes.core.precision import FILE_PRECISIONS, FP16_PRECISIONS, rate_unit
 from ainotes.presets import folder
 from ainotes.presets.folder import (
@@ -262,6 +262,43 @@ def _check_value(where: str, key: str, rule_type: str, value: Any) -> None:
         check_sources(where, value)
     elif key == "unit_names":
         _check_unit_names(where, value)
+    elif key == "node":
+        _check_node(where, value)
+
+
+NODE_KEYS = ("chips", "link", "inter_node_link", "torus_axes")
+NODE_EXAMPLE = "{chips: 8, link: nvlink-4, inter_node_link: ib-ndr}"
+
+
+def _check_node(where: str, value: Any) -> None:
+    """``node``: chips per node (a whole number), the link preset ids inside and between nodes, and
+    optionally the torus axes of a torus interconnect; each mistake names ``node.<key>``."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: 'node' must be a mapping such as {NODE_EXAMPLE}, not {kind(value)}")
+    for key in value:
+        if key not in NODE_KEYS:
+            raise InputError(f"{where}: unknown key {short(f'node.{key}')}; allowed keys: {', '.join(NODE_KEYS)}")
+    for key in NODE_KEYS[:3]:
+        if key not in value:
+            raise InputError(f"{where}: missing required key {short(f'node.{key}')} (a node is {NODE_EXAMPLE})")
+    _check_count(where, "node.chips", value["chips"])
+    for key in ("link", "inter_node_link"):
+        link_id = value[key]
+        if not isinstance(link_id, str) or not PRESET_ID_PATTERN.match(link_id):
+            raise InputError(f"{where}: {short(f'node.{key}')} must be a link preset id (a file in "
+                             f"presets/links/) such as nvlink-4: {short(link_id)}")
+    if "torus_axes" in value:
+        _check_count(where, "node.torus_axes", value["torus_axes"])
+        if value["torus_axes"] > MAX_TORUS_AXES:
+            raise InputError(f"{where}: 'node.torus_axes' must be 1 to {MAX_TORUS_AXES}: {short(value['torus_axes'])}")
+
+
+def _node(data: dict[str, Any]) -> NodeTopology | None:
+    node = data.get("node")
+    if node is None:
+        return None
+    return NodeTopology(chips=node["chips"], link_id=node["link"], inter_node_link_id=node["inter_node_link"],
+                        torus_axes=node.get("torus_axes"))
 
 
 def _check_unit_names(where: str, value: Any) -> None:
@@ -636,6 +673,7 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str, warnings: tu
         **_capacity(data, gpus),
         unit_names={unit: name.strip() for unit, name in data.get("unit_names", {}).items()},
         warnings=warnings,
+        node=_node(data),
     )
 
 

@@ -1,0 +1,114 @@
+"""``ainotes parallel``: one training step of a layout (compute, collectives, bubble, memory), or with
+``--search`` every layout that fits, fastest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ainotes.base import units
+from ainotes.cli import shared
+from ainotes.core.parallelism import FIELDS, PARTS, StepBreakdown
+from ainotes.presets.gpus import load_presets
+
+SEARCH_ROWS = 20  # rows the text table shows; --json gives them all
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Register this module's subcommands."""
+    cmd = commands.add_parser(
+        "parallel", parents=[common], help="one training step on a parallel layout, or the layouts that fit",
+        description="A model preset on --gpus chips of a GPU preset, split as dp·tp·pp·cp = N (ep inside dp): "
+        "compute = FLOPs per token × tokens ÷ (N × peak); every collective (DP/ZeRO gradients and weights, "
+        "Megatron's 4 TP all-reduces per layer, pipeline sends, expert all-to-alls, ring-attention KV) timed "
+        "with the α–β model on the link its group crosses (the preset's node: inside a node or across); the "
+        "bubble (p−1)/(v·m); what compute hides; memory per chip; step time, tokens/s and the MFU ceiling.",
+    )
+    cmd.add_argument("--model", required=True, metavar="ID", help="model preset id (presets/models)")
+    cmd.add_argument("--preset", required=True, metavar="ID", help="GPU preset id")
+    cmd.add_argument("--gpus", required=True, type=shared.count, metavar="N", help="chips in all")
+    for key, what in (("dp", "data-parallel degree (default: N ÷ (tp·pp·cp))"), ("tp", "tensor-parallel degree"),
+                      ("pp", "pipeline stages"), ("ep", "expert-parallel degree, inside dp (a mixture of experts)"),
+                      ("cp", "context-parallel degree (ring attention)")):
+        cmd.add_argument(f"--{key}", type=shared.count, metavar="N", help=what + ("" if key == "dp" else
+                                                                                  " (default 1)"))
+    cmd.add_argument("--zero", type=shared.integer, metavar="0|1|2|3", help="ZeRO stage (default 0)")
+    cmd.add_argument("--global-batch-tokens", type=shared.count, metavar="T",
+                     help="tokens per step (sets the micro-batches: T ÷ (dp·b·s))")
+    cmd.add_argument("--micro-batch", type=shared.count, metavar="B", help="sequences per micro-batch (default 1)")
+    cmd.add_argument("--seq-len", type=shared.count, metavar="S", help="tokens per sequence (default 4,096)")
+    cmd.add_argument("--micro-batches", type=shared.count, metavar="M",
+                     help="micro-batches per step (default 1, or 4·pp with a pipeline)")
+    cmd.add_argument("--interleave", type=shared.count, metavar="V", help="model chunks per pipeline stage (default 1)")
+    cmd.add_argument("--recompute", metavar="MODE", help="none, selective or full (default none)")
+    cmd.add_argument("--sequence-parallel", action="store_true", default=None,
+                     help="split the norms' and dropouts' activations over tp (Korthikanti et al. 2022)")
+    cmd.add_argument("--link-intra", metavar="ID", help="link preset inside a node (default: the preset's node link)")
+    cmd.add_argument("--link-inter", metavar="ID", help="link preset between nodes (default: the preset's "
+                     "inter_node_link)")
+    cmd.add_argument("--search", action="store_true", help="every layout of --gpus chips that fits, fastest first, "
+                     "at the global batch of the layout given (--zero fixes the stage)")
+    cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd.set_defaults(handler=_cmd_parallel)
+
+
+def _cmd_parallel(args: argparse.Namespace) -> int:
+    from ainotes.core.parallel_step import search, step
+    from ainotes.core.parallelism import ParallelRun
+    from ainotes.presets.models import default_models_dir, load_models
+
+    presets_dir = shared.presets_dir(args)
+    fields = {key: getattr(args, key) for key in FIELDS if getattr(args, key, None) is not None}
+    run = ParallelRun.from_fields(
+        fields, models={m.id: m for m in load_models(default_models_dir(presets_dir))},
+        presets={p.id: p for p in load_presets(presets_dir)},
+        links={link.id: link for link in shared.load_link_presets(args)}, label=shared.flag)
+    if args.search:
+        found = search(run, zero=args.zero)
+        if args.json:
+            print(json.dumps({"layouts": [b.record() for b in found]}, indent=2, ensure_ascii=False))
+            return 0
+        _print_search(run.model.name, run.preset.name, run.layout.gpus, found)
+        return 0
+    breakdown = step(run)
+    if args.json:
+        print(json.dumps(breakdown.record(), indent=2, ensure_ascii=False))
+        return 0
+    _print_step(run.model.name, run.preset.name, breakdown)
+    return 0
+
+
+def _print_step(model: str, preset: str, b: StepBreakdown) -> None:
+    lay = b.layout
+    print(f"{model} on {lay.gpus:,} × {preset}: {lay.label}; micro-batch {lay.micro_batch} × "
+          f"{lay.micro_batches} per step, sequence {lay.seq_len:,}, {lay.global_batch_tokens:,} tokens")
+    rows = [[c.kind, c.parallelism, c.op, f"{c.count_per_step:,}", units.si(c.bytes, "B"), str(c.ranks), c.link,
+             c.algorithm, shared.seconds(c.time_s), "yes" if c.hidden else shared.seconds(c.exposed_s)]
+            for c in b.collectives]
+    if rows:
+        print(shared.table(["collective", "axis", "op", "per step", "bytes each", "ranks", "link", "algorithm",
+                            "time", "exposed"], rows, right={3, 4, 5, 8, 9}))
+    parts = ", ".join(f"{_part_title(name)} {shared.seconds(b.part_s(name))}" for name in PARTS if b.part_s(name))
+    print(f"step: {shared.seconds(b.step_s)} ({parts}); bubble {b.bubble_fraction:.1%} of the pipeline")
+    print(f"tokens per second: {units.significant(b.tokens_per_s, 4)}; MFU ceiling {b.mfu_ceiling:.1%}")
+    capacity = "" if b.memory.capacity_bytes is None else (
+        f" of {units.si(b.memory.capacity_bytes, 'B')}: " + ("fits" if b.fits else "does not fit"))
+    print(f"memory per chip: {units.si(b.memory.total_bytes, 'B')}{capacity}")
+
+
+def _part_title(name: str) -> str:
+    return {"compute": "compute", "bubble": "bubble"}.get(name, f"exposed {name.upper()}")
+
+
+def _print_search(model: str, preset: str, gpus: int, found: tuple[StepBreakdown, ...]) -> None:
+    if not found:
+        print(f"no layout of {model} on {gpus:,} × {preset} fits its memory")
+        return
+    print(f"{len(found)} layouts of {model} on {gpus:,} × {preset} fit, fastest first:")
+    rows = [[b.layout.label, shared.seconds(b.step_s), f"{b.mfu_ceiling:.1%}", f"{b.bubble_fraction:.1%}",
+             shared.seconds(b.exposed_comm_s), units.si(b.memory.total_bytes, "B")] for b in found[:SEARCH_ROWS]]
+    print(shared.table(["layout", "step", "MFU ceiling", "bubble", "exposed comm", "memory"], rows,
+                       right={1, 2, 3, 4, 5}))
+    if len(found) > SEARCH_ROWS:
+        print(f"(and {len(found) - SEARCH_ROWS} more; --json lists them all)")
