@@ -163,7 +163,7 @@ def test_the_inline_forms_take_a_model(site: NotesSite) -> None:
 
 
 def test_a_mixture_of_experts_counts_the_experts_a_token_uses(site: NotesSite) -> None:
-    job = "model=mixtral-8x7b tokens_per_second=1e6 gpus=64 preset=h100"
+    job = "model=mixtral-8x7b tokens_per_second=1e5 gpus=64 preset=h100"
     flops = _text(_page(site, f"{{{{ flops-per-token {job} }}}}\n"))
     value, unit = flops.split()
     assert unit == "GFLOP"

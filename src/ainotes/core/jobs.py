@@ -259,8 +259,9 @@ class TrainingJob:
             raise FieldError(
                 f"{label('tokens_per_second')} {self.tokens_per_second:g} over {self.gpus} devices of "
                 f"{self.peak_tflops:g} TFLOP/s gives an MFU of {result.mfu * 100:.1f} % "
-                f"(HFU {result.hfu * 100:.1f} %), above the 100 % no job reaches: check the units of {label('params')}, {label('tokens_per_second')} "
-                f"(the whole job's, not one GPU's) and the peak", "tokens_per_second")
+                f"(HFU {result.hfu * 100:.1f} %), above the 100 % no job reaches: check the units of "
+                f"{label('params')}, {label('tokens_per_second')} (the whole job's, not one GPU's) and the peak",
+                "tokens_per_second")
 
     def _check_model(self) -> None:
         """With a model, params and the attention shape must be the model's (:func:`model_count`)."""
