@@ -117,7 +117,7 @@ def test_default_presets_dir_follows_the_environment(monkeypatch: pytest.MonkeyP
 
 
 def test_unknown_preset_id_lists_the_known_ones() -> None:
-    with pytest.raises(InputError, match=rf"unknown preset '{UNKNOWN_ID}'; known presets: a100, b200, h100, rtx-4090$"):
+    with pytest.raises(InputError, match=rf"unknown preset '{UNKNOWN_ID}' \(known: a100, b200, h100, rtx-4090\)$"):
         preset_by_id(load_presets(PRESETS_DIR), UNKNOWN_ID)
 
 

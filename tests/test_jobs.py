@@ -197,7 +197,7 @@ def test_train_time_with_a_model_is_train_time_with_its_count(site: NotesSite) -
         ("  - name: a\n    model: palm-540b\n    layers: 118\n    tokens_per_second: 1e5\n    gpus: 8\n"
          "    preset: h100\n", "jobs.md:7: job 'a': give 'model' or 'layers', not both: the model gives it"),
         ("  - name: a\n    model: palm-541b\n    tokens_per_second: 1e5\n    gpus: 8\n    preset: h100\n",
-         "jobs.md:6: job 'a': 'model': unknown model 'palm-541b'; known models: gpt-3-175b,"),
+         "jobs.md:6: job 'a': 'model': unknown model 'palm-541b' (did you mean 'palm-540b'? known: gpt-3-175b,"),
         ("  - name: a\n    model: palm-540b\n    tokens_per_second: 1e5\n    gpus: 0\n    preset: h100\n",
          "jobs.md:8: job 'a': 'gpus' must be a whole number >= 1: 0"),
         ("  - name: a\n    model: palm-540b\n    embeddings: maybe\n    tokens_per_second: 1e5\n    gpus: 8\n"

@@ -369,7 +369,7 @@ def test_cli_text_says_whether_it_fits_and_what_the_total_leaves_out(capsys: pyt
         (["--model", "gpt-like", "--tp", "7"], "--tp 7 must divide gpt-like's 96 attention heads"),
         (["--model", "gpt-like", "--pp", "200"], "--pp 200 cannot exceed gpt-like's 96 layers"),
         (["--model", "gpt-7"], "--model: unknown model 'gpt-7' (known: "),
-        (["--params", "1e9", "--preset", "card-7"], "--preset: unknown preset 'card-7' (known: "),
+        (["--params", "1e9", "--preset", "card-7"], "--preset: unknown preset 'card-7' (did you mean 'card-80'? known: "),
         (["--params", "1e9", "--model", "gpt-like"], "argument --model: not allowed with argument --params"),
         ([], "one of the arguments --model --params is required"),
         (["--model", "gpt-like", "--micro-batch", "1", "--seq-len", "8", "--recompute", "most"],

@@ -3,8 +3,10 @@ value reads inside a one-line error message."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import reprlib
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,3 +58,23 @@ def url_problem(url: str) -> str | None:
     if not parts.netloc or not parts.hostname:
         return "must be a full http(s) URL with a host and no spaces"
     return None
+
+
+def closest(word: Any, known: Iterable[str]) -> str | None:
+    """The one of ``known`` nearest to ``word`` (:func:`difflib.get_close_matches`), or ``None`` when
+    none is near: ``h300`` → ``h100``, ``nvlink4`` → ``nvlink-4``, ``llama-3-70b`` → ``llama-3.1-70b``."""
+    if not isinstance(word, str) or len(word) > MAX_NAME_CHARS:
+        return None
+    known = [str(item) for item in known]
+    by_lower = {item.lower(): item for item in known}
+    found = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.75)
+    return by_lower[found[0]] if found else None
+
+
+def unknown_id(what: str, value: Any, known: Iterable[str]) -> str:
+    """The one message for an id no preset, model or link has: ``unknown preset 'h300' (did you mean
+    'h100'? known: a100, b200, h100)``; the known ids are listed sorted, or ``none``."""
+    known = sorted(str(item) for item in known)
+    near = closest(value, known)
+    hint = f"did you mean {near!r}? " if near is not None else ""
+    return f"unknown {what} {short(value)} ({hint}known: {', '.join(known) or 'none'})"

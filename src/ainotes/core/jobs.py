@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import UNIT_PRECISIONS, Preset, item_by_id
@@ -191,7 +191,7 @@ def job_peak(fields: Mapping[str, Any], presets: Mapping[str, Preset], *, label:
     preset = presets.get(preset_id) if isinstance(preset_id, str) else None
     if preset is None:
         raise FieldError(
-            f"{label('preset')}: unknown preset {short(preset_id)} (known: {', '.join(presets)})", "preset"
+            f"{label('preset')}: {unknown_id('preset', preset_id, presets)}", "preset"
         )
     found = preset_peak_tflops(preset, precision)
     if found is None:

@@ -16,7 +16,7 @@ import yaml
 
 from ainotes.base import yamlread
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import MAX_NAME_CHARS, short
+from ainotes.base.textcheck import MAX_NAME_CHARS, short, unknown_id
 from ainotes.core import checks
 from ainotes.core.checks import FieldError, QuotedText
 
@@ -213,7 +213,7 @@ class BodyReader:
         ids = []
         for index, item in enumerate(value):
             if item not in known:
-                self.fail("presets", f"unknown preset {short(item)} (known: {', '.join(known)})", item=index)
+                self.fail("presets", f"{unknown_id('preset', item, known)}", item=index)
             if item not in ids:
                 ids.append(item)
         return tuple(ids)

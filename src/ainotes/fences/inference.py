@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from ainotes import render
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.charts import inference as inference_chart
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
@@ -160,7 +160,7 @@ def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links
             if link_id is None:
                 link_id = inference.default_link_id(preset, links)
             if link_id not in links:
-                raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+                raise InputError(f"{unknown_id('link', link_id, links)}")
         except InputError as exc:
             raise InputError(f"{request.link_where or request.where}: {exc}") from None
         chosen[preset.id] = links[link_id]
@@ -253,7 +253,7 @@ def resolve_models(model_ids: tuple[str, ...] | None, models: Mapping[str, Model
         return tuple(models.values())
     for model_id in model_ids:
         if model_id not in models:
-            raise InputError(f"{where}: unknown model {short(model_id)} (known: {', '.join(sorted(models))})")
+            raise InputError(f"{where}: {unknown_id('model', model_id, models)}")
     return tuple(models[m] for m in model_ids)
 
 

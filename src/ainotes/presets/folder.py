@@ -8,7 +8,6 @@ parse), the key, the rule and the value.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -26,6 +25,7 @@ from ainotes.base.textcheck import (
     MAX_NOTES_CHARS,
     MAX_SOURCE_TITLE_CHARS,
     bad_character,
+    closest,
     short,
     url_problem,
 )
@@ -248,8 +248,8 @@ def check_mapping(data: Any, where: str, allowed: Iterable[str], required: Itera
     allowed = tuple(allowed)
     for key in data:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1) if suggest else []
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            near = closest(key, allowed) if suggest else None
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
             raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {', '.join(allowed)}")
     for key in required:
         if key not in data:

@@ -26,7 +26,7 @@ from typing import Any
 import jsonschema
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import closest, short
 from ainotes.core.hardware import GIBI, GIGA, MAX_TORUS_AXES, UNITS, NodeTopology, PeakPath, Preset, Source
 from ainotes.core.precision import FILE_PRECISIONS, FP16_PRECISIONS, rate_unit
 from ainotes.presets import folder
@@ -208,7 +208,9 @@ def _check_document(data: Any, where: str) -> None:
     for key in data:
         if key not in properties:
             allowed = ", ".join(properties)
-            raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {allowed}")
+            near = closest(key, properties)
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
+            raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {allowed}")
 
     _check_form(where, data, schema["required"])
 

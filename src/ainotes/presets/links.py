@@ -87,7 +87,7 @@ def load_link(path: str | Path) -> Link:
     link_id = check_file_name(path, "link", PRESET_ID_PATTERN,
                               "lowercase letters and digits, words joined by single hyphens")
     data = folder.parse_yaml(path, where)
-    check_mapping(data, where, (*REQUIRED_KEYS, *OPTIONAL_KEYS), REQUIRED_KEYS)
+    check_mapping(data, where, (*REQUIRED_KEYS, *OPTIONAL_KEYS), REQUIRED_KEYS, suggest=True)
     check_text(where, "name", data["name"])
     check_figure(where, "bandwidth_gbps", data["bandwidth_gbps"])
     check_figure(where, "latency_us", data["latency_us"])
