@@ -25,6 +25,7 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise
 
 
+MAX_PATH_CHARS = 160  # a path in a message; a longer one is cut in the middle
 # A preset file is a few kB; a megabyte is far past any, and small enough to read whole at once.
 MAX_USER_FILE_BYTES = 2**20
 _KINDS_OF_FILE = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
@@ -85,3 +86,11 @@ def path_state(path: Path) -> str:
     except OSError as exc:
         return _reason(exc)
     return "dir" if stat.S_ISDIR(info.st_mode) else "file"
+
+
+def short_path(path: str | Path) -> str:
+    """A path as a message shows it: whole up to :data:`MAX_PATH_CHARS`, else its start and end."""
+    text = str(path)
+    if len(text) <= MAX_PATH_CHARS:
+        return text
+    return f"{text[:MAX_PATH_CHARS // 2 - 1]}…{text[-(MAX_PATH_CHARS // 2):]}"

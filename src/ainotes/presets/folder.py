@@ -19,7 +19,7 @@ import yaml
 
 from ainotes.base import yamlread
 from ainotes.base.errors import InputError
-from ainotes.base.files import UnreadableFileError, path_state, read_user_text
+from ainotes.base.files import UnreadableFileError, path_state, read_user_text, short_path
 from ainotes.base.textcheck import (
     MAX_NAME_CHARS,
     MAX_NOTES_CHARS,
@@ -43,7 +43,6 @@ T = TypeVar("T")
 PRESET_SUFFIXES = (".yaml", ".yml")
 PRESETS_DIR_ENV = "AINOTES_PRESETS_DIR"
 SOURCE_SCHEMES = ("http", "https")
-MAX_PATH_CHARS = 160  # a path in a message; a longer one is cut in the middle
 MAX_URL_CHARS = 2000
 
 
@@ -200,14 +199,6 @@ PresetLoader.add_implicit_resolver(
     re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
     list("-+0123456789"),
 )
-
-
-def short_path(path: str | Path) -> str:
-    """A path as a message shows it: whole up to :data:`MAX_PATH_CHARS`, else its start and end."""
-    text = str(path)
-    if len(text) <= MAX_PATH_CHARS:
-        return text
-    return f"{text[:MAX_PATH_CHARS // 2 - 1]}…{text[-(MAX_PATH_CHARS // 2):]}"
 
 
 def parse_yaml(path: Path, where: str) -> Any:
