@@ -11,7 +11,8 @@ from typing import Any
 from ainotes.base import units
 from ainotes.base.files import path_state
 from ainotes.cli import shared
-from ainotes.core.hardware import UNITS, Preset
+from ainotes.core.hardware import NEUTRAL_UNIT_TERMS, PRECISION_LABELS, UNITS, Preset
+from ainotes.core.precision import PRECISIONS
 from ainotes.presets.every import file_kind
 from ainotes.presets.gpus import validate_paths
 
@@ -110,7 +111,8 @@ def _cmd_presets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"presets": [_preset_record(p) for p in presets]}, indent=2, ensure_ascii=False))
         return 0
-    header = ["id", "name", "dense TFLOP/s", "sparse TFLOP/s", "TB/s", "ridge FLOP/B", "sparse ridge FLOP/B"]
+    header = ["id", "name", "dense TFLOP/s", "sparse TFLOP/s", "TB/s", "memory", "ridge FLOP/B",
+              "sparse ridge FLOP/B", "matrix / vector units"]
     rows = []
     for p in presets:
         record = _preset_record(p)
@@ -120,16 +122,22 @@ def _cmd_presets(args: argparse.Namespace) -> int:
             f"{p.dense_fp16_tflops:.6g}",
             f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
             f"{p.memory_bandwidth_tbps:.6g}",
+            p.memory_capacity_label or "not given",
             # units.fixed: ties half-up, the rule pages and charts follow (281.25 → 281.3).
             units.fixed(record["dense_ridge_flop_per_byte"], 1),
             units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
+            f"{p.unit_term('tensor')} / {p.unit_term('vector')}" if p.unit_names else "not named",
         ])
-    print(shared.table(header, rows, right={2, 3, 4, 5, 6}))
-    columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
+    print(shared.table(header, rows, right={2, 3, 4, 5, 6, 7}))
+    # Every (unit, precision) any preset states, in table order (a matrix FP32 rate where one file gives it).
+    columns = list(dict.fromkeys((unit, precision) for p in presets for unit, precision, _ in p.all_paths()))
+    columns.sort(key=lambda pair: (UNITS.index(pair[0]), PRECISIONS.index(pair[1])))
     print()
-    print("dense peak per precision, TFLOP/s (TOPS for int8); 'no path': the GPU has none; "
-          "'not given': the preset file is silent")
-    print(shared.table(["id", *(f"{unit} {precision}" for unit, precision in columns)],
+    print("dense peak per precision, TFLOP/s (TOPS for INT8), on the matrix units (NVIDIA's tensor cores, AMD's "
+          "Matrix Cores, Google's MXUs) and the vector units; 'no path': the GPU has none; 'not given': the preset "
+          "file is silent")
+    print(shared.table(["id", *(f"{NEUTRAL_UNIT_TERMS[unit].split()[0]} {PRECISION_LABELS[precision]}"
+                              for unit, precision in columns)],
                  [[p.id, *(_peak_cell(p, unit, precision) for unit, precision in columns)] for p in presets],
                  right=set(range(1, len(columns) + 1))))
     notes = [f"{p.id}: {p.derivation}" for p in presets if p.derivation]
