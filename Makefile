@@ -76,12 +76,14 @@ test-fast: $(VENV)/.installed-test
 	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow and not matrix and not screenshots"
 
 # Lint, types and import rules: ruff (rules in pyproject.toml, each ignore justified), mypy,
-# import-linter (the layers and contracts in pyproject.toml) and no module using another's private names.
+# import-linter (the layers and contracts in pyproject.toml), no module using another's private names,
+# and no file in src/ over 800 lines or function over 80 (scripts/check_sizes.py).
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff check src hooks tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_private_imports.py
+	$(BIN)/python scripts/check_sizes.py
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench

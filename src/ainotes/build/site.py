@@ -73,6 +73,7 @@ class NotesSite:
         # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
         self.notes = CatalogueSource(self.settings, warn) if self.settings.docs_dir is not None else None
         self.presets_stamp: tuple = ()  # the preset files' times, for a driver that reloads on a change
+        self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
         every = load_every_preset(self.presets_dir)  # every link and model file, used by a page or not
         self._links: dict[str, Link] | None = every.links
         self._models: dict[str, ModelPreset] | None = every.models
