@@ -111,24 +111,24 @@ def _cmd_presets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"presets": [_preset_record(p) for p in presets]}, indent=2, ensure_ascii=False))
         return 0
-    header = ["id", "name", "dense TFLOP/s", "sparse TFLOP/s", "TB/s", "memory", "ridge FLOP/B",
-              "sparse ridge FLOP/B", "matrix / vector units"]
+    header = ["id", "name", "matrix / vector units", "memory", "dense TFLOP/s", "sparse TFLOP/s", "TB/s",
+              "ridge FLOP/B", "sparse ridge FLOP/B"]
     rows = []
     for p in presets:
         record = _preset_record(p)
         rows.append([
             p.id,
             p.name,
+            f"{p.unit_term('tensor')} / {p.unit_term('vector')}" if p.unit_names else "not named",
+            p.memory_capacity_label or "not given",
             f"{p.dense_fp16_tflops:.6g}",
             f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
             f"{p.memory_bandwidth_tbps:.6g}",
-            p.memory_capacity_label or "not given",
             # units.fixed: ties half-up, the rule pages and charts follow (281.25 → 281.3).
             units.fixed(record["dense_ridge_flop_per_byte"], 1),
             units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
-            f"{p.unit_term('tensor')} / {p.unit_term('vector')}" if p.unit_names else "not named",
         ])
-    print(shared.table(header, rows, right={2, 3, 4, 5, 6, 7}))
+    print(shared.table(header, rows, right={3, 4, 5, 6, 7, 8}))
     # Every (unit, precision) any preset states, in table order (a matrix FP32 rate where one file gives it).
     columns = list(dict.fromkeys((unit, precision) for p in presets for unit, precision, _ in p.all_paths()))
     columns.sort(key=lambda pair: (UNITS.index(pair[0]), PRECISIONS.index(pair[1])))

@@ -406,10 +406,6 @@ def _check_sparse_fields(where: str, at: str, unit: str, fields: dict[str, Any])
     check_figure(where, f"{at}.sparse_tflops", sparse)
     if supported is False:
         raise InputError(f"{where}: {short(at)} gives 'sparse_tflops' but says structured_sparsity: false")
-    if abs(float(sparse) - dense) <= SPARSE_RATIO_TOLERANCE * dense:
-        raise InputError(f"{where}: {short(f'{at}.dense_tflops')} {dense:g} equals {short(f'{at}.sparse_tflops')}: "
-                         "the 'with sparsity' figure copied as dense? The dense rate is half of it: "
-                         f"{float(sparse) / 2:g}")
     if abs(float(sparse) - 2.0 * dense) > SPARSE_RATIO_TOLERANCE * 2.0 * dense:
         raise InputError(
             f"{where}: {short(f'{at}.sparse_tflops')} must be 2 × {short(f'{at}.dense_tflops')} "
