@@ -43,6 +43,20 @@ def test_serve_shows_each_mistake_in_its_place_and_says_it(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_serve_shows_a_front_matter_or_citation_mistake_on_its_page(tmp_path, capsys):
+    pages = {"index.md": "# Home\n", "a.md": "---\ntag: [x]\n---\n# A\n\nText.\n",
+             "b.md": "# B\n\nAs shown [@nobib] and [@open too.\n"}
+    project = make_fixture(tmp_path / "project", pages)
+    _build(project, "serve")
+    a = (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
+    b = (project / "site" / "b" / "index.html").read_text(encoding="utf-8")
+    assert "a.md:2: unknown front-matter key &#x27;tag&#x27;: did you mean &#x27;tags&#x27;?" in a and "Text." in a
+    assert "b.md:3: citation [@nobib], but there is no bibliography" in b
+    assert "b.md:3: citation &#x27;[@open too.&#x27; is never closed" in b
+    err = capsys.readouterr().err
+    assert "ERROR   -  a.md:2: unknown front-matter key 'tag'" in err and "ERROR   -  b.md:3: citation" in err
+
+
 def test_a_strict_build_still_stops_on_the_first_mistake(tmp_path, caplog):
     project = make_fixture(tmp_path / "project", {"index.md": "# Home\n", "a.md": BROKEN})
     with pytest.raises((PluginError, Abort)):
