@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from ainotes import render
-from ainotes.base.errors import InputError
+from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
@@ -117,6 +117,8 @@ class NotesSite:
         try:
             request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
+        except PresetFileError:
+            raise  # it names the file and line of its key; the page that loaded it is no place for it
         except InputError as exc:
             message = str(exc)
             if not message.startswith(f"{page.src}:"):  # raised while drawing, not while parsing
@@ -137,6 +139,8 @@ class NotesSite:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
             return figures.evaluate(body, self.presets_by_id, self.links, self.models)
+        except PresetFileError:
+            raise
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -176,13 +180,19 @@ class NotesSite:
     def links(self) -> dict[str, Link]:
         """The interconnect presets in ``<presets>/links``, loaded when a page first needs them."""
         if self._links is None:
-            self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+            try:
+                self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+            except InputError as exc:
+                raise PresetFileError(str(exc)) from None
         return self._links
 
     def models(self) -> dict[str, ModelPreset]:
         """The model presets in ``<presets>/models``, loaded when a page first needs them."""
         if self._models is None:
-            self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+            try:
+                self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+            except InputError as exc:
+                raise PresetFileError(str(exc)) from None
         return self._models
 
     # -- helpers for drawers ---------------------------------------------------
