@@ -30,6 +30,7 @@ FENCE_MODULES: tuple[str, ...] = (
     "memory_fit_table",
     "inference",
     "inference_table",
+    "parallelism",
 )
 
 
