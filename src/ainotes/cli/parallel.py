@@ -70,7 +70,7 @@ def _cmd_parallel(args: argparse.Namespace) -> int:
     if args.search:
         # The batch is --global-batch-tokens, else the layout given's; each split of --gpus then shares it.
         tokens = fields.get("global_batch_tokens") or checked(fields).layout.global_batch_tokens
-        base = {k: v for k, v in fields.items() if k not in ("dp", "tp", "pp", "ep", "cp", "micro_batches")}
+        base = {k: v for k, v in fields.items() if k not in ("dp", "tp", "pp", "ep", "cp", "micro_batches", "zero")}
         run = checked({**base, "gpus": 1, "global_batch_tokens": tokens})
         found = search(run, zero=args.zero, gpus=args.gpus)
         if args.json:
