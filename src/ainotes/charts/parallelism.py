@@ -111,8 +111,8 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     row_labels = (rows.transform_calculate(text="datum.row + ' · MFU ceiling ' + format(datum.mfu, '.0%')")
                   .mark_text(style="row-label", align="left", baseline="bottom", x=0, dy=BAR_OFFSET_PX - 7)
                   .encode(y=y, text="text:N"))
-    memory_scale = alt.Scale(range=[alt.ExprRef(f"width * {MEMORY_START}"), alt.ExprRef("width")], zero=True,
-                             nice=False, domainMax=alt.ExprRef("cap_max"))
+    memory_scale = alt.Scale(range=[alt.ExprRef(f"width * {MEMORY_START}"), alt.ExprRef("width")], nice=False,
+                             domain=[0, alt.ExprRef("cap_max")])
     memory_x = alt.X("mem_gb:Q", title="GB per chip", scale=memory_scale,
                      axis=alt.Axis(tickCount=3, grid=False, orient="top"))
     memory_bars = (rows.transform_calculate(text="format(datum.mem_gb, '.3~r') + ' GB of ' + "
@@ -201,7 +201,9 @@ def parallelism_spec(chart: ParallelismChart, *, title: str | None = None, theme
         params={"model": model, "preset": preset, "gpus": str(gpus), "cap_max": cap_max(chart),
                 "names": {"models": dict(chart.model_names), "presets": dict(chart.preset_names)}},
         config=theme_config(theme), cached=cached,
-        top={"title": {"text": title or {"expr": title_expression()}, "subtitle": subtitle(chart, lines=2)},
+        # The live view on a phone is as narrow as its still: the title steps down a size there.
+        top={"title": {"text": title or {"expr": title_expression()}, "subtitle": subtitle(chart, lines=2),
+                       "fontSize": {"expr": f"width < {NARROW_WIDTH_PX + 80} ? 12 : 14"}},
              "description": description(chart)},
     )
     options = {"model": (list(chart.model_names), list(chart.model_names.values())),
@@ -216,8 +218,7 @@ def parallelism_spec(chart: ParallelismChart, *, title: str | None = None, theme
 
 def narrow_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The phone's picture: the same chart at a 360 px phone's width, its text 11 px or more."""
-    return {**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX,
-            "title": {**spec["title"], "fontSize": 13}}
+    return {**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX}
 
 
 def cap_max(chart: ParallelismChart) -> float:
