@@ -31,6 +31,8 @@ FENCE_MODULES: tuple[str, ...] = (
     "inference",
     "inference_table",
     "parallelism",
+    "measured",
+    "validation",
 )
 
 
