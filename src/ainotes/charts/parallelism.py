@@ -16,11 +16,13 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ainotes.base import scripts
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.base.units import amount_text, bytes_text, percent
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
-from ainotes.charts.memory import THEMES as MEMORY_THEMES
+from ainotes.charts.theme import ChartTheme, Colours
 from ainotes.core import parallel_step, parallelism
 from ainotes.core.parallelism import ParallelRun, StepBreakdown
 
@@ -40,26 +42,31 @@ PALETTES = {"light": ["#0072B2", "#E69F00", "#D55E00", "#009E73", "#CC79A7", "#9
 _FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 
 
+def _paint(c: Colours) -> dict[str, Any]:
+    return {"style": {"capacity-rule": {"color": c["text"], "strokeDash": [5, 3], "strokeWidth": 1.5},
+                      "value-label": {"color": c["text"], "fontSize": 11},
+                      "row-label": {"color": c["text"], "fontSize": 11},
+                      "empty": {"color": c["text"], "fontSize": 12},
+                      "memory-bar": {"color": c["memory"]}},
+            "title": {"subtitleColor": c["muted"]}}
+
+
+#: The chart's look per scheme (:class:`ainotes.charts.theme.ChartTheme`): text at 11 px or more.
+THEME = ChartTheme(
+    "parallelism",
+    layout={"view": {"stroke": None},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "titleFontWeight": "normal", "labelLimit": 170},
+            "legend": {"labelFontSize": 11, "symbolSize": 110},
+            "title": {"fontSize": 14, "fontWeight": 600, "anchor": "start", "offset": 10, "subtitleFontSize": 11}},
+    palettes={scheme: tuple(colours) for scheme, colours in PALETTES.items()},
+    colours={scheme: {"memory": colours[0]} for scheme, colours in PALETTES.items()},
+    paint=_paint,
+)
+
+
 def theme_config(theme: Theme) -> dict[str, Any]:
-    """The Vega-Lite ``config`` of a theme: the memory chart's colours, text at 11 px or more."""
-    if theme not in MEMORY_THEMES:
-        raise InputError(f"parallelism chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    c = MEMORY_THEMES[theme]
-    return {
-        "background": c["background"], "font": _FONT, "view": {"stroke": None},
-        "range": {"category": PALETTES[theme]},
-        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"],
-                 "domainColor": c["domain"], "tickColor": c["domain"], "labelFontSize": 11, "titleFontSize": 12,
-                 "titleFontWeight": "normal", "labelLimit": 170},
-        "legend": {"labelColor": c["text"], "labelFontSize": 11, "symbolSize": 110},
-        "title": {"color": c["text"], "fontSize": 14, "fontWeight": 600, "anchor": "start", "offset": 10,
-                  "subtitleColor": c["muted"], "subtitleFontSize": 11},
-        "style": {"capacity-rule": {"color": c["capacity"], "strokeDash": [5, 3], "strokeWidth": 1.5},
-                  "value-label": {"color": c["text"], "fontSize": 11},
-                  "empty": {"color": c["text"], "fontSize": 12},
-                  "memory-bar": {"color": PALETTES[theme][0]},
-                  "row-label": {"color": c["text"], "fontSize": 11}},
-    }
+    """The Vega-Lite ``config`` of a theme (:data:`THEME`)."""
+    return THEME.config(theme)
 
 
 def _key_expression() -> str:
@@ -273,7 +280,20 @@ def caption_text(chart: ParallelismChart, key: str) -> str:
 
 
 def caption_html(chart: ParallelismChart) -> str:
-    return html.escape(caption_text(chart, chart.initial_key))
+    """The first state's caption, and every state's in a template ``vega-charts.js`` reads to follow the
+    selects (:func:`caption_states`; script-safe JSON, the visible text escaped)."""
+    text = html.escape(caption_text(chart, chart.initial_key))
+    return (f'<span class="ainotes-state-caption" data-state-caption aria-live="polite">{text}</span>'
+            f'<template class="ainotes-state-captions">{scripts.script_json(caption_states(chart))}</template>')
+
+
+def parallelism_figure(chart: ParallelismChart, *, title: str | None = None) -> VegaFigure:
+    """The chart as a page shows it: both schemes, their phone stills, the caption that follows the
+    selects, and ``assets/memory-chart.css``, which lays the selects out in a grid."""
+    light, dark = (parallelism_spec(chart, title=title, theme=theme) for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html(chart),
+                      narrow=(narrow_spec(light), narrow_spec(dark)), snippet_title=title or static_title(chart),
+                      stylesheet="memory-chart.css", css_class="ainotes-memory")
 
 
 def caption_states(chart: ParallelismChart) -> dict[str, Any]:

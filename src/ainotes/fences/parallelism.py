@@ -10,29 +10,22 @@ offered; default ``[gpus]``), the batch that holds for every state (``global_bat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.charts import parallelism as parallel_chart
+from ainotes.charts.figure import VegaFigure
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import Preset
 from ainotes.core.parallelism import DEFAULT_SEQ_LEN, ParallelRun
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html import parallelism as parallel_figure
-from ainotes.html.page import (
-    ASSET_URL,
-    RUNTIME_FILE,
-    Drawn,
-    Page,
-    prefetch_renders,
-    relative_prefix,
-    themed_chart_files,
-)
+from ainotes.html.figure import draw_vega_figure
+from ainotes.html.page import Drawn, Page
 
 KEYS = ("model", "models", "preset", "presets", "gpus", "gpu_counts", "global_batch_tokens", "micro_batch", "seq_len",
         "recompute", "sequence_parallel", "title", "id")
@@ -148,28 +141,18 @@ def _draw(site: DrawSite, request: ParallelismRequest, page: Page) -> Drawn:
     base = base_run(request, site)
     models = [site.models()[i] for i in request.model_ids]
     presets = [site.presets_by_id[i] for i in request.preset_ids]
-    chart_value = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
-    title = request.title or parallel_chart.static_title(chart_value)
+    model_id, preset_id, gpus = request.initial
+    title = request.title or parallel_chart.title_text(site.models()[model_id].name,
+                                                       site.presets_by_id[preset_id].name, gpus)
     chart = site.new_chart(page, "parallelism", "parallelism", request.chart_id, title)
     chart.about = {"models": list(request.model_ids), "presets": list(request.preset_ids),
                    "gpu_counts": list(request.gpu_counts), **request.fields}
+    def figure() -> VegaFigure:
+        # The search runs only when the build has no kept drawing of this chart.
+        found = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
+        return parallel_chart.parallelism_figure(found, title=request.title)
 
-    def draw() -> Callable[[], str]:
-        light, dark = (parallel_chart.parallelism_spec(chart_value, title=request.title, theme=theme)
-                       for theme in ("light", "dark"))
-        narrow = (parallel_chart.narrow_spec(light), parallel_chart.narrow_spec(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow)
-        caption = parallel_chart.caption_html(chart_value)
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
-        captions = parallel_chart.caption_states(chart_value)
-        return lambda: parallel_figure.figure_html(chart.chart_id, light, dark, narrow, caption_html=caption,
-                                                   captions=captions, downloads=downloads, stylesheet=stylesheet,
-                                                   embed_urls=urls, kind=chart.kind, title=title)
-
-    return site.chart_figure(chart, page, (request, tuple(models), tuple(presets)), draw,
-                             scripts=(RUNTIME_FILE, "vega-charts.js"))
+    return draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets)), figure)
 
 
 KIND = FenceKind("parallelism", parse_parallelism, _draw, chart=True, vega=True)
