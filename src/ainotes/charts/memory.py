@@ -99,13 +99,16 @@ THEME = ChartTheme(
 
 # --- the expressions, written from the core's formulas --------------------------------------------
 
-#: Bytes of activations on the first pipeline stage: s·b·⌈L/p⌉·p × the core's bytes per token of a layer
-#: (:meth:`ainotes.core.memory.ActivationCoefficients.bytes_per_token`, :func:`ainotes.core.memory.layers_in_flight`).
-ACTIVATIONS_EXPRESSION = (
-    "mb * seq * ceil(datum.layers / pp) * pp * (recompute == 'full' ? datum.input / (sp ? tp : 1)"
-    " : datum.rep / (sp ? tp : 1) + datum.shard"
-    " + (recompute == 'selective' ? 0 : attention == 'fused' ? datum.stats : datum.score * seq))"
-)
+#: Bytes a token stores in one layer without recomputation, and under the selected recomputation
+#: (:meth:`ainotes.core.memory.ActivationCoefficients.bytes_per_token`).
+_ALL_PER_TOKEN = "(datum.rep / (sp ? tp : 1) + datum.shard + (attention == 'fused' ? datum.stats : datum.score * seq))"
+_KEPT_PER_TOKEN = ("(recompute == 'full' ? datum.input / (sp ? tp : 1) : datum.rep / (sp ? tp : 1) + datum.shard"
+                   " + (recompute == 'selective' ? 0 : attention == 'fused' ? datum.stats : datum.score * seq))")
+#: Bytes of activations on the first pipeline stage: s·b·⌈L/p⌉·p × the kept bytes per token of a layer
+#: (:func:`ainotes.core.memory.layers_in_flight`, a step of at least p micro-batches), plus the one layer
+#: the backward pass computes again (:func:`ainotes.core.memory.rematerialized_bytes`).
+ACTIVATIONS_EXPRESSION = (f"mb * seq * (ceil(datum.layers / pp) * pp * {_KEPT_PER_TOKEN} + {_ALL_PER_TOKEN}"
+                          f" - {_KEPT_PER_TOKEN})")
 #: s·b·V·4 ÷ t (:func:`ainotes.core.memory.logits_bytes`).
 LOGITS_EXPRESSION = f"mb * seq * datum.vocab * {memory.LOGITS_BYTES} / tp"
 
@@ -119,7 +122,9 @@ def part_expression(part: str) -> str:
         return ACTIVATIONS_EXPRESSION
     if part not in memory.SHARDED_FROM_STAGE:
         raise InputError(f"memory chart: no part {short(part)}")
-    return (f"datum.params / (tp * pp) * bpp.{part} / "
+    # the first stage's parameters (ainotes.core.memory.stage_params): ⌈L/p⌉ layers and the embedding
+    held = "(pp == 1 ? datum.params : ceil(datum.layers / pp) * datum.lp + datum.tab)"
+    return (f"{held} / tp * bpp.{part} / "
             f"(datum.stage >= {memory.SHARDED_FROM_STAGE[part]} ? dp : 1)")
 
 
@@ -153,7 +158,7 @@ def _with_parts(chart: Any, *, stage: str | None = None) -> Any:
     chart = (
         chart.transform_calculate(m="model", tk=_key("model", "tp"), bad=_key("model", "tp", "pp"))
         .transform_lookup(lookup="m", from_=alt.LookupData(alt.NamedData(name="models"), "m",
-                                                           ["name", "params", "layers", "vocab"]))
+                                                           ["name", "params", "layers", "vocab", "lp", "tab"]))
         .transform_lookup(lookup="tk", from_=alt.LookupData(alt.NamedData(name="acts"), "k",
                                                             ["rep", "shard", "score", "stats", "input"]))
         .transform_lookup(lookup="bad", from_=alt.LookupData(alt.NamedData(name="invalid"), "k", ["why"]))
@@ -169,15 +174,10 @@ def _select(name: str, label: str, options: Sequence[Any], labels: Sequence[str]
                      bind=alt.binding_select(options=list(options), labels=list(labels), name=label + " "))
 
 
-def _build_structure(variant: Hashable) -> dict[str, Any]:
-    """The chart without data: layers reading the named datasets ``stages``, ``models``, ``acts``,
-    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp``,
-    ``y_max`` and ``y_clip`` (placeholder values; :func:`memory_spec` puts in each chart's).
-    One form: ``variant`` is ``()``."""
-    import altair as alt
-
+def _params(alt: Any) -> list[Any]:
+    """The bound params of :data:`CONTROLS`, and ``bpp``, ``y_max`` and ``y_clip``."""
     labels = dict(CONTROLS)
-    params = [
+    return [
         _select("model", labels["model"], [], []),
         _select("zero", labels["zero"], ZERO_CHOICES, [ZERO_LABELS[z] for z in ZERO_CHOICES]),
         _select("dp", labels["dp"], DP_CHOICES, [f"{d:,}" for d in DP_CHOICES]),
@@ -193,15 +193,12 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         alt.param(name="y_max", value=100),
         alt.param(name="y_clip", value=90),
     ]
-    y_scale = alt.Scale(domain=alt.ExprRef("[0, y_max]"), nice=False, zero=True)
-    # The bars take the plot but a gutter on the right, where the capacity labels go.
-    x_scale = alt.Scale(range=[0, alt.ExprRef(f"max(40, width - {GUTTER_PX})")], paddingInner=0.3, paddingOuter=0.2)
-    x = alt.X("label:N", scale=x_scale, sort=alt.EncodingSortField("stage"), title="ZeRO stage",
-              axis=alt.Axis(labelAngle=0, ticks=False, domain=True, labelPadding=6))
-    stages = alt.Chart(alt.NamedData(name="stages"))
-    valid = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
-    gb_axis = alt.Axis(title="GB per GPU", grid=True, tickCount=6, labelExpr=gb_text_expression("datum.value"))
 
+
+def _bar_layers(alt: Any, x: Any, y_scale: Any, valid: str) -> list[Any]:
+    """The stacked bars of each ZeRO stage's parts, and each stage's total above its bar."""
+    stages = alt.Chart(alt.NamedData(name="stages"))
+    gb_axis = alt.Axis(title="GB per GPU", grid=True, tickCount=6, labelExpr=gb_text_expression("datum.value"))
     bars = (
         _with_parts(stages).transform_filter(valid)
         .transform_fold(list(PARTS), as_=["part", "bytes"])
@@ -231,6 +228,12 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .encode(x=x, y=alt.Y("y_at:Q", scale=y_scale), text="text:N",
                 opacity=alt.condition("datum.stage == zero", alt.value(1.0), alt.value(0.75)))
     )
+    return [bars, totals]
+
+
+def _capacity_and_readout(alt: Any, y_scale: Any, valid: str) -> tuple[list[Any], list[Any], Any]:
+    """The capacities' rules and labels, the readout above the plot, and the refusal in its place."""
+    stages = alt.Chart(alt.NamedData(name="stages"))
     # The capacities: a dashed line each, and in the gutter its size and the GPUs.
     gpus = _with_parts(alt.Chart(alt.NamedData(name="gpus")), stage="zero")
     capacity = [
@@ -242,7 +245,6 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .encode(y=alt.Y("gb:Q", scale=y_scale), text="line:N",
                 tooltip=[alt.Tooltip("names:N", title="GPUs"), alt.Tooltip("cap:N", title="Memory")]),
     ]
-    # Above the plot: the selected stage's total, and the logits the bars leave out.
     # Above the plot: the selected stage's total, the GPUs it fits, and the logits the bars leave out.
     selected = _with_parts(stages).transform_filter(f"datum.stage == zero && {valid}")
     readout = [
@@ -271,6 +273,25 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .mark_text(style="refusal", align="left", baseline="top", x=8, y=24, lineBreak="\n")
         .encode(text="lines:N")
     )
+    return capacity, readout, refusal
+
+
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers reading the named datasets ``stages``, ``models``, ``acts``,
+    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp``,
+    ``y_max`` and ``y_clip`` (placeholder values; :func:`memory_spec` puts in each chart's).
+    One form: ``variant`` is ``()``."""
+    import altair as alt
+
+    params = _params(alt)
+    y_scale = alt.Scale(domain=alt.ExprRef("[0, y_max]"), nice=False, zero=True)
+    # The bars take the plot but a gutter on the right, where the capacity labels go.
+    x_scale = alt.Scale(range=[0, alt.ExprRef(f"max(40, width - {GUTTER_PX})")], paddingInner=0.3, paddingOuter=0.2)
+    x = alt.X("label:N", scale=x_scale, sort=alt.EncodingSortField("stage"), title="ZeRO stage",
+              axis=alt.Axis(labelAngle=0, ticks=False, domain=True, labelPadding=6))
+    valid = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
+    bars, totals = _bar_layers(alt, x, y_scale, valid)
+    capacity, readout, refusal = _capacity_and_readout(alt, y_scale, valid)
     chart = (
         alt.layer(bars, *capacity, totals, *readout, refusal)
         .add_params(*params)
@@ -327,12 +348,14 @@ def _wrap(message: str, width: int = 44) -> str:
     return "\n".join(textwrap.wrap(message, width))
 
 
-def chart_rows(models: Sequence[ModelPreset], *, dropout: bool) -> dict[str, list[dict[str, Any]]]:
-    """The datasets ``models``, ``acts`` and ``invalid`` for these models (see the module docstring)."""
+def chart_rows(models: Sequence[ModelPreset], *, dropout: bool | None) -> dict[str, list[dict[str, Any]]]:
+    """The datasets ``models``, ``acts`` and ``invalid`` for these models (see the module docstring);
+    ``dropout`` ``None``: each model as it was trained (its preset's ``dropout``)."""
     model_rows, acts, invalid = [], [], []
     for model in models:
         model_rows.append({"m": model.id, "name": model.name, "params": model.params, "layers": model.layers,
-                           "vocab": model.vocab})
+                           "vocab": model.vocab, "lp": _round(memory.layer_params(model)),
+                           "tab": memory.input_table_params(model)})
         for tp in TP_CHOICES:
             for pp in PP_CHOICES:
                 try:
@@ -343,7 +366,8 @@ def chart_rows(models: Sequence[ModelPreset], *, dropout: bool) -> dict[str, lis
                 TrainingMemory(model=model, tp=tp, label=_control_label)
             except InputError:
                 continue
-            c = memory.activation_coefficients(model, tp=tp, dropout=dropout)
+            c = memory.activation_coefficients(
+                model, tp=tp, dropout=model.trained_with_dropout if dropout is None else dropout)
             acts.append({"k": f"{model.id}|{tp}", "rep": c.replicated, "shard": c.sharded, "score": c.scores,
                          "stats": c.stats, "input": c.layer_input})
     return {"models": model_rows, "acts": acts, "invalid": invalid}
@@ -428,7 +452,7 @@ def default_title() -> str:
 
 def subtitle(config: TrainingMemory) -> str:
     extra = ", FP32 gradient accumulation" if config.fp32_grad_accum else ""
-    dropout = "" if config.dropout else ", no dropout"
+    dropout = {None: ", dropout as each model was trained", True: "", False: ", no dropout"}[config.dropout]
     return f"{memory.OPTIMIZER_TITLES[config.optimizer]}{extra}{dropout}; first pipeline stage"
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ainotes.base.errors import InputError
+from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.textcheck import short
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
@@ -38,6 +38,15 @@ class InferenceTableRequest:
     tp: int | str
     link_id: str | None
     where: str
+
+    def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
+        """Every model where the fence names none, and the link each cell's TP group crosses."""
+        models = resolve_models(self.model_ids, site.models(), self.where)
+        uses = {("model", m.id) for m in models} if self.model_ids is None else set()
+        for row in table_rows(self, models, site.presets_by_id, site.links):
+            if row.setup is not None and row.setup.link is not None and self.link_id is None:
+                uses.add(("link", row.setup.link.id))
+        return uses
 
 
 def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceTableRequest:
@@ -110,6 +119,8 @@ def table_rows(request: InferenceTableRequest, models: Sequence[ModelPreset], pr
                     one = inference.InferenceSetup.from_fields(
                         {k: v for k, v in fields.items() if v is not None}, models={model.id: model},
                         presets=presets, links=links)
+                except PresetFileError:
+                    raise  # a link file: it names its own file and line
                 except InputError as exc:
                     raise InputError(f"{request.where}: {model.id} on {preset.id}: {exc}") from None
                 chosen = one
@@ -151,6 +162,8 @@ def _table_cell(row: TableRow, request: InferenceTableRequest) -> str:
     largest = one.max_batch
     fits = "capacity not given" if largest is None else f"fits {largest:,}"
     compute = f"compute past {star}"
+    if one.model.is_moe:  # attention turns first, each expert later: both, the experts' the one that counts
+        compute = f"compute past {html.escape(number_text(one.b_crit))} (attention), {star} (experts)"
     if row.limit == "memory":
         fits = f"<strong>{fits}</strong>"
     elif row.limit == "compute":

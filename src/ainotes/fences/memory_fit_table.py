@@ -42,6 +42,10 @@ class MemoryFitTableRequest:
     where: str = ""
     lines: Mapping[str, int] | None = None
 
+    def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
+        """Every model, where the fence names none (its rows)."""
+        return {("model", m) for m in site.models()} if self.model_ids is None else set()
+
     def fail(self, key: str, message: str) -> InputError:
         line = (self.lines or {}).get(key, (self.lines or {}).get("", 0))
         return InputError(f"{self.where}:{line}: {message}")
@@ -121,7 +125,8 @@ def fit_table_caption(fields: Mapping[str, Any]) -> str:
         parts.append(f"micro-batch {config['micro_batch']} × {int(config['seq_len']):,} tokens, recompute "
                      f"{config['recompute']}, {config['attention']} attention"
                      f"{', sequence parallel' if config['sequence_parallel'] else ''}"
-                     f"{'' if config['dropout'] else ', no dropout'}")
+                     + {None: ", dropout as each model was trained", True: ", dropout masks", False: ", no dropout"}[
+                         config["dropout"]])
         activations = "activations of the first pipeline stage included"
     else:
         activations = "model states only (no micro-batch given, so no activations)"
