@@ -108,3 +108,52 @@ def test_roofline_mistakes_are_one_line_naming_the_page(project, body, words):
     assert message.startswith(words) and "\n" not in message
     if "none.csv" in body:
         assert "notes/m.md:5: docs/measured/none.csv: no such file" in message
+
+
+# -- an nccl-tests log on the collective cost chart ------------------------------------------------------
+
+H100_LOG = "docs/measured/h100-2node-16rank-allreduce.md"
+
+
+def test_cost_chart_points_and_errors_are_the_commands(project, capsys):
+    site = NotesSite(project / "presets")
+    html = _page(site, "collective-cost", f"measured: {H100_LOG}\nlink: ib-ndr\nid: run")
+    record = _cli_json(capsys, project, H100_LOG, "--link", "ib-ndr")
+    spec = _spec(site, "run")
+    points = spec["datasets"]["points"]
+    # Every size the command holds against the model, with the time and busbw nccl-tests printed.
+    rows = {row["bytes"]: row["out_of_place"] for row in record["rows"]}
+    modelled = record["model"]["rows"]
+    assert [(p["bytes"], p["time_s"]) for p in points] == [(m["bytes"], m["measured_s"]) for m in modelled]
+    assert [p["busbw_gbps"] for p in points] == [rows[p["bytes"]]["busbw_gbps"] for p in points]
+    # The log's last row: 8 GiB at 338.82 GB/s busbw.
+    assert len(points) == 31 and points[-1]["bytes"] == 8_589_934_592 and points[-1]["busbw_gbps"] == 338.82
+    # The table under the chart: the command's model column and error, size by size.
+    table = _table_rows(html)
+    assert [row[-1] for row in table] == [f"{m['error'] * 100:+.1f} %" for m in record["model"]["rows"]]
+    assert [row[4] for row in table] == [m["algorithm"] for m in record["model"]["rows"]]
+    text = _text(html)
+    fitted = record["fit"]
+    assert f"B = {fitted['bandwidth_gbps']:.4g} GB/s, beside the preset's" in text
+    assert "16-rank all-reduce" in text and site.charts["run"].about["ranks"] == 16
+    assert f'href="../../measured/{H100_LOG.rsplit("/", 1)[1]}" download' in html
+    # The lines span the run's sizes: the smallest and the largest point lie on the plot.
+    sizes = [line["bytes"] for line in spec["datasets"]["lines"]]
+    assert min(sizes) <= points[0]["bytes"] and max(sizes) >= points[-1]["bytes"]
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (f"measured: {H100_LOG}\nranks: 8", "notes/m.md:4: docs/measured/h100-2node-16rank-allreduce.md is a 16-rank "
+                                        "all-reduce, but the fence says ranks: 8"),
+    (f"measured: {H100_LOG}\nop: all-gather", "notes/m.md:4: docs/measured/h100-2node-16rank-allreduce.md is a "
+                                              "16-rank all-reduce, but the fence says op: all-gather"),
+    ("measured: ../x.log", "notes/m.md:4: 'measured' must be a path under docs/"),
+    ("measured: docs/measured/none.log", "notes/m.md:4: docs/measured/none.log: no such file"),
+    ("measured: docs/measured/gb10-2node-allreduce-truncated.txt", "notes/m.md:4: "),
+    (f"measured: {H100_LOG}\nlink: nope", "notes/m.md:"),
+])
+def test_cost_mistakes_are_one_line_naming_the_page(project, body, words):
+    with pytest.raises(InputError) as caught:
+        _page(NotesSite(project / "presets"), "collective-cost", body)
+    message = str(caught.value)
+    assert message.startswith(words) and "\n" not in message
