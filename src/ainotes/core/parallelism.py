@@ -230,7 +230,7 @@ class ParallelRun:
             where = f" ({self.preset.file_label})" if self.preset.file else ""
             raise FieldError(f"{self.label('link_intra')} and {self.label('link_inter')} are needed: preset "
                              f"{self.preset.id}{where} names no node (add node: {{chips: N, link: ID, "
-                             "inter_node_link: ID}} to its file), so it has no links of its own", "link_intra")
+                             "inter_node_link: ID} to its file), so it has no links of its own", "link_intra")
         for key in ("link_intra", "link_inter"):
             link_id = getattr(self, key)
             if link_id is not None and link_id not in self.links:
