@@ -390,3 +390,17 @@ def test_no_site_url_no_feed(tmp_path):
     _write(tmp_path / "docs", {"a.md": "---\ncreated: 2026-01-02\n---\n# A\n"})
     assert feed.write_feeds(notes_meta.read_catalogue(_settings(tmp_path / "docs")), tmp_path / "site") == []
     assert not (tmp_path / "site" / "feed.xml").exists()
+
+
+def test_a_link_to_the_home_page_from_the_root_is_never_empty(tmp_path):
+    """Under Zensical links are relative to the source file, so from docs/x.md the home page's prefix is
+    "": an empty href would be the page itself."""
+    from ainotes.html.notes import note_link
+
+    _write(tmp_path, {"index.md": "# Home\n", "sub/x.md": "# X\n"})
+    catalogue = notes_meta.read_catalogue(_settings(tmp_path))
+    home, sub = catalogue.note("index.md"), catalogue.note("sub/x.md")
+    assert home is not None and sub is not None
+    assert note_link(home, "") == '<a href="./">Home</a>'
+    assert note_link(home, "../") == '<a href="../">Home</a>'
+    assert note_link(sub, "") == '<a href="sub/x/">X</a>'

@@ -73,6 +73,7 @@ class NotesSite:
         # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
         self.notes = CatalogueSource(self.settings, warn) if self.settings.docs_dir is not None else None
         self.presets_stamp: tuple = ()  # the preset files' times, for a driver that reloads on a change
+        self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
         self._links: dict[str, Link] | None = None
         self._models: dict[str, ModelPreset] | None = None
         self.charts: dict[str, Chart] = {}

@@ -58,17 +58,25 @@ NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short f
 #: inference.compute_bound_batch) written as Vega expressions over one setup row, its GPU's row and
 #: the ``context`` param; evaluated in this order.
 EXPRESSIONS: dict[str, str] = {
-    "kv_s": "datum.batch * context * datum.kvc / datum.bw",
-    "weights_s": "datum.wc / datum.bw",
-    "compute_s": "datum.batch * datum.fl / datum.peak",
-    "allreduce_s": "datum.ara * datum.alpha + datum.batch * datum.arb / datum.lbw",
-    "step_s": "datum.kv_s + max(datum.weights_s, datum.compute_s) + datum.allreduce_s",
+    "kv_s": "datum.batch * (context * datum.kvc + min(context, datum.win) * datum.kvw) / datum.bw",
+    "dense_weights_s": "(datum.dwc + min(datum.batch, datum.vocab) * datum.rows) / datum.bw",
+    "dense_compute_s": "datum.batch * datum.dfl / datum.peak",
+    "touched": "datum.ne * (1 - pow(1 - datum.ka / datum.ne, datum.batch))",
+    "expert_weights_s": "datum.touched * datum.ewc / datum.bw",
+    "expert_compute_s": "datum.batch * datum.ka * datum.efl / datum.peak",
+    "weights_s": "datum.dense_weights_s + datum.expert_weights_s",
+    "compute_s": "datum.dense_compute_s + datum.expert_compute_s",
+    "allreduce_s": "min(" + ", ".join(f"datum.ara[{i}] * datum.alpha + datum.batch * datum.arb[{i}] / datum.lbw"
+                                      for i in range(len(inference.cc.ALGORITHMS["all-reduce"]))) + ")",
+    "step_s": ("datum.kv_s + max(datum.dense_weights_s, datum.dense_compute_s) "
+               "+ max(datum.expert_weights_s, datum.expert_compute_s) + datum.allreduce_s"),
     "tokens_per_s": "datum.batch / datum.step_s",
 }
-#: Per setup and GPU (no batch): where the matmuls turn compute-bound, and the largest batch that fits.
+#: Per setup and GPU (no batch): where the matmuls turn compute-bound (the experts' B_crit·E/k for a
+#: mixture: ``ebc`` is (w/2)·E/k, 0 without experts), and the largest batch that fits.
 MARK_EXPRESSIONS: dict[str, str] = {
-    "bstar": "datum.wc * datum.peak / (datum.bw * datum.fl)",
-    "bmax": "max(0, floor((datum.cap - datum.wc) / (context * datum.kvc)))",
+    "bstar": "max(datum.dwc * datum.peak / (datum.bw * datum.dfl), datum.ebc * datum.peak / datum.bw)",
+    "bmax": "max(0, floor((datum.cap - datum.wres) / (context * datum.kvc + min(context, datum.win) * datum.kvw)))",
 }
 OVERFLOW_TITLE = "step (KV does not fit)"
 SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
@@ -126,22 +134,33 @@ def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequen
                 weights, kv = precision.split("/")
                 one = inference.InferenceSetup(model, preset, weights_dtype=weights, kv_dtype=kv,
                                                compute_dtype=compute_dtype, tp=tp, link=link)
-                c = one.coefficients()
-                rows.append({"m": model.id, "q": precision, "t": tp, "kvc": _round(c.kv_bytes_per_token),
-                             "wc": _round(c.weights_bytes), "fl": _round(c.flops_per_sequence),
-                             "ara": _round(c.allreduce_latencies), "arb": _round(c.allreduce_bytes_per_sequence)})
+                rows.append({"m": model.id, "q": precision, "t": tp, **coefficient_row(one.coefficients())})
     return rows, notes
 
 
-def gpu_rows(presets: Sequence[Preset], compute_dtype: str, links: Mapping[str, Link]) -> list[dict[str, Any]]:
-    """Per GPU: W, F at the compute dtype, capacity (absent where the file gives none), its link's α and B."""
+def coefficient_row(c: inference.DecodeCoefficients) -> dict[str, Any]:
+    """The core's per-chip coefficients under the short names :data:`EXPRESSIONS` reads."""
+    algorithms = len(inference.cc.ALGORITHMS["all-reduce"])
+    return {
+        "kvc": _round(c.kv_bytes_per_token), "kvw": _round(c.kv_window_bytes_per_token), "win": c.window,
+        "dwc": _round(c.dense_weights_bytes), "rows": _round(c.row_bytes_per_sequence), "vocab": c.vocab,
+        "dfl": _round(c.dense_flops_per_sequence), "ewc": _round(c.expert_bytes),
+        "efl": _round(c.expert_flops_per_token), "ne": c.experts, "ka": c.active_experts,
+        "ebc": _round(c.expert_bytes / c.expert_flops_per_token * c.experts / c.active_experts)
+        if c.expert_flops_per_token else 0.0,
+        "wres": _round(c.resident_bytes),
+        "ara": [_round(v) for v in c.allreduce_latencies] or [0.0] * algorithms,
+        "arb": [_round(v) for v in c.allreduce_bytes_per_sequence] or [0.0] * algorithms,
+    }
+
+
+def gpu_rows(presets: Sequence[Preset], compute_dtype: str) -> list[dict[str, Any]]:
+    """Per GPU: W, F at the compute dtype, capacity (absent where the file gives none)."""
     rows = []
     for preset in presets:
-        link = links[preset.id]
         row: dict[str, Any] = {
             "g": preset.id, "name": preset.name, "bw": preset.memory_bandwidth_bytes_per_s,
-            "peak": inference.peak_flops_per_s(preset, compute_dtype), "alpha": link.latency_s,
-            "lbw": link.bandwidth_bytes_per_s, "link": link.name,
+            "peak": inference.peak_flops_per_s(preset, compute_dtype),
             "capacity": preset.memory_capacity_label or "not given",
         }
         if preset.memory_capacity_bytes is not None:
@@ -150,10 +169,23 @@ def gpu_rows(presets: Sequence[Preset], compute_dtype: str, links: Mapping[str, 
     return rows
 
 
+def link_rows(presets: Sequence[Preset], links: Mapping[tuple[str, int], Link], tps: Sequence[int]
+              ) -> list[dict[str, Any]]:
+    """Per GPU and TP degree (key ``gt``, ``h100/8``): the α and B of the link that degree's group crosses
+    (none for one chip: α 0, and no all-reduce to time)."""
+    rows = []
+    for preset in presets:
+        for tp in tps:
+            link = links.get((preset.id, tp))
+            rows.append({"gt": f"{preset.id}/{tp}", "alpha": _round(link.latency_s) if link is not None else 0.0,
+                         "lbw": link.bandwidth_bytes_per_s if link is not None else 1.0})
+    return rows
+
+
 def inference_spec(
     models: Sequence[ModelPreset],
     presets: Sequence[Preset],
-    links: Mapping[str, Link],
+    links: Mapping[tuple[str, int], Link],
     *,
     model_id: str,
     preset_id: str,
@@ -171,17 +203,19 @@ def inference_spec(
 ) -> dict[str, Any]:
     """The chart as a Vega-Lite dict: :data:`GRAMMAR` with these models' and GPUs' data.
 
-    ``links`` maps each preset id to the link its tensor-parallel all-reduces use. The keyword
+    ``links`` maps each (preset id, TP degree above 1) to the link its tensor-parallel all-reduces cross. The keyword
     arguments ending in ``_id`` and the initial ``context``, ``precision``, ``tp`` and ``metric``
     are the selects' initial values, which the static render shows.
     """
     models, presets = tuple(models), tuple(presets)
     _check_request(models, presets, links, model_id, preset_id, context, contexts, precision, precisions, tp, tps,
                    metric, title)
-    rows, notes = setup_rows(models, presets[0], precisions, tps, compute_dtype, links.get(presets[0].id))
+    first_link = next((links[(presets[0].id, t)] for t in tps if (presets[0].id, t) in links), None)
+    rows, notes = setup_rows(models, presets[0], precisions, tps, compute_dtype, first_link)
     model_names = {m.id: m.name for m in models}
     spec = GRAMMAR.spec(
-        datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype, links)},
+        datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype),
+                  "links": link_rows(presets, links, tps)},
         params={"model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
                 "metric": metric},
         config=THEME.config(theme),
@@ -221,7 +255,7 @@ def default_title(compute_dtype: str) -> str:
     return f"Decode: time per step against batch size ({compute_dtype.upper()} compute)"
 
 
-def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link],
+def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[tuple[str, int], Link],
                    model_id: str, preset_id: str, context: int, contexts: Sequence[int], precision: str,
                    precisions: Sequence[str], tp: int, tps: Sequence[int], metric: str, title: str | None) -> None:
     if not models or not presets:
@@ -233,7 +267,7 @@ def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], lin
         if value not in known:
             raise InputError(f"inference chart: the initial {what} {short(value)} is not among its choices "
                              f"({', '.join(str(k) for k in known)})")
-    missing = [p.id for p in presets if p.id not in links]
+    missing = [f"{p.id} at TP {t}" for p in presets for t in tps if t > 1 and (p.id, t) not in links]
     if missing:
         raise InputError(f"inference chart: no link for {', '.join(missing)}")
     for what, text in (("title", title or ""), *(("model name", m.name) for m in models),
@@ -287,7 +321,7 @@ def _rule_layers(alt: Any, x_scale: Any) -> list[Any]:
         return right_of[field]
 
     one = alt.Chart().transform_filter("datum.log_batch == 0")  # one row per setup: its marks
-    marks = one.transform_filter("isValid(datum.wc)")
+    marks = one.transform_filter("isValid(datum.wres)")
     sides: tuple[tuple[Literal["left", "right"], str], ...] = (("left", "true"), ("right", "false"))
 
     def at(field: str) -> Any:
@@ -387,7 +421,9 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .transform_filter(setup_filter)
         .transform_calculate(g=gpu.name)
         .transform_lookup(lookup="g", from_=alt.LookupData(
-            alt.NamedData(name="gpus"), "g", ["bw", "peak", "cap", "alpha", "lbw", "capacity"]))
+            alt.NamedData(name="gpus"), "g", ["bw", "peak", "cap", "capacity"]))
+        .transform_calculate(gt="datum.g + '/' + datum.t")
+        .transform_lookup(lookup="gt", from_=alt.LookupData(alt.NamedData(name="links"), "gt", ["alpha", "lbw"]))
         .transform_calculate(**MARK_EXPRESSIONS)
         .transform_calculate(
             log_batch=f"sequence(0, {doublings} + {0.5 / GRID_STEPS_PER_DOUBLING}, {1 / GRID_STEPS_PER_DOUBLING})",
@@ -401,7 +437,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .transform_calculate(
             bmax_text=(f"datum.has_cap ? (width < {NARROW_PLOT_PX} ? 'KV full past ' : 'KV cache full past B = ') "
                        "+ format(datum.bmax, ',') : ''"),
-            note=(f"(width < {NARROW_PLOT_PX} ? 'Weights ' : 'The weights alone (') + format(datum.wc / 1e9, "
+            note=(f"(width < {NARROW_PLOT_PX} ? 'Weights ' : 'The weights alone (') + format(datum.wres / 1e9, "
                   f"'.3~r') + (width < {NARROW_PLOT_PX} ? ' GB > ' : ' GB a chip) do not fit in ') + datum.capacity"))
         .transform_flatten(["log_batch"])
         .transform_calculate(batch=f"round(pow(2, datum.log_batch) * {MIN_BATCH})")
@@ -411,7 +447,8 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     chart = (
         chart.transform_calculate(
             fits="!isValid(datum.cap) || datum.batch <= datum.bmax",
-            bound="datum.compute_s > datum.weights_s ? 'compute-bound' : 'memory-bound'")
+            bound=("datum.dense_compute_s > datum.dense_weights_s && datum.expert_compute_s >= datum.expert_weights_s"
+                   " ? 'compute-bound' : 'memory-bound'"))
         .add_params(model, gpu, context, precision, tp, metric)
         .properties(width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX, padding=8,
                     autosize=alt.AutoSizeParams(type="fit", contains="padding"))
@@ -435,17 +472,27 @@ def caption_html(model: ModelPreset, preset: Preset, setup: inference.InferenceS
            else "the weights alone do not fit one chip" if largest == 0
            else f"the KV cache of {largest:,} sequences fills the rest of its "
                 f"{html.escape(str(preset.memory_capacity_label))}")
-    tp = (f" Tensor parallelism over t chips divides weights, KV cache and FLOPs by t and adds two all-reduces "
-          f"per layer, timed with the α–β model on {html.escape(link.name)}." if link is not None else "")
+    tp = ""
+    if link is not None and setup.tp > 1:
+        algorithm = setup.allreduce_algorithm()
+        tp = (f" Tensor parallelism over t chips divides weights, KV cache and FLOPs by t and adds two all-reduces "
+              f"per layer, timed with the α–β model's fastest algorithm ({html.escape(str(algorithm))} at this "
+              f"batch) on {html.escape(link.name)}.")
+    moe = ""
+    if model.is_moe:
+        moe = (f" Its attention turns compute-bound past B = {setup.b_crit:,.0f}, each expert, which sees B·k/E of "
+               f"the tokens, past B = {setup.compute_bound_batch:,.0f}; a step reads only the experts its batch "
+               "touches, E·(1 − (1 − k/E)^B) a layer.")
     return (
         f"As first drawn: {html.escape(model.name)} on {html.escape(preset.name)} at a context of "
         f"{setup.context:,} tokens, {html.escape(precision_text(setup.weights_dtype + '/' + setup.kv_dtype))}, "
         f"{setup.compute_dtype.upper()} compute: one step at batch {setup.batch} takes "
         f"{html.escape(_seconds(step.time_s))}, the matmuls turn compute-bound past B = "
-        f"{setup.compute_bound_batch:,.0f}, and {fit}. Each step reads every weight once (P·w/W) and each "
-        "sequence's KV cache (B·S·KV/W), and does 2·P_active FLOPs per sequence at the compute dtype's peak "
-        f"(F); the step takes the KV reads plus the longer of weight loading and compute.{tp} No activations, "
-        "no overheads: a lower bound on the time, an upper bound on tokens per second."
+        f"{setup.compute_bound_batch:,.0f}, and {fit}. Each step reads the weights it uses (W is the bandwidth; "
+        "B rows of the input embedding, not the table) and each sequence's KV cache, and does 2 FLOPs per weight "
+        f"used per sequence at the compute dtype's peak (F); each group of matmuls takes the longer of its weight "
+        f"loading and its compute.{moe}{tp} Peak rates, no activations, no launch gaps or framework overhead: a "
+        "real step takes longer."
     )
 
 
@@ -463,7 +510,8 @@ def evaluate_expressions(row: Mapping[str, Any], gpu: Mapping[str, Any], *, batc
     import re
 
     values: dict[str, Any] = {**row, **gpu, "batch": batch}
-    names: dict[str, Callable[..., float] | int] = {"max": max, "floor": math.floor, "context": context}
+    names: dict[str, Callable[..., float] | int] = {"max": max, "min": min, "pow": pow, "floor": math.floor,
+                                                    "context": context}
     for name, expression in {**EXPRESSIONS, **MARK_EXPRESSIONS}.items():
         if name == "bmax" and "cap" not in values:
             continue
@@ -482,7 +530,7 @@ def precision_label(precision: str) -> str:
     return f"{word(weights)} weights, {word(kv)} KV cache"
 
 
-def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link], *,
+def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[tuple[str, int], Link], *,
                      caption_html: str, **view: Any) -> VegaFigure:
     """The chart (:func:`inference_spec`, with ``view``: its selects' choices and initial values,
     ``metric`` and ``title``) as a page shows it: both schemes, their phone stills

@@ -212,6 +212,7 @@ def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> Page:
     path, address = getattr(context, "path", None), getattr(context, "url", None)
     if isinstance(path, str) and isinstance(address, str):
         _one_line_errors_under_zensical()
+        _say_site_assets_once(site)
         config = _zensical_config(md)
         offset = _front_matter_lines(config, path) if config is not None else 0
         # Zensical rewrites relative URLs in a page as relative to its source file.
@@ -248,6 +249,18 @@ def _front_matter_lines(config: dict, path: str) -> int:
         return 0
     front = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
     return 0 if front is None else front.group(0).count("\n")
+
+
+SITE_ASSETS_REMINDER = (
+    "ainotes: Zensical runs no hooks, so these pages link stylesheets, scripts and chart files that this "
+    "build does not write: run `ainotes site-assets --config mkdocs.yml SITE_DIR` after it (make site-zensical does)")
+
+
+def _say_site_assets_once(site: NotesSite) -> None:
+    """Tell a Zensical build, once, what it leaves to ``ainotes site-assets`` (else its pages link missing CSS)."""
+    if not site.told_site_assets:
+        site.told_site_assets = True
+        print(SITE_ASSETS_REMINDER, file=sys.stderr)
 
 
 def _one_line_errors_under_zensical() -> None:
@@ -779,7 +792,7 @@ def backlinks_scanner(site: Any) -> Callable[[Any, str, str], None]:
                 continue  # reported when the page is built
             if fence.kind == "whats-new" and getattr(request, "limit", 0) is None:
                 catalogue.fence_pages.setdefault("whats-new-page", []).append(src)  # the full list
-            uses |= backlinks.request_uses(request)
+            uses |= backlinks.request_uses(request) | backlinks.implied_uses(request, site)
         for body in forms:
             uses |= backlinks.form_uses(body, known)
         catalogue.uses[src] = frozenset(uses)
