@@ -495,3 +495,16 @@ def test_a_model_name_is_escaped_in_the_table(tmp_path: Path) -> None:
     out = _page(NotesSite(tmp_path), "```models-table\n```\n\n{{ model-name odd }}\n")
     assert "<b>Odd" not in out and "&lt;b&gt;Odd&lt;/b&gt; &amp; co" in out and "<i>t" not in out
     assert 'href="https://example.com/?a=1&amp;b=&lt;2&gt;"' in out
+
+
+def test_a_bad_model_file_met_by_a_build_is_reported_at_its_key_not_at_the_page(tmp_path: Path) -> None:
+    presets = shutil.copytree(FIXTURES.parent, tmp_path / "presets")
+    bad = presets / "models" / "llama-2-13b.yaml"
+    text = bad.read_text(encoding="utf-8").replace("vocab: 32000", "vocab: 3200")
+    bad.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("published_params: 13.0e9") + 1
+    with pytest.raises(InputError) as caught:
+        convert_page(NotesSite(presets), "# Models\n\nThere are {{ models }}.\n", "list.md", "list/")
+    message = str(caught.value)
+    # A vocabulary ten times too small is 2 % of LLaMA-2-13B's count: the published count's line says so.
+    assert message.startswith(f"{bad}:{line}: the architecture counts ") and "list.md" not in message

@@ -461,6 +461,23 @@
     update();
   }
 
+  // -- a caption per state of the selects (ainotes/charts/parallelism.py: caption_states) ------------
+  // The build writes each state's caption, keyed by the selects' values joined with "|".
+
+  function followStateCaption(figure, view) {
+    var node = figure.querySelector("[data-state-caption]");
+    var template = figure.querySelector("template.ainotes-state-captions");
+    if (!node || !template) return;
+    var data = JSON.parse(template.content ? template.content.textContent : template.textContent);
+    function update() {
+      var key = data.signals.map(function (name) { return String(view.signal(name)); }).join("|");
+      var text = data.captions[key];
+      if (typeof text === "string" && node.textContent !== text) node.textContent = text;
+    }
+    data.signals.forEach(function (name) { view.addSignalListener(name, update); });
+    update();
+  }
+
   // -- views -------------------------------------------------------------------------------------
 
   function render(figure) {
@@ -531,7 +548,10 @@
       if (form) {
         if (form.hasAttribute("data-ainotes-wired")) updateReadouts(entry);
         else wire(entry);
-      } else followCaption(figure, view);
+      } else {
+        followCaption(figure, view);
+        followStateCaption(figure, view);
+      }
     }).catch(function (error) {
       // The static SVG stays; the chart is still readable.
       view.finalize();

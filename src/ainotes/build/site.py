@@ -14,12 +14,13 @@ import re
 import secrets
 import shutil
 from collections.abc import Callable, Mapping
+from html import escape
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from ainotes import render
-from ainotes.base.errors import InputError
+from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
@@ -56,7 +57,8 @@ class NotesSite:
 
     def __init__(self, settings: NotesSettings | str | Path, *, error_type: Callable[[str], Exception] = InputError,
                  defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None,
-                 warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None):
+                 warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None,
+                 errors_on_page: Callable[[str], None] | None = None):
         """``settings``: the build's (:func:`ainotes.notes.settings.notes_settings`, built once by the
         driver), or a presets folder alone for a build of loose pages (no notes catalogue).
         ``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
@@ -65,7 +67,9 @@ class NotesSite:
         (:func:`ainotes.render.prefetch`), instead of one page at a time. ``render_progress(done, total)``
         hears how far the renders are, every few seconds, when there are many. ``warn`` hears the notes'
         warnings (a shallow git history). ``renders``: the renderer the drawers use (default: the
-        process's own, :data:`ainotes.render.SESSION`)."""
+        process's own, :data:`ainotes.render.SESSION`). ``errors_on_page(line)``: a driver that previews
+        (``mkdocs serve``) has a fence's, form's or formula's error shown as a box where it stands on the
+        page, and hears its line; without it (every build) the error stops the build."""
         self.settings = settings if isinstance(settings, NotesSettings) else presets_only(settings)
         self.presets_dir = self.settings.presets_dir
         self.presets: tuple[Preset, ...] = load_presets(self.presets_dir)
@@ -73,6 +77,8 @@ class NotesSite:
         # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
         self.notes = CatalogueSource(self.settings, warn) if self.settings.docs_dir is not None else None
         self.presets_stamp: tuple = ()  # the preset files' times, for a driver that reloads on a change
+        self.error_report = errors_on_page
+        self.errors_on_page = errors_on_page is not None
         self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
         self._links: dict[str, Link] | None = None
         self._models: dict[str, ModelPreset] | None = None
@@ -112,6 +118,8 @@ class NotesSite:
         try:
             request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
+        except PresetFileError:
+            raise  # it names the file and line of its key; the page that loaded it is no place for it
         except InputError as exc:
             message = str(exc)
             if not message.startswith(f"{page.src}:"):  # raised while drawing, not while parsing
@@ -132,6 +140,8 @@ class NotesSite:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
             return figures.evaluate(body, self.presets_by_id, self.links, self.models)
+        except PresetFileError:
+            raise
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -141,6 +151,16 @@ class NotesSite:
             return figures.mathml(latex, block=block)
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
+
+    def error_html(self, message: str, *, inline: bool = False) -> str:
+        """A user's mistake shown where it stands (``errors_on_page``), its line told to the driver."""
+        if self.error_report is not None:
+            self.error_report(message)
+        text = escape(message)
+        if inline:
+            return f'<span class="ainotes-error" role="alert">⚠ <code>{text}</code></span>'
+        return ('<div class="admonition failure ainotes-error" role="alert"><p class="admonition-title">Not drawn: '
+                f'a build stops here (this preview shows the error in its place)</p><p><code>{text}</code></p></div>')
 
     def scripts_html(self, page: Page) -> str:
         """The ``<script>`` tags the page's charts need, or ``""``."""
@@ -161,13 +181,19 @@ class NotesSite:
     def links(self) -> dict[str, Link]:
         """The interconnect presets in ``<presets>/links``, loaded when a page first needs them."""
         if self._links is None:
-            self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+            try:
+                self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+            except InputError as exc:
+                raise PresetFileError(str(exc)) from None
         return self._links
 
     def models(self) -> dict[str, ModelPreset]:
         """The model presets in ``<presets>/models``, loaded when a page first needs them."""
         if self._models is None:
-            self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+            try:
+                self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+            except InputError as exc:
+                raise PresetFileError(str(exc)) from None
         return self._models
 
     # -- helpers for drawers ---------------------------------------------------

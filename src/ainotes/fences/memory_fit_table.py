@@ -125,7 +125,8 @@ def fit_table_caption(fields: Mapping[str, Any]) -> str:
         parts.append(f"micro-batch {config['micro_batch']} × {int(config['seq_len']):,} tokens, recompute "
                      f"{config['recompute']}, {config['attention']} attention"
                      f"{', sequence parallel' if config['sequence_parallel'] else ''}"
-                     f"{'' if config['dropout'] else ', no dropout'}")
+                     + {None: ", dropout as each model was trained", True: ", dropout masks", False: ", no dropout"}[
+                         config["dropout"]])
         activations = "activations of the first pipeline stage included"
     else:
         activations = "model states only (no micro-batch given, so no activations)"

@@ -28,7 +28,8 @@ CONFIG_KEYS = ("zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", 
 
 CHART_DEFAULTS: Mapping[str, Any] = {"zero": 0, "dp": 8, "tp": 1, "pp": 1, "micro_batch": 1, "seq_len": 2048,
                                      "recompute": "none", "sequence_parallel": False, "attention": "standard",
-                                     "optimizer": "adam", "fp32_grad_accum": False, "dropout": True}
+                                     "optimizer": "adam", "fp32_grad_accum": False,
+                                     "dropout": None}  # None: each model as it was trained
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,10 @@ class _PageRun:
     def fail(self, exc: InputError) -> Exception:
         return self.site.error_type(str(exc))
 
+    def shown(self, exc: InputError, *, inline: bool) -> str | None:
+        """The error as a box in the page (``mkdocs serve``: the site shows errors there), else None."""
+        return self.site.error_html(str(exc), inline=inline) if self.site.errors_on_page else None
+
     def line_of(self, text: str) -> int | None:
         """The first line (1-based) holding ``text`` outside code spans, else anywhere."""
         for index, line in enumerate(self.lines):
@@ -501,7 +505,11 @@ class _Settle(Treeprocessor):
             if index not in used:
                 continue  # superfences put the source back: an indented code block
             if isinstance(outcome, InputError):
-                raise run.fail(outcome)
+                box = run.shown(outcome, inline=False)
+                if box is None:
+                    raise run.fail(outcome)
+                self.md.htmlStash.rawHtmlBlocks[index] = box
+                continue
             if isinstance(outcome, BaseException):
                 raise outcome
             if outcome.chart is not None:
@@ -555,7 +563,10 @@ class _Figure(InlineProcessor):
         try:
             text = run.site.figure(m.group(1), run.page, run.line_of(m.group(0)))
         except InputError as exc:
-            raise run.fail(exc) from None
+            box = run.shown(exc, inline=True)
+            if box is None:
+                raise run.fail(exc) from None
+            return self.md.htmlStash.store(box), m.start(0), m.end(0)
         return text, m.start(0), m.end(0)
 
 
@@ -576,7 +587,9 @@ class _InlineMath(InlineProcessor):
         try:
             mathml = run.site.math(m.group(1), run.page, run.line_of(m.group(0)), block=False)
         except InputError as exc:
-            raise run.fail(exc) from None
+            mathml = run.shown(exc, inline=True) or ""
+            if not mathml:
+                raise run.fail(exc) from None
         return self.md.htmlStash.store(mathml), m.start(0), m.end(0)
 
 
@@ -648,7 +661,10 @@ class _BlockMath(BlockProcessor):
         try:
             return run.site.math(latex, run.page, line, block=True)
         except InputError as exc:
-            raise run.fail(exc) from None
+            box = run.shown(exc, inline=False)
+            if box is None:
+                raise run.fail(exc) from None
+            return box
 
 
 class _Scripts(Treeprocessor):
