@@ -41,6 +41,7 @@ from ainotes.html.page import (
 from ainotes.inline import figures
 from ainotes.notes.meta import CatalogueSource
 from ainotes.notes.settings import NotesSettings, presets_only
+from ainotes.presets.every import load_every_preset
 from ainotes.presets.gpus import load_presets
 from ainotes.presets.links import default_links_dir, load_links
 from ainotes.presets.models import default_models_dir, load_models
@@ -80,8 +81,9 @@ class NotesSite:
         self.error_report = errors_on_page
         self.errors_on_page = errors_on_page is not None
         self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
-        self._links: dict[str, Link] | None = None
-        self._models: dict[str, ModelPreset] | None = None
+        every = load_every_preset(self.presets_dir)  # every link and model file, used by a page or not
+        self._links: dict[str, Link] | None = every.links
+        self._models: dict[str, ModelPreset] | None = every.models
         self.charts: dict[str, Chart] = {}
         self.error_type = error_type
         self._announced: tuple[str, str, int] | None = None
