@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from ainotes.base import units
@@ -151,9 +150,6 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
               f"of {result.peak_flops_per_s_per_gpu / 1e12:g} TFLOP/s peak ({peak_source})")
         print(result.counts)
         print(f"N = {result.params:.6g} ({job.params_convention}); {job.attention_convention}")
-    if result.hfu > 1:
-        print("ainotes mfu: warning: utilization above 100 % cannot happen; check the units of "
-              "--params, --tokens-per-second and the peak", file=sys.stderr)
     return 0
 
 

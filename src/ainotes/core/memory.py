@@ -73,7 +73,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import Preset
@@ -472,15 +472,14 @@ class TrainingMemory:
         if model is not None:
             found = models.get(model) if isinstance(model, str) else None
             if found is None:
-                raise FieldError(f"{label('model')}: unknown model {short(model)} (known: {', '.join(models)})",
+                raise FieldError(f"{label('model')}: {unknown_id('model', model, models)}",
                                  "model")
             values["model"] = found
         preset_id = values.pop("preset", None)
         if preset_id is not None:
             preset = presets.get(preset_id) if isinstance(preset_id, str) else None
             if preset is None:
-                raise FieldError(f"{label('preset')}: unknown preset {short(preset_id)} "
-                                 f"(known: {', '.join(presets)})", "preset")
+                raise FieldError(f"{label('preset')}: {unknown_id('preset', preset_id, presets)}", "preset")
             values["preset"] = preset
         return cls(**values, label=label)  # the constructor checks the numbers
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import unknown_id
 from ainotes.base.units import bytes_text
 from ainotes.core import memory
 from ainotes.core.checks import FieldError
@@ -81,7 +81,7 @@ def memory_fit_table_html(request: MemoryFitTableRequest, models: Mapping[str, M
     ids = request.model_ids if request.model_ids is not None else tuple(models)
     for model_id in ids:
         if model_id not in models:
-            raise request.fail("models", f"unknown model {short(model_id)} (known: {', '.join(models)})")
+            raise request.fail("models", f"{unknown_id('model', model_id, models)}")
     chosen = [presets[i] for i in request.preset_ids]
     # Short headers (the id and the capacity as printed), the full name on hover: six GPUs fit a page.
     head = "".join(
