@@ -22,6 +22,7 @@ from typing import TypeVar
 from ainotes import render
 from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
+from ainotes.base.publish import PREVIEW_SITE_URL
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
@@ -254,9 +255,16 @@ class NotesSite:
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     def embed_urls(self, chart: Chart, page: Page) -> dict[str, str]:
-        """Each embed file's URL relative to the page's own URL, as the reader's browser resolves
-        it (the snippet's text; no generator rewrites it, as Zensical rewrites links)."""
-        prefix = relative_prefix(page.url)
+        """Each embed file's URL as the embed snippets write it: absolute, from the address the site
+        is published at (``site_url``), so a snippet pasted into another site works as it stands;
+        without one (or with the local preview's), relative to the page's own URL, as the reader's
+        browser resolves it, and ``vega-charts.js`` makes it absolute. No generator rewrites it, as
+        Zensical rewrites links."""
+        base = self.settings.site_url
+        if base and base.rstrip("/") != PREVIEW_SITE_URL.rstrip("/"):
+            prefix = base.rstrip("/") + "/"
+        else:
+            prefix = relative_prefix(page.url)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     # -- after the last page ----------------------------------------------------
