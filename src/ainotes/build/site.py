@@ -47,7 +47,8 @@ from ainotes.presets.links import default_links_dir, load_links
 from ainotes.presets.models import default_models_dir, load_models
 
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
-                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css")
+                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css",
+                   *(f"fonts/ainotesSans-{style}.ttf" for style in ("Regular", "Bold", "Italic", "BoldItalic")))
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 _T = TypeVar("_T")
 
@@ -285,6 +286,7 @@ class NotesSite:
         package_assets = resources.files("ainotes") / "assets"
         for name in _PACKAGE_ASSETS:
             with resources.as_file(package_assets / name) as path:
+                (assets / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, assets / name)
         self.renders.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
         if any(chart.kind in VEGA_KINDS for chart in self.charts.values()):
