@@ -150,7 +150,7 @@ def test_cost_chart_points_and_errors_are_the_commands(project, capsys):
     ("measured: ../x.log", "notes/m.md:4: 'measured' must be a path under docs/"),
     ("measured: docs/measured/none.log", "notes/m.md:4: docs/measured/none.log: no such file"),
     ("measured: docs/measured/gb10-2node-allreduce-truncated.txt", "notes/m.md:4: "),
-    (f"measured: {H100_LOG}\nlink: nope", "notes/m.md:"),
+    (f"measured: {H100_LOG}\nlink: nope", "notes/m.md:5: unknown link 'nope'"),
 ])
 def test_cost_mistakes_are_one_line_naming_the_page(project, body, words):
     with pytest.raises(InputError) as caught:

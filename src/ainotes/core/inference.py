@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks, topology
 from ainotes.core import collective_cost as cc
 from ainotes.core.checks import FieldError
@@ -532,8 +532,7 @@ FIELDS = ("model", "preset", "batch", "context", "prompt", "weights_dtype", "kv_
 
 def _lookup(items: Mapping[str, Any], item_id: Any, what: str, label: Callable[[str], str]) -> Any:
     if not isinstance(item_id, str) or item_id not in items:
-        known = ", ".join(sorted(items)) or "none"
-        raise FieldError(f"{label(what)}: unknown {what} {short(item_id)} (known: {known})", what)
+        raise FieldError(f"{label(what)}: {unknown_id(what, item_id, items)}", what)
     return items[item_id]
 
 

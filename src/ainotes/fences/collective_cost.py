@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.charts import cost as cost_chart
 from ainotes.charts.cost import RANK_CHOICES
@@ -29,6 +30,7 @@ class CollectiveCostRequest:
     link_id: str
     title: str | None
     chart_id: str | None
+    link_where: str = ""  # page:line of the 'link' key (the link id is checked when drawn)
     measured: Any = None  # ainotes.fences.measured_cost.MeasuredRun: an nccl-tests log over the model
 
 
@@ -52,14 +54,17 @@ def parse_collective_cost(
     if not isinstance(link_id, str) or not link_id:
         reader.fail("link", f"'link' must be a link id such as nvlink-4: {short(link_id)}")
     return CollectiveCostRequest(op=str(op or ""), ranks=ranks, link_id=link_id, title=reader.text("title"),
-                                 chart_id=reader.chart_id(), measured=measured)
+                                 chart_id=reader.chart_id(), link_where=reader.place("link"), measured=measured)
 
 
 def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: Page) -> Drawn:
     if request.measured is not None:  # an nccl-tests log's sizes over the model of the link
         return draw_measured_cost(site, request, page)
     links = tuple(site.links().values())
-    link = link_for(site.links(), request.link_id)
+    try:
+        link = link_for(site.links(), request.link_id)
+    except InputError as exc:
+        raise InputError(f"{request.link_where}: {exc}" if request.link_where else str(exc)) from None
     title = request.title or cost_chart.default_title(request.op)
     chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}

@@ -88,7 +88,10 @@ def error_table(record: dict[str, Any]) -> str:
 def draw_measured_cost(site: DrawSite, request: Any, page: Page) -> Drawn:
     """The measured cost chart of a ``collective-cost`` fence (``request``: its request)."""
     run: MeasuredRun = request.measured
-    link = link_for(site.links(), request.link_id)
+    try:
+        link = link_for(site.links(), request.link_id)
+    except InputError as exc:
+        raise InputError(f"{request.link_where or run.where}: {exc}") from None
     record = read_run(site, run, link.id)
     file_name = run.file.split("/", 1)[1]
     title = request.title or f"Measured {record['op']} against the α–β model"
