@@ -187,7 +187,7 @@ class NotesSite:
             try:
                 self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
             except InputError as exc:
-                raise PresetFileError(str(exc)) from None
+                raise _file_error(exc) from None
         return self._links
 
     def models(self) -> dict[str, ModelPreset]:
@@ -196,7 +196,7 @@ class NotesSite:
             try:
                 self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
             except InputError as exc:
-                raise PresetFileError(str(exc)) from None
+                raise _file_error(exc) from None
         return self._models
 
     # -- helpers for drawers ---------------------------------------------------
@@ -319,3 +319,10 @@ class NotesSite:
 
 def _same(value: _T) -> _T:
     return value
+
+
+def _file_error(exc: InputError) -> InputError:
+    """A preset file's own mistake as a :class:`PresetFileError` (it names the file and the key's line, and
+    no page prefixes it); a missing folder stays a page's error (the page that needs it is the place)."""
+    place = str(exc).split(": ", 1)[0]
+    return PresetFileError(str(exc)) if place.split(":", 1)[0].endswith((".yaml", ".yml")) else exc

@@ -79,8 +79,8 @@ MARK_EXPRESSIONS: dict[str, str] = {
     "bmax": "max(0, floor((datum.cap - datum.wres) / (context * datum.kvc + min(context, datum.win) * datum.kvw)))",
 }
 OVERFLOW_TITLE = "step (KV does not fit)"
-SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
-          ("compute_s", "compute 2·B·P/F"), ("allreduce_s", "all-reduces"))
+SERIES = (("step_s", "decode step"), ("weights_s", "weights read ÷ W"), ("kv_s", "KV cache reads"),
+          ("compute_s", "matmul FLOPs ÷ F"), ("allreduce_s", "all-reduces"))
 
 def _paint(c: Colours) -> dict[str, Any]:
     return {
