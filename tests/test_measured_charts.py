@@ -137,6 +137,9 @@ def test_cost_chart_points_and_errors_are_the_commands(project, capsys):
     assert f"B = {fitted['bandwidth_gbps']:.4g} GB/s, beside the preset's" in text
     assert "16-rank all-reduce" in text and site.charts["run"].about["ranks"] == 16
     assert f'href="../../measured/{H100_LOG.rsplit("/", 1)[1]}" download' in html
+    # The second chart, bus bandwidth: the same points, its own embed files.
+    busbw = _spec(site, "run-busbw")
+    assert busbw["datasets"]["points"] == points and busbw["layer"][2]["encoding"]["y"]["field"] == "busbw_gbps"
     # The lines span the run's sizes: the smallest and the largest point lie on the plot.
     sizes = [line["bytes"] for line in spec["datasets"]["lines"]]
     assert min(sizes) <= points[0]["bytes"] and max(sizes) >= points[-1]["bytes"]
