@@ -179,7 +179,29 @@ def test_the_fence_draws_a_live_chart_with_its_embeds(site: NotesSite) -> None:
     assert set(chart_record.files) == {"svg", "svg-dark", "png", "json", "html"}
 
 
+def test_a_gpu_preset_an_author_adds_reaches_the_chart_without_naming_it(tmp_path: Path) -> None:
+    """The fence lists no presets: a part added to the folder (here the lab GPU's figures as an
+    H200-like 141 GB part) is among the GPUs the chart offers, and ``preset`` opens the chart on it."""
+    folder = tmp_path / "presets"
+    shutil.copytree(FIXTURES, folder)
+    added = (FIXTURES / "lab-gpu.yaml").read_text(encoding="utf-8").replace(
+        "name: Lab GPU (H100 SXM figures)", "name: Lab GPU 141").replace("memory_capacity_gb: 80",
+                                                                         "memory_capacity_gb: 141")
+    (folder / "lab-new.yaml").write_text(added, encoding="utf-8")
+    added_site = NotesSite(folder)
+    out = page(added_site, "# Serve\n\n```inference\nmodels: [lab-70b]\nlink: lab-link\npreset: lab-new\n"
+                           "id: serve\n```\n")
+    assert added_site.charts["serve"].about["presets"][0] == "lab-new"
+    assert {"lab-gpu", "lab-new", "lab-tpu", "lab-nocap"} <= set(added_site.charts["serve"].about["presets"])
+    light = json.loads(html.unescape(re.search(r'<template class="ainotes-chart__spec"[^>]*>(.*?)</template>',
+                                               out, re.S).group(1)))
+    gpu = next(s for s in light["signals"] if s["name"] == "gpu")
+    assert gpu["value"] == "lab-new" and "lab-new" in gpu["bind"]["options"]
+    assert "Lab GPU 141" in html.unescape(out.split("<figcaption", 1)[1])
+
+
 @pytest.mark.parametrize(("body", "message"), [
+    ("preset: lab-cpu\nlink: lab-link\n", "serve.md:4: 'preset' 'lab-cpu' is not among the chart's GPUs ("),
     ("models: [lab-7b]\nlink: lab-link\n", "serve.md:4: unknown model 'lab-7b' (known: lab-13b, lab-70b"),
     ("presets: [lab-nocap]\ncompute_dtype: fp8\nprecision: fp8/fp8\n",
      "serve.md:4: 'compute_dtype' fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),

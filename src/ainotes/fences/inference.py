@@ -59,13 +59,13 @@ class InferenceChartRequest:
     link_where: str = ""  # page:line of its 'link' key, or of the fence
 
 
-_CHART_KEYS = ("models", "presets", "context", "contexts", "precision", "precisions", "compute_dtype", "tp",
+_CHART_KEYS = ("models", "presets", "preset", "context", "contexts", "precision", "precisions", "compute_dtype", "tp",
                "tps", "link", "metric", "title", "id")
 
 
 def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceChartRequest:
     """``inference`` fence: models (ids; default every model preset), presets (GPU ids; default every
-    preset with a rate at ``compute_dtype``), context and contexts (the context select), precision and
+    preset with a rate at ``compute_dtype``), preset (the GPU drawn first; default the first of them), context and contexts (the context select), precision and
     precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
     (default each GPU preset's node link), metric (``time`` or ``tokens-per-second``), title, id."""
 
@@ -97,6 +97,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     if link_id is not None and (not isinstance(link_id, str) or not link_id):
         reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
     preset_ids = presets_with_rate(reader, data, presets, compute, needs_link=max(tps) > 1 and link_id is None)
+    preset_ids = first_preset(reader, data, preset_ids)
     metric = data.get("metric", "time")
     if metric not in METRICS:
         reader.fail("metric", f"'metric' must be one of {', '.join(METRICS)}: {short(metric)}")
@@ -133,6 +134,17 @@ def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str
         except InputError as exc:
             reader.fail("presets", str(exc))
     return preset_ids
+
+
+def first_preset(reader: Any, data: Mapping[str, Any], preset_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """``preset_ids`` with the fence's ``preset`` (the GPU the chart opens on) moved first."""
+    if "preset" not in data:
+        return preset_ids
+    first = data["preset"]
+    if first not in preset_ids:
+        reader.fail("preset", f"'preset' {short(first)} is not among the chart's GPUs ({', '.join(preset_ids)}): "
+                              "name one of them, or add it to 'presets'")
+    return (first, *(i for i in preset_ids if i != first))
 
 
 def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | None:
