@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from ainotes.charts.collective import frame_svg, standalone_html
+from ainotes.charts.figure import VegaFigure
 from ainotes.core.collectives import simulate
 from ainotes.html import embed
 from browser_support import DESK, PHONE, WAIT_MS, Watch, file_only, guard_requests
@@ -273,7 +274,7 @@ def test_cost_chart_lines_in_the_browser_equal_the_core(browser: Browser, tmp_pa
     (link,) = [candidate for candidate in links if candidate.id == link_id]
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     path = tmp_path / "cost.html"
-    path.write_text(embed.standalone_html(cost_spec(links), title="cost"), encoding="utf-8")
+    path.write_text(embed.standalone_html(VegaFigure(cost_spec(links), None), title="cost"), encoding="utf-8")
     watch = Watch()
     context = browser.new_context(viewport=DESK)
     guard_requests(context, file_only, watch)
@@ -313,7 +314,7 @@ def test_cost_chart_controls_redraw_the_live_view(browser: Browser, tmp_path: Pa
     from ainotes.charts.cost import cost_spec
 
     path = tmp_path / "cost.html"
-    path.write_text(embed.standalone_html(cost_spec(_links()), title="cost"), encoding="utf-8")
+    path.write_text(embed.standalone_html(VegaFigure(cost_spec(_links()), None), title="cost"), encoding="utf-8")
     watch = Watch()
     context = browser.new_context(viewport=PHONE)
     guard_requests(context, file_only, watch)

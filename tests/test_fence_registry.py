@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -85,3 +87,55 @@ for text in ({misspelt!r}, {page.replace("ridge-list", "ridge-lst")!r}):
     assert len(errors) == 2
     assert errors[0] == "ERROR ridges.md:3: unknown key 'titel' in ridge-list fence (allowed: presets, title)"
     assert "did you mean 'ridge-list'?" in errors[1]
+
+
+def _contributing_chart_example() -> tuple[str, str]:
+    """The chart module and its fence module, as CONTRIBUTING.md's "Adding a chart" gives them."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    start = text.index("## Adding a chart")
+    section = text[start:text.index("\n## ", start + 1)]
+    blocks = re.findall(r"^```python\n(.*?)^```", section, flags=re.M | re.S)
+    assert len(blocks) == 2, "CONTRIBUTING.md lost its chart example"
+    assert "Save it as\n`src/ainotes/charts/ridges.py`" in section
+    assert "Save it as `src/ainotes/fences/ridge_chart.py`" in section
+    return blocks[0], blocks[1]
+
+
+def test_contributing_s_new_chart_is_one_chart_module_and_one_fence_module(tmp_path: Path) -> None:
+    chart_code, fence_code = _contributing_chart_example()
+    copy = tmp_path / "src" / "ainotes"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "charts" / "ridges.py").write_text(chart_code, encoding="utf-8")
+    (copy / "fences" / "ridge_chart.py").write_text(fence_code, encoding="utf-8")
+    registry = copy / "fences" / "registry.py"
+    text = registry.read_text(encoding="utf-8")
+    registry.write_text(text.replace("FENCE_MODULES: tuple[str, ...] = (\n",
+                                     'FENCE_MODULES: tuple[str, ...] = (\n    "ridge_chart",\n'), encoding="utf-8")
+    page = "# Ridges\n\n```ridge-chart\npresets: [h100]\ntitle: Where <b>GPUs</b> turn\n```\n"
+    site_dir = tmp_path / "site"
+    script = f"""
+import json
+from ainotes.build.site import NotesSite
+from ainotes.markdown.extension import convert_page
+site = NotesSite({str(FIXTURE_PRESETS)!r})
+html = convert_page(site, {page!r}, "ridges.md", "ridges/")
+site.write_outputs({str(site_dir)!r})
+print(json.dumps({{"html": html}}))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={"PYTHONPATH": str(tmp_path / "src"), "PATH": "/usr/bin:/bin",
+                                 **{k: v for k, v in os.environ.items() if k.startswith(("AINOTES_", "XDG_"))}},
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    html_text = json.loads(result.stdout.splitlines()[-1])["html"]
+    # The one drawer's figure: both stills, both phone stills, both live views, caption, downloads.
+    for still in ("--light", "--dark", "--light ainotes-chart__still--narrow", "--dark ainotes-chart__still--narrow"):
+        assert f'class="ainotes-chart__still ainotes-chart__still{still}"' in html_text
+    assert html_text.count('<template class="ainotes-chart__spec"') == 2
+    assert "Dense FP16/BF16 ridge points of NVIDIA H100 SXM5 80 GB." in html_text
+    assert "Where <b>GPUs" not in html_text  # the title, escaped wherever it is shown
+    assert sorted(p.name for p in (site_dir / "embed").iterdir()) == [
+        "manifest.json", "ridges-ridges-dark.svg", "ridges-ridges.html", "ridges-ridges.json", "ridges-ridges.png",
+        "ridges-ridges.svg"]
+    embed_page = (site_dir / "embed" / "ridges-ridges.html").read_text(encoding="utf-8")
+    assert "<title>Where &lt;b&gt;GPUs&lt;/b&gt; turn</title>" in embed_page

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from ainotes.charts import grammar
 from ainotes.charts import roofline as chart
+from ainotes.charts import theme as chart_theme
 from ainotes.core.hardware import Preset, Source
 from ainotes.presets.gpus import load_presets
 from sitebuild import REPO
@@ -47,10 +47,10 @@ def _lab(colour: str) -> tuple[float, float, float]:
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_every_gpu_colour_stands_out_from_its_background_and_from_the_others(theme):
-    palette = grammar.GPU_PALETTES[theme]
-    assert len(palette) == len(grammar.GPU_HUES) == 10
+    palette = chart_theme.GPU_PALETTES[theme]
+    assert len(palette) == len(chart_theme.GPU_HUES) == 10
     for colour in palette:  # WCAG 1.4.11: graphical objects at 3:1 or more
-        assert _contrast(colour, grammar.THEME_BACKGROUNDS[theme]) >= 3.0, colour
+        assert _contrast(colour, chart_theme.THEME_BACKGROUNDS[theme]) >= 3.0, colour
     for a, b in itertools.combinations(palette, 2):
         assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
 
@@ -62,21 +62,21 @@ def _fixture_ids(count: int) -> list[str]:
 @pytest.mark.parametrize("count", [1, 4, 7, 10])
 def test_up_to_ten_gpus_get_ten_colours_whatever_their_order(count):
     ids = _fixture_ids(count)
-    slots = grammar.gpu_colour_slots(ids)
+    slots = chart_theme.gpu_colour_slots(ids)
     assert len({slot % 10 for slot in slots.values()}) == count
-    assert grammar.gpu_colour_slots(reversed(ids)) == slots
+    assert chart_theme.gpu_colour_slots(reversed(ids)) == slots
 
 
 def test_more_than_ten_gpus_still_get_a_slot_each():
-    slots = grammar.gpu_colour_slots(_fixture_ids(23))
+    slots = chart_theme.gpu_colour_slots(_fixture_ids(23))
     assert len(set(slots.values())) == 23 and max(slots.values()) < 30
 
 
 def test_a_pinned_gpu_keeps_its_colour_and_two_pins_on_one_colour_are_refused():
-    slots = grammar.gpu_colour_slots(_fixture_ids(9), fixed={"gpu-3": 7})
+    slots = chart_theme.gpu_colour_slots(_fixture_ids(9), fixed={"gpu-3": 7})
     assert slots["gpu-3"] == 7 and len(set(slots.values())) == 9
     with pytest.raises(Exception, match="both pinned"):
-        grammar.gpu_colour_slots(["a", "b"], fixed={"a": 1, "b": 1})
+        chart_theme.gpu_colour_slots(["a", "b"], fixed={"a": 1, "b": 1})
 
 
 def _preset(preset_id: str, tflops: float) -> Preset:
@@ -102,13 +102,13 @@ def test_a_gpu_has_one_colour_on_every_chart_of_a_site(theme):
     for spec in charts:
         for preset_id, colour in _colours(spec).items():
             assert seen.setdefault(preset_id, colour) == colour, preset_id
-            assert colour == grammar.gpu_colour(preset_id, ids, theme)
+            assert colour == chart_theme.gpu_colour(preset_id, ids, theme)
     assert len(set(seen.values())) == len(site)
 
 
 def test_the_shipped_presets_and_one_more_all_differ():
     ids = [p.id for p in load_presets(REPO / "presets")]
-    assert len(set(grammar.gpu_colour_slots(ids).values())) == len(ids)
-    more = grammar.gpu_colour_slots([*ids, "fixture-gpu"])
+    assert len(set(chart_theme.gpu_colour_slots(ids).values())) == len(ids)
+    more = chart_theme.gpu_colour_slots([*ids, "fixture-gpu"])
     if len(ids) < 10:
         assert len({slot % 10 for slot in more.values()}) == len(ids) + 1

@@ -22,6 +22,7 @@ from ainotes.base import scripts
 from ainotes.base.errors import InputError
 from ainotes.build.site import NotesSite
 from ainotes.charts import inference as chart
+from ainotes.charts.figure import VegaFigure
 from ainotes.core.inference import InferenceSetup
 from ainotes.html import embed
 from ainotes.markdown.extension import convert_page
@@ -316,7 +317,7 @@ STATES = [
 @pytest.mark.browser
 def test_the_browsers_arithmetic_is_the_cores(browser: Browser, tmp_path: Path) -> None:
     path = tmp_path / "inference.html"
-    path.write_text(embed.standalone_html(spec(), title="inference"), encoding="utf-8")
+    path.write_text(embed.standalone_html(VegaFigure(spec(), None), title="inference"), encoding="utf-8")
     watch = Watch()
     context = browser.new_context(viewport=DESK)
     guard_requests(context, file_only, watch)
@@ -343,7 +344,7 @@ def test_the_browsers_arithmetic_is_the_cores(browser: Browser, tmp_path: Path) 
     assert watch.problems() == []
 
 
-_DARK_TEXT = chart.theme_config("dark")["style"]["mark-label"]["color"]
+_DARK_TEXT = chart.THEME.config("dark")["style"]["mark-label"]["color"]
 
 TEXT_SIZES_JS = """(id) => {
   const svg = document.querySelector('#' + id + ' .ainotes-chart__view svg');

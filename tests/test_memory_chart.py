@@ -628,7 +628,7 @@ SMALLEST_TEXT_JS = """() => Math.min(...[...document.querySelectorAll(
 
 def set_scheme(page: Any, scheme: str) -> None:
     """Material's palette (the fixture site has no media query), and wait for the live view in its colours."""
-    text = chart.THEMES["dark" if scheme == "slate" else "light"]["text"]
+    text = chart.THEME.colours_of("dark" if scheme == "slate" else "light")["text"]
     page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
     page.wait_for_function(f"""() => [...document.querySelectorAll('#fixture-memory .ainotes-chart__view text')]
         .some(t => (t.getAttribute('fill') || '').toLowerCase() === '{text.lower()}')

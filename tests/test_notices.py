@@ -9,6 +9,7 @@ import pytest
 
 from ainotes import render
 from ainotes.base import notices
+from ainotes.charts.figure import VegaFigure
 from ainotes.html import embed
 from sitebuild import REPO
 
@@ -78,7 +79,7 @@ def test_standalone_page_carries_the_notices_with_its_runtime():
         "mark": "point",
         "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}},
     }
-    page = embed.standalone_html(spec, title="t")
+    page = embed.standalone_html(VegaFigure(spec, None), title="t")
     assert RUNTIME_MARKER in page
     comment_at = page.find("/*!\nThird-party notices")
     assert 0 < comment_at < page.find(RUNTIME_MARKER)

@@ -15,6 +15,7 @@ import vl_convert as vlc
 from ainotes import render
 from ainotes.base import cache as render_cache
 from ainotes.base import scripts
+from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
 from ainotes.core.hardware import Preset, Source
 from ainotes.html import embed
@@ -251,25 +252,25 @@ def _outside_references(page: _Page, text: str) -> list[str]:
 
 
 def test_standalone_html_is_self_contained_and_escaped(spec):
-    text = embed.standalone_html(spec, title=TITLE)
+    text = embed.standalone_html(explorer.figure(spec), title=TITLE)
     page = _parse(text)
     assert page.title == TITLE  # escaped in the source, the same text once parsed
     assert "<title>Rooflines &lt;b&gt;" in text
     assert _outside_references(page, text) == []
     tags = [tag for tag, _ in page.tags]
-    # The runtime, the site's vega-charts.js (which wires the explorer) and the height it tells a host.
-    assert tags.count("script") == 3 and "svg" in tags and "noscript" in tags and "form" in tags
+    # The reader's scheme, the runtime, the site's vega-charts.js (which wires the explorer) and the
+    # height it tells a host.
+    assert tags.count("script") == 4 and "svg" in tags and "noscript" in tags and "form" in tags
     # The compiled spec parses and is what render.vega gives for the page's responsive spec.
     assert json.loads(page.templates[0]) == render.vega(render.responsive(spec))
     assert "</script><script>alert" not in text
 
 
 def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
-    dark = chart.roofline_spec(PRESETS, title=TITLE, theme="dark")
     downloads = {"svg": "../embed/a&b.svg", "png": "../embed/a.png", "json": "../embed/a.json",
                  "html": '../embed/a".html'}
     fragment = embed.interactive_figure_html(
-        'chart-1"x', spec, dark, caption_html="A <em>caption</em>.", downloads=downloads
+        'chart-1"x', explorer.figure(spec, caption_html="A <em>caption</em>."), downloads=downloads
     )
     page = _parse(f"<div>{fragment}</div>")
     figure = next(a for t, a in page.tags if t == "figure")
@@ -314,7 +315,7 @@ def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
     from playwright import sync_api as playwright
 
     page_file = tmp_path / "chart.html"
-    page_file.write_text(embed.standalone_html(spec, title=TITLE), encoding="utf-8")
+    page_file.write_text(embed.standalone_html(explorer.figure(spec), title=TITLE), encoding="utf-8")
     errors: list[str] = []
     outside: list[str] = []
     context = browser.new_context(viewport={"width": 900, "height": 900})
@@ -355,8 +356,8 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, bro
     from playwright import sync_api as playwright
 
     assets = resources.files("ainotes") / "assets"
-    dark = chart.roofline_spec(PRESETS, title=TITLE, theme="dark")
-    fragment = embed.interactive_figure_html("roof", spec, dark, caption_html="Caption.", downloads={"svg": "a.svg"})
+    fragment = embed.interactive_figure_html("roof", explorer.figure(spec, caption_html="Caption."),
+                                             downloads={"svg": "a.svg"})
     (tmp_path / "vega.min.js").write_text(render.runtime_js(), encoding="utf-8")
     for name in ("vega-charts.js", "charts.css"):
         (tmp_path / name).write_text((assets / name).read_text(encoding="utf-8"), encoding="utf-8")

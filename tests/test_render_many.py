@@ -133,8 +133,8 @@ def test_without_a_pool_a_queued_job_renders_on_demand(monkeypatch):
 
 def test_progress_reports_done_of_total(monkeypatch):
     monkeypatch.setenv(render.WORKERS_ENV, "2")
-    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)
-    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(render.pool, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(render.pool, "PROGRESS_EVERY_S", 0.0)
     seen: list[tuple[int, int]] = []
     render.render_many(requests_for(specs(4, "progress")), progress=lambda done, total: seen.append((done, total)))
     assert seen, "no progress reported"

@@ -14,7 +14,8 @@ from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.charts import explorer
 from ainotes.charts import roofline as chart
-from ainotes.charts.grammar import GPU_PALETTES, deep_merge
+from ainotes.charts.grammar import deep_merge
+from ainotes.charts.theme import GPU_PALETTES
 from ainotes.core import roofline
 from ainotes.core.hardware import UNIT_PRECISIONS, Preset, Source
 from ainotes.core.kernels import parse_kernel_spec
@@ -276,7 +277,7 @@ def test_dark_spec_is_the_light_spec_plus_the_dark_config():
     light = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
     dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
     assert {k: v for k, v in light.items() if k != "config"} == {k: v for k, v in dark.items() if k != "config"}
-    assert dark["config"] == deep_merge(light["config"], chart.theme_config("dark"))
+    assert dark["config"] == deep_merge(light["config"], chart.THEME.config("dark"))
     assert light["config"]["range"]["category"] == list(GPU_PALETTES["light"])
     assert dark["config"]["range"]["category"] == list(GPU_PALETTES["dark"])
     assert dark["config"]["background"] == "#1e2129"
@@ -382,8 +383,7 @@ def test_the_page_figure_names_its_picture_with_the_summary_and_carries_form_and
     from ainotes.html import embed
 
     spec = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])])
-    dark = chart.roofline_spec(FOUR, kernels=[parse_kernel_spec(KERNELS[0])], theme="dark")
-    fragment = embed.interactive_figure_html("r1", spec, dark, caption_html="Caption.", downloads={})
+    fragment = embed.interactive_figure_html("r1", explorer.figure(spec, caption_html="Caption."), downloads={})
     box = '<div class="ainotes-chart__box ainotes-chart__box--narrow" role="img" aria-labelledby="r1-summary"'
     assert box in fragment
     assert f'<p class="ainotes-sr-only" id="r1-summary">{html.escape(explorer.summary_text(spec))}</p>' in fragment

@@ -4,7 +4,7 @@ the drawings the last build kept, :mod:`ainotes.build.drawings`).
 
 Each rebuild here is what ``mkdocs serve`` does after a change: the config loaded afresh
 (hooks included) and a full build in the same process. Renders are counted
-(:data:`ainotes.render.render_counts`, which counts what vl-convert really did, in this
+(:data:`ainotes.render.SESSION.counts`, which counts what vl-convert really did, in this
 process or in a worker), never timed.
 """
 
@@ -115,8 +115,8 @@ def test_rebuild_with_workers_renders_the_same_count(project, monkeypatch):
 
 
 def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, monkeypatch, caplog):
-    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)  # "a long batch": every batch, here
-    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(render.pool, "PROGRESS_AFTER_S", 0.0)  # "a long batch": every batch, here
+    monkeypatch.setattr(render.pool, "PROGRESS_EVERY_S", 0.0)
     with caplog.at_level("INFO", logger="mkdocs.plugins.ainotes"):
         rebuild(project)
     lines = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.ainotes"]
@@ -132,8 +132,8 @@ def test_a_long_render_batch_reports_progress_through_mkdocs_logger(project, mon
 def test_site_assets_reports_render_progress_on_stderr(project, monkeypatch, capsys):
     from ainotes import cli
 
-    monkeypatch.setattr(render, "PROGRESS_AFTER_S", 0.0)
-    monkeypatch.setattr(render, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(render.pool, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(render.pool, "PROGRESS_EVERY_S", 0.0)
     (project / "site").mkdir()
     assert cli.main(["site-assets", "--config", str(project / "mkdocs.yml"), str(project / "site")]) == 0
     err_lines = capsys.readouterr().err.splitlines()

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ainotes import render
 from ainotes.base import cache
 
 DRAWING_FORMAT = 1
@@ -59,16 +60,12 @@ def drawing_key(kind: str, identity: dict[str, str], inputs: Any) -> str:
     what its links are relative to). ``inputs``: everything else the drawing depends on,
     as ``repr`` gives it (frozen dataclasses of the request, the presets or links shown).
     """
-    from ainotes import render
-
     return render.cache_key("drawing", {"kind": kind, "identity": identity, "inputs": repr(inputs),
                                         "code": code_fingerprint(), "format": DRAWING_FORMAT})
 
 
-def _runtime_bytes() -> bytes:
-    from ainotes import render
-
-    text = render.inline_runtime()  # assembled once a process
+def _runtime_bytes(session: render.RenderSession) -> bytes:
+    text = session.inline_runtime()  # assembled once a process
     encoded = _encoded_runtime.get(text)  # a str caches its hash: this lookup is cheap
     if encoded is None:
         _encoded_runtime.clear()
@@ -96,7 +93,7 @@ def load_figure(key: str) -> str | None:
         return None
 
 
-def load_files(key: str) -> dict[str, bytes] | None:
+def load_files(key: str, session: render.RenderSession) -> dict[str, bytes] | None:
     """The embed files kept under ``key`` by kind, as written to disk (text in UTF-8), or ``None``."""
 
     payload = cache.read_kept(_files_key(key))
@@ -109,7 +106,7 @@ def load_files(key: str) -> dict[str, bytes] | None:
         for kind, has_runtime, length in json.loads(payload[:head_end]):
             blob = payload[offset:offset + length]
             offset += length
-            files[kind] = blob.replace(_RUNTIME_MARKER, _runtime_bytes()) if has_runtime else blob
+            files[kind] = blob.replace(_RUNTIME_MARKER, _runtime_bytes(session)) if has_runtime else blob
         if offset != len(payload):
             raise ValueError("trailing bytes")
     except (ValueError, TypeError):  # a sound entry of another layout: draw again
@@ -125,13 +122,11 @@ def store_figure(key: str, html: str) -> None:
     cache.keep(key, html.encode("utf-8"))
 
 
-def store_files(key: str, files: Mapping[str, str | bytes]) -> None:
+def store_files(key: str, files: Mapping[str, str | bytes], session: render.RenderSession) -> None:
     """Keep a chart's embed ``files`` beside its figure (a disk that refuses costs the next build
     time, not correctness)."""
-    from ainotes import render
-
-    # Only a process that assembled the runtime can have written a file that holds it.
-    runtime = _runtime_bytes() if render.inline_runtime_if_made() is not None else None
+    # Only a session that assembled the runtime can have written a file that holds it.
+    runtime = _runtime_bytes(session) if session.inline_runtime_if_made() is not None else None
     blobs: list[bytes] = []
     heads: list[list[Any]] = []
     for kind, content in files.items():

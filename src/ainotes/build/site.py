@@ -13,12 +13,12 @@ import functools
 import re
 import secrets
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
+from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
 from ainotes.core.hardware import Preset
@@ -60,12 +60,14 @@ class NotesSite:
     """Build-wide state: the presets and every chart met so far."""
 
     def __init__(self, presets_dir: str | Path, *, error_type: Callable[[str], Exception] = InputError,
-                 defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None):
+                 defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None,
+                 renders: render.RenderSession | None = None):
         """``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
         ``PluginError``). ``defer_figures``: a driver that calls :meth:`finish_page` on every page has
         chart figures drawn there, so that the renders of every page run meanwhile, in parallel
         (:func:`ainotes.render.prefetch`), instead of one page at a time. ``render_progress(done, total)``
-        hears how far the renders are, every few seconds, when there are many."""
+        hears how far the renders are, every few seconds, when there are many. ``renders``: the
+        renderer the drawers use (default: the process's own, :data:`ainotes.render.SESSION`)."""
         self.presets: tuple[Preset, ...] = load_presets(presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
         self.presets_dir = Path(presets_dir)
@@ -78,8 +80,8 @@ class NotesSite:
         self.render_progress = render_progress
         self._deferred: dict[str, Callable[[], str]] = {}
         self._nonce = secrets.token_hex(4)
-        if "ainotes.render" in sys.modules:  # an earlier build in this process may have stopped half-way
-            sys.modules["ainotes.render"].forget_queued()
+        self.renders = renders if renders is not None else render.SESSION
+        self.renders.forget_queued()  # an earlier build in this process may have stopped half-way
 
     def announce_page(self, src: str, url: str, line_offset: int = 0) -> None:
         """Name the page the next Markdown conversion is of (a driver calls this before it)."""
@@ -228,13 +230,12 @@ class NotesSite:
 
     # -- after the last page ----------------------------------------------------
 
-    @staticmethod
-    def embed_files(chart: Chart) -> Mapping[str, str | bytes]:
+    def embed_files(self, chart: Chart) -> Mapping[str, str | bytes]:
         """A chart's embed files by kind: from its kept drawing, else made now."""
         from ainotes.build import drawings
 
         if chart.kept_from is not None:
-            kept = drawings.load_files(chart.kept_from)
+            kept = drawings.load_files(chart.kept_from, self.renders)
             if kept is not None:
                 return kept
             if chart.redraw is not None:
@@ -246,7 +247,6 @@ class NotesSite:
     def write_outputs(self, site_dir: str | Path) -> None:
         """Write assets, every chart's embed files and the manifest into ``site_dir``, and keep
         the drawings made this build for the next (:mod:`ainotes.build.drawings`)."""
-        from ainotes import render
         from ainotes.build import drawings
 
         site = Path(site_dir)
@@ -256,9 +256,9 @@ class NotesSite:
         for name in _PACKAGE_ASSETS:
             with resources.as_file(package_assets / name) as path:
                 shutil.copyfile(path, assets / name)
-        render.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
+        self.renders.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
         if any(chart.kind in VEGA_KINDS for chart in self.charts.values()):
-            write_atomic(assets / RUNTIME_FILE, render.runtime_js())
+            write_atomic(assets / RUNTIME_FILE, self.renders.runtime_js())
         embed_dir = site / EMBED_DIR
         embed_dir.mkdir(parents=True, exist_ok=True)
         manifest = []
@@ -269,7 +269,7 @@ class NotesSite:
                 files[kind] = chart.file_name(kind)
                 write_atomic(embed_dir / files[kind], content)
             if chart.kept_key is not None:  # its figure was drawn and kept this build
-                drawings.store_files(chart.kept_key, contents)
+                drawings.store_files(chart.kept_key, contents, self.renders)
             manifest.append(
                 {"id": chart.chart_id, "kind": chart.kind, "title": chart.title, "page": chart.page_url,
                  "source": chart.page_src, **chart.about, "files": files}

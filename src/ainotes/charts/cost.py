@@ -32,12 +32,14 @@ import functools
 import json
 import math
 from collections.abc import Hashable
-from typing import Any, Literal
+from typing import Any
 
 from ainotes.base import cache, scripts, units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar, code_fingerprint
+from ainotes.charts.theme import COST_COLOURS, COST_PALETTES, ChartTheme, Colours, Theme
 from ainotes.core import collective_cost as cc
 from ainotes.core import collectives
 from ainotes.core.collectives import OP_TITLES, OPS
@@ -67,36 +69,10 @@ NARROW_TITLE_PX = 420
 SUBTITLE = ["α–β model, one line per algorithm; shaded: the first",
             "line is latency-bound; diamonds: the fastest changes;", "circles: the first line meets another"]
 
-Theme = Literal["light", "dark"]
 
-# Okabe & Ito's colour-blind-safe palette; dark mode takes the lighter member of each pair.
-_THEMES: dict[str, dict[str, Any]] = {
-    "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
-              "domain": "#9aa0a8", "band": "#eef0f3", "marker_stroke": "#ffffff",
-              "palette": ["#0072B2", "#D55E00", "#009E73", "#CC79A7"]},
-    "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
-             "domain": "#6b7180", "band": "#2a2e38", "marker_stroke": "#1e2129",
-             "palette": ["#56B4E9", "#E69F00", "#009E73", "#CC79A7"]},
-}
-_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
-
-
-def theme_config(theme: Theme) -> dict[str, Any]:
-    """The Vega-Lite ``config`` of a theme: every colour the chart uses."""
-    if theme not in _THEMES:
-        raise InputError(f"cost chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    c = _THEMES[theme]
+def _paint(c: Colours) -> dict[str, Any]:
     return {
-        "background": c["background"],
-        "font": _FONT,
-        "view": {"stroke": c["grid"]},
-        "range": {"category": c["palette"]},
-        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"],
-                 "domainColor": c["domain"], "tickColor": c["domain"], "labelFontSize": 12,
-                 "titleFontSize": 13, "titleFontWeight": "normal"},
-        "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolStrokeWidth": 3},
-        "title": {"color": c["text"], "fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12,
-                  "subtitleColor": c["muted"], "subtitleFontSize": 12, "subtitleLineHeight": 16},
+        "title": {"subtitleColor": c["muted"]},
         "style": {
             # "color", not fill/stroke: a mark's default colour would win over those.
             "regime-band": {"color": c["band"]},
@@ -108,6 +84,17 @@ def theme_config(theme: Theme) -> dict[str, Any]:
             "balance-rule": {"color": c["muted"], "strokeDash": [3, 3]},
         },
     }
+
+
+#: The chart's look per scheme (:class:`ainotes.charts.theme.ChartTheme`).
+THEME = ChartTheme(
+    "cost",
+    layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+            "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3},
+            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12, "subtitleFontSize": 12,
+                      "subtitleLineHeight": 16}},
+    palettes=COST_PALETTES, colours=COST_COLOURS, paint=_paint,
+)
 
 
 def size_label(message_bytes: float) -> str:
@@ -257,7 +244,7 @@ def cost_spec(
         datasets={"algorithms": algorithm_rows(), "links": _link_rows(links),
                   "crossovers": _crossover_rows(links, cached=cached)},
         params={"op": op, "ranks": ranks, "link": link_id},
-        config=theme_config(theme),
+        config=THEME.config(theme),
         top={
             "title": {"text": {"expr": title_expression(op, ranks, link_id, title)}, "subtitle": SUBTITLE},
             # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label);
@@ -604,3 +591,14 @@ def narrow_static(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec drawn at a phone's column (:data:`NARROW_STATIC_WIDTH_PX`), for the picture a phone
     shows before (or without) the script: its text stays at its own size there."""
     return {**spec, "width": NARROW_STATIC_WIDTH_PX, "height": NARROW_STATIC_HEIGHT_PX}
+
+
+def cost_figure(links: tuple[Link, ...], *, op: str, ranks: int, link: Link, title: str | None,
+                chart_title: str) -> VegaFigure:
+    """The chart (:func:`cost_spec`) as a page shows it: both schemes, their phone stills
+    (:func:`narrow_static`) and the caption; the embed snippets call it ``chart_title`` (its
+    live title is an expression of the selects, which a static snippet has no value for)."""
+    light, dark = (cost_spec(links, op=op, ranks=ranks, link_id=link.id, title=title, theme=theme)
+                   for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html(op, ranks, link, links),
+                      narrow=(narrow_static(light), narrow_static(dark)), snippet_title=chart_title)

@@ -11,7 +11,8 @@ datasets and ``usermeta``), so that every page or tool that draws a roofline wit
   formula of its own;
 * :func:`tables_html`: the kernels' bounds and times per preset (visible; the script
   follows the kernels' mode and the GPU select) and every ceiling (openable): the chart's
-  data for readers without a script, or without sight of the picture.
+  data for readers without a script, or without sight of the picture;
+* :func:`figure`: all of it with the chart, as one :class:`~ainotes.charts.figure.VegaFigure`.
 """
 
 from __future__ import annotations
@@ -24,13 +25,18 @@ from typing import Any
 
 from ainotes.base import units
 from ainotes.charts import formats
+from ainotes.charts.figure import Explorer, Recolour, VegaFigure
 from ainotes.charts.roofline import (
     ALL_PRESETS,
     BATCH_FFN_FACTOR,
     DEFAULT_D_MODEL,
     KERNEL_MODE_LABELS,
     KERNEL_MODES,
+    dark_svg,
+    dark_vega,
+    narrow_static,
     op_word,
+    retheme,
     roof_name,
     spec_meta,
 )
@@ -244,3 +250,16 @@ def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
 def _rate(value: float, roof: str) -> str:
     """A peak as the tables print it: OP/s for INT8 (integer operations), FLOP/s otherwise."""
     return formats.rate_text(value, op_word(roof))
+
+
+def figure(light: dict[str, Any], *, caption_html: str = "") -> VegaFigure:
+    """A roofline (:func:`ainotes.charts.roofline.roofline_spec`, light) as a page shows it: dark by
+    recolouring (:func:`~ainotes.charts.roofline.dark_svg`, :func:`~ainotes.charts.roofline.dark_vega`:
+    no second Vega run), a phone still that is also one of its files, and the explorer beside it."""
+    return VegaFigure(
+        light=light, dark=retheme(light, "dark"), caption_html=caption_html, narrow=(narrow_static(light),),
+        recolour=Recolour(svg=dark_svg, vega=dark_vega), narrow_file=True,
+        explorer=Explorer(summary_text=summary_text(light),
+                          controls_html=lambda chart_id: controls_html(chart_id, light),
+                          tables_html=lambda chart_id: tables_html(chart_id, light)),
+    )

@@ -19,81 +19,13 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ainotes.base import cache
 from ainotes.base.errors import InputError
-
-Theme = Literal["light", "dark"]
-
-# -- one colour per GPU, on every chart of a site ---------------------------------------------------
-#
-# Ten hues, each in a darker form for the light scheme and a lighter one for the dark scheme
-# (the same hue in both: a reader who flips the scheme finds each GPU in its colour). Every
-# colour keeps at least 3:1 contrast against its background (WCAG 2.1, 1.4.11: graphical
-# objects) and any two of one scheme lie at least 20 apart in CIELAB (ΔE*76): the tests check
-# both. Names for the reader of this file only.
-GPU_HUES = ("blue", "vermillion", "green", "purple", "magenta", "teal", "brown", "olive", "gold", "slate")
-GPU_PALETTES: dict[str, tuple[str, ...]] = {
-    "light": ("#0072B2", "#D55E00", "#00855F", "#8E5CC2", "#C2407E",
-              "#00838F", "#8C5A2B", "#6E7B00", "#A87800", "#5F6B85"),
-    "dark": ("#56B4E9", "#FF8A4C", "#2DC58E", "#B99AF0", "#F27DB5",
-             "#3CC8D4", "#D09A66", "#B5C43A", "#F0C53C", "#A7B3CC"),
-}
-THEME_BACKGROUNDS = {"light": "#ffffff", "dark": "#1e2129"}
-_SLOT_PLACEHOLDER = "~{}"  # '~' is no preset id's character (ids: lowercase letters, digits, hyphens)
-
-
-def _hash(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
-
-
-def gpu_colour_slots(preset_ids: Iterable[str], fixed: Mapping[str, int] | None = None) -> dict[str, int]:
-    """Each preset id's slot in :data:`GPU_PALETTES` (slot mod 10 is its colour), over every
-    preset of a site, so that one GPU has one colour on every chart of it.
-
-    Each id ranks the slots by a hash of (id, slot), its own order of preference; the ids, taken
-    in the order of their own hashes, each take the first free slot on their list (rendezvous
-    hashing). A colour depends on the id and the set of presets, never on a chart's order or
-    subset. A preset added later takes a free slot of its choice; it moves one already there only
-    when both prefer the same slot and the newcomer comes first in hash order, and the one moved
-    goes to its own next choice, not its neighbour's, so the move rarely spreads. Up to ten
-    presets get ten different colours; past that the table grows by ten and colours repeat.
-
-    ``fixed`` pins ids to slots (a hue index, as a preset that names its colour would): those
-    are placed first, and nothing moves them.
-    """
-    pinned = dict(fixed or {})
-    ids = sorted(set(preset_ids) - set(pinned), key=lambda i: (_hash(i), i))
-    hues = len(GPU_HUES)
-    size = max(hues, -(-(len(ids) + len(pinned)) // hues) * hues)
-    taken: dict[int, str] = {}
-    for preset_id, slot in pinned.items():
-        if slot in taken:
-            raise InputError(f"GPU colours: {preset_id!r} and {taken[slot]!r} are both pinned to colour {slot}")
-        taken[slot % size] = preset_id
-    for preset_id in ids:
-        choices = sorted(range(size), key=lambda slot: _hash(f"{preset_id}:{slot}"))
-        slot = next(s for s in choices if s not in taken)
-        taken[slot] = preset_id
-    return {preset_id: slot for slot, preset_id in taken.items()}
-
-
-def gpu_colour_domain(slots: Mapping[str, int]) -> list[str]:
-    """An ordinal colour scale's domain that maps each id to ``range.category[slot]``: the
-    ids at their slots, placeholders (never shown: legends list their own values) between."""
-    size = max(len(GPU_HUES), max(slots.values(), default=0) + 1)
-    by_slot = {slot: preset_id for preset_id, slot in slots.items()}
-    return [by_slot.get(slot, _SLOT_PLACEHOLDER.format(slot)) for slot in range(size)]
-
-
-def gpu_colour(preset_id: str, preset_ids: Iterable[str], theme: Theme = "light") -> str:
-    """The colour of ``preset_id`` on every chart of a site whose presets are ``preset_ids``."""
-    slots = gpu_colour_slots([*preset_ids, preset_id])
-    return GPU_PALETTES[theme][slots[preset_id] % len(GPU_HUES)]
 
 
 @functools.cache

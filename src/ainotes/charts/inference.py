@@ -32,7 +32,9 @@ from typing import Any, Literal
 from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
+from ainotes.charts.theme import INFERENCE_COLOURS, INFERENCE_PALETTES, ChartTheme, Colours, Theme
 from ainotes.core import inference
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
@@ -51,7 +53,6 @@ SUBTITLE = "per chip; shaded: where the matmuls are compute-bound"
 NARROW_WIDTH_PX = 336  # the phone picture (static, before the live view)
 NARROW_HEIGHT_PX = 370
 NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short form
-Theme = Literal["light", "dark"]
 
 #: The browser's arithmetic, the core's formula (DecodeCoefficients.step, InferenceSetup.max_batch,
 #: inference.compute_bound_batch) written as Vega expressions over one setup row, its GPU's row and
@@ -73,30 +74,9 @@ OVERFLOW_TITLE = "step (KV does not fit)"
 SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
           ("compute_s", "compute 2·B·P/F"), ("allreduce_s", "all-reduces"))
 
-_THEMES: dict[str, dict[str, Any]] = {
-    "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
-              "domain": "#9aa0a8", "memory": "#f3f5f8", "compute": "#fdf0e6",
-              "palette": ["#1f2329", "#0072B2", "#009E73", "#D55E00", "#CC79A7"]},
-    "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
-             "domain": "#6b7180", "memory": "#252933", "compute": "#3a2e25",
-             "palette": ["#e2e4e9", "#56B4E9", "#009E73", "#E69F00", "#CC79A7"]},
-}
-_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
-
-
-def theme_config(theme: Theme) -> dict[str, Any]:
-    """The Vega-Lite ``config`` of a theme: every colour the chart uses."""
-    if theme not in _THEMES:
-        raise InputError(f"inference chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    c = _THEMES[theme]
+def _paint(c: Colours) -> dict[str, Any]:
     return {
-        "background": c["background"], "font": _FONT, "view": {"stroke": c["grid"]},
-        "range": {"category": c["palette"]},
-        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"], "domainColor": c["domain"],
-                 "tickColor": c["domain"], "labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
-        "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolStrokeWidth": 3},
-        "title": {"color": c["text"], "fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12,
-                  "subtitleColor": c["muted"], "subtitleFontSize": 12},
+        "title": {"subtitleColor": c["muted"]},
         "style": {
             "band-memory": {"color": c["memory"]},
             "band-compute": {"color": c["compute"]},
@@ -106,6 +86,16 @@ def theme_config(theme: Theme) -> dict[str, Any]:
             "note": {"color": c["text"], "fontSize": 12},
         },
     }
+
+
+#: The chart's look per scheme (:class:`ainotes.charts.theme.ChartTheme`).
+THEME = ChartTheme(
+    "inference",
+    layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+            "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3},
+            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12, "subtitleFontSize": 12}},
+    palettes=INFERENCE_PALETTES, colours=INFERENCE_COLOURS, paint=_paint,
+)
 
 
 # --- data from the core ---------------------------------------------------------------------------
@@ -194,7 +184,7 @@ def inference_spec(
         datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype, links)},
         params={"model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
                 "metric": metric},
-        config=theme_config(theme),
+        config=THEME.config(theme),
         top={
             "title": {"text": title if title is not None else default_title(compute_dtype), "subtitle": SUBTITLE},
             "description": (f"Line chart on log-log axes: time of one decode step of {model_names[model_id]} "
@@ -469,3 +459,13 @@ def precision_label(precision: str) -> str:
         return {"fp8": "8-bit", "int8": "8-bit", "int4": "4-bit", "fp4": "4-bit"}.get(dtype, dtype.upper())
 
     return f"{word(weights)} weights, {word(kv)} KV cache"
+
+
+def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link], *,
+                     caption_html: str, **view: Any) -> VegaFigure:
+    """The chart (:func:`inference_spec`, with ``view``: its selects' choices and initial values,
+    ``metric`` and ``title``) as a page shows it: both schemes, their phone stills
+    (:func:`narrow_static`) and ``caption_html`` (:func:`caption_html` of its first view)."""
+    light, dark = (inference_spec(models, presets, links, theme=theme, **view) for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html,
+                      narrow=(narrow_static(light), narrow_static(dark)))

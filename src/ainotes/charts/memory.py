@@ -33,18 +33,18 @@ import html
 import math
 import textwrap
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.base.units import amount_text, bytes_text
+from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
+from ainotes.charts.theme import MEMORY_COLOURS, MEMORY_PALETTES, ChartTheme, Colours, Theme
 from ainotes.core import memory
 from ainotes.core.hardware import Preset
 from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import ModelPreset
-
-Theme = Literal["light", "dark"]
 
 STATIC_WIDTH_PX = 720
 STATIC_HEIGHT_PX = 440
@@ -72,32 +72,10 @@ PARAM_FIELDS: Mapping[str, str] = {"zero": "zero", "dp": "dp", "tp": "tp", "pp":
                                    "seq": "seq_len", "recompute": "recompute", "attention": "attention",
                                    "sp": "sequence_parallel"}
 
-# Okabe & Ito's colour-blind-safe palette; dark mode takes lighter members where they read better.
-THEMES: dict[str, dict[str, Any]] = {
-    "light": {"background": "#ffffff", "text": "#1f2329", "muted": "#5c6370", "grid": "#e3e5e8",
-              "domain": "#9aa0a8", "capacity": "#1f2329", "palette": ["#0072B2", "#56B4E9", "#E69F00", "#009E73"]},
-    "dark": {"background": "#1e2129", "text": "#e2e4e9", "muted": "#a3a9b7", "grid": "#323744",
-             "domain": "#6b7180", "capacity": "#e2e4e9", "palette": ["#3d8fd1", "#8fd0f5", "#E69F00", "#2fbf8f"]},
-}
-_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
-
-
-def theme_config(theme: Theme) -> dict[str, Any]:
-    """The Vega-Lite ``config`` of a theme: every colour the chart uses, text at 11 px or more."""
-    if theme not in THEMES:
-        raise InputError(f"memory chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    c = THEMES[theme]
+def _paint(c: Colours) -> dict[str, Any]:
     return {
-        "background": c["background"],
-        "font": _FONT,
         "view": {"stroke": None},
-        "range": {"category": c["palette"]},
-        "axis": {"labelColor": c["muted"], "titleColor": c["text"], "gridColor": c["grid"],
-                 "domainColor": c["domain"], "tickColor": c["domain"], "labelFontSize": 12,
-                 "titleFontSize": 12, "titleFontWeight": "normal"},
-        "legend": {"labelColor": c["text"], "labelFontSize": 12, "symbolSize": 120},
-        "title": {"color": c["text"], "fontSize": 15, "fontWeight": 600, "anchor": "start", "offset": 10,
-                  "subtitleColor": c["muted"], "subtitleFontSize": 12},
+        "title": {"subtitleColor": c["muted"]},
         "style": {
             "capacity-rule": {"color": c["capacity"], "strokeDash": [5, 3], "strokeWidth": 1.5},
             "capacity-label": {"color": c["text"], "fontSize": 11, "lineHeight": LABEL_LINE_PX},
@@ -107,6 +85,16 @@ def theme_config(theme: Theme) -> dict[str, Any]:
             "refusal": {"color": c["text"], "fontSize": 12, "lineHeight": 15},
         },
     }
+
+
+#: The chart's look per scheme (:class:`ainotes.charts.theme.ChartTheme`): text at 11 px or more.
+THEME = ChartTheme(
+    "memory",
+    layout={"axis": {"labelFontSize": 12, "titleFontSize": 12, "titleFontWeight": "normal"},
+            "legend": {"labelFontSize": 12, "symbolSize": 120},
+            "title": {"fontSize": 15, "fontWeight": 600, "anchor": "start", "offset": 10, "subtitleFontSize": 12}},
+    palettes=MEMORY_PALETTES, colours=MEMORY_COLOURS, paint=_paint,
+)
 
 
 # --- the expressions, written from the core's formulas --------------------------------------------
@@ -412,7 +400,7 @@ def memory_spec(
         params={"model": config.model.id, **initial,
                 "bpp": {part: per_param.of(part) for part in memory.PARTS},
                 "y_max": y_max, "y_clip": round(y_max * CLIP_FRACTION, 6)},
-        config=theme_config(theme),
+        config=THEME.config(theme),
         top={"title": {"text": title if title is not None else default_title(),
                        "subtitle": subtitle(config)},
              "description": description(config, presets)},
@@ -514,3 +502,13 @@ SEQ_LEN_CHOICES: tuple[int, ...] = tuple(2**i for i in range(9, 18))  # 512 … 
 CHOICES: Mapping[str, tuple[int, ...]] = {"zero": ZERO_CHOICES, "dp": DP_CHOICES, "tp": TP_CHOICES,
                                           "pp": PP_CHOICES, "micro_batch": MICRO_BATCH_CHOICES,
                                           "seq_len": SEQ_LEN_CHOICES}
+
+
+def memory_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], config: TrainingMemory, *,
+                  title: str | None = None) -> VegaFigure:
+    """The chart (:func:`memory_spec`) as a page shows it: both schemes, their phone stills
+    (:func:`narrow_spec`), the caption, and ``assets/memory-chart.css``, which lays its selects out in a grid."""
+    light, dark = (memory_spec(models, presets, config, title=title, theme=theme) for theme in ("light", "dark"))
+    return VegaFigure(light=light, dark=dark, caption_html=caption_html(config, presets),
+                      narrow=(narrow_spec(light), narrow_spec(dark)), stylesheet="memory-chart.css",
+                      css_class="ainotes-memory")

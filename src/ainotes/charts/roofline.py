@@ -48,22 +48,15 @@ import math
 import re
 import textwrap
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from ainotes.base import formula, units
 from ainotes.base.errors import InputError
 from ainotes.base.formula import Expr
 from ainotes.base.textcheck import bad_character, short
 from ainotes.charts import formats
-from ainotes.charts.grammar import (
-    GPU_PALETTES,
-    THEME_BACKGROUNDS,
-    Grammar,
-    deep_merge,
-    gpu_colour_domain,
-    gpu_colour_slots,
-    whole_numbers_as_ints,
-)
+from ainotes.charts.grammar import Grammar, whole_numbers_as_ints
+from ainotes.charts.theme import GPU_PALETTES, ChartTheme, Colours, Theme, gpu_colour_domain, gpu_colour_slots
 from ainotes.core import precision as precision_table
 from ainotes.core import roofline
 from ainotes.core.hardware import NEUTRAL_UNIT_TERMS, Preset, default_unit
@@ -147,35 +140,6 @@ BATCH_LABEL_Y_PX = 42
 # The batch GEMM: a decode step's projection from d_model to 4·d_model, weights read once.
 DEFAULT_D_MODEL = 8192
 BATCH_FFN_FACTOR = 4
-
-Theme = Literal["light", "dark"]
-
-# Neutral colours per theme; the GPUs take theirs from charts/grammar.py's palette, keyed by
-# preset id, so a GPU has one colour on every chart of a site.
-_THEMES: dict[str, dict[str, Any]] = {
-    "light": {
-        "background": THEME_BACKGROUNDS["light"],
-        "text": "#1f2329",
-        "muted": "#5c6370",
-        "grid": "#e3e5e8",
-        "domain": "#9aa0a8",
-        "marker_stroke": "#ffffff",
-        "palette": list(GPU_PALETTES["light"]),
-    },
-    "dark": {
-        # Material's slate scheme: --md-default-bg-color hsl(232 15% 14%), text hsl(232 75% 95% / .82).
-        "background": THEME_BACKGROUNDS["dark"],
-        "text": "#e2e4e9",
-        "muted": "#a3a9b7",
-        "grid": "#323744",
-        "domain": "#6b7180",
-        "marker_stroke": "#1e2129",
-        "palette": list(GPU_PALETTES["dark"]),
-    },
-}
-# The site loads no web fonts: the system's sans-serif, as Material's own stack falls back to.
-_FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
-
 
 # -- formats shared by Python and the chart's expressions ---------------------------------------
 
@@ -638,60 +602,39 @@ def _initial_intensity(rows: Sequence[dict[str, Any]], low: float, high: float) 
 
 # -- themes: Vega-Lite config only ---------------------------------------------------------------
 
-_NEUTRAL_CONFIG: dict[str, Any] = {
-    "font": _FONT,
-    "axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
-    # Both legends (GPUs, kernels) under the plot, one above the other.
-    "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "offset": 22,
-               "layout": {"expr": "{bottom: {anchor: 'start', direction: 'vertical', margin: 6}}"}},
-    "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 8},
-    "text": {"fontSize": 12},
-}
-
-
-def theme_config(theme: Theme) -> dict[str, Any]:
-    """A theme's colours as Vega-Lite config: the palette in ``range.category``, the rest as
-    config and named styles (``kernel-label``, ``readout``, ``marker``, ``reader-label``)."""
-    colours = _THEMES[theme]
+def _paint(c: Colours) -> dict[str, Any]:
     return {
-        "background": colours["background"],
-        "range": {"category": list(colours["palette"])},
-        "view": {"stroke": colours["grid"]},
-        "axis": {"labelColor": colours["muted"], "titleColor": colours["text"], "gridColor": colours["grid"],
-                 "domainColor": colours["domain"], "tickColor": colours["domain"]},
-        "legend": {"labelColor": colours["text"], "symbolStrokeColor": colours["text"]},
-        "title": {"color": colours["text"]},
-        "text": {"color": colours["text"]},
+        "legend": {"symbolStrokeColor": c["text"]},
+        "text": {"color": c["text"]},
         "style": {
-            "kernel-label": {"color": colours["text"]},
-            "reader-label": {"color": colours["text"]},
-            "readout": {"color": colours["muted"]},
-            "subtitle": {"color": colours["muted"]},
-            "marker": {"stroke": colours["marker_stroke"]},
+            "kernel-label": {"color": c["text"]},
+            "reader-label": {"color": c["text"]},
+            "readout": {"color": c["muted"]},
+            "subtitle": {"color": c["muted"]},
+            "marker": {"stroke": c["marker_stroke"]},
         },
     }
 
 
-def config(theme: Theme) -> dict[str, Any]:
-    """The whole config of a themed spec: the neutral one (fonts, sizes) with the theme's colours over it."""
-    return deep_merge(_NEUTRAL_CONFIG, theme_config(theme))
+#: The chart's look per scheme (:class:`ainotes.charts.theme.ChartTheme`): the GPUs in their site
+#: colours (:data:`ainotes.charts.theme.GPU_PALETTES`, keyed by preset id), the named styles
+#: ``kernel-label``, ``readout``, ``marker``, ``reader-label``, both legends under the plot.
+THEME = ChartTheme(
+    "roofline",
+    layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+            "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "offset": 22,
+                       "layout": {"expr": "{bottom: {anchor: 'start', direction: 'vertical', margin: 6}}"}},
+            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 8},
+            "text": {"fontSize": 12}},
+    palettes=GPU_PALETTES, paint=_paint,
+)
 
 
 def retheme(spec: dict[str, Any], theme: Theme) -> dict[str, Any]:
     """``spec`` (from :func:`roofline_spec`) in ``theme``: the same chart with the theme's config,
     as :func:`roofline_spec` with that theme builds it, without building it again. Shares
     everything but the config with ``spec``: neither may be changed in place."""
-    if theme not in _THEMES:
-        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
-    return {**spec, "config": whole_numbers_as_ints(config(theme))}
-
-
-def _colour_swap() -> dict[str, str]:
-    """Each light theme colour (lower case) → its dark counterpart."""
-    light, dark = _THEMES["light"], _THEMES["dark"]
-    swap = {light[key].lower(): dark[key] for key in light if key != "palette"}
-    swap.update((a.lower(), b) for a, b in zip(light["palette"], dark["palette"], strict=True))
-    return swap
+    return {**spec, "config": whole_numbers_as_ints(THEME.config(theme))}
 
 
 def dark_vega(light_vega: dict[str, Any]) -> dict[str, Any]:
@@ -701,7 +644,7 @@ def dark_vega(light_vega: dict[str, Any]) -> dict[str, Any]:
     ``background``, the ``config`` (axis, legend, style and palette colours) and the ``value``
     of a mark's ``fill`` or ``stroke``. Only strings in those places are swapped, never data,
     signals or text. The tests check it against the compiler's dark output."""
-    swap = _colour_swap()
+    swap = THEME.colour_swap()
 
     def recolour(value: Any, colour_place: bool) -> Any:
         if isinstance(value, dict):
@@ -726,11 +669,11 @@ _SVG_COLOUR = re.compile(r'\b(fill|stroke)="(#[0-9a-fA-F]{6})"')
 def dark_svg(light_svg: str) -> str:
     """The dark static SVG from the light one, without a second Vega render.
 
-    The two specs differ only in their config's colours (:func:`theme_config`), so Vega lays
+    The two specs differ only in their config's colours (:data:`THEME`), so Vega lays
     both out alike and the dark picture is the light one with each theme colour swapped, in
     ``fill`` and ``stroke`` attributes only (never in text). The tests check it against a real render.
     """
-    swap = _colour_swap()
+    swap = THEME.colour_swap()
 
     def recolour(match: re.Match[str]) -> str:
         colour = swap.get(match.group(2).lower(), match.group(2))
@@ -1022,8 +965,7 @@ GRAMMAR = Grammar("roofline", _build_structure, __file__)
 
 
 def _check_inputs(presets: Sequence[Preset], kernels: Sequence[Kernel], title: str | None, theme: str) -> None:
-    if theme not in _THEMES:
-        raise InputError(f"roofline chart: 'theme' must be 'light' or 'dark': {short(theme)}")
+    THEME.colours_of(theme)  # a bad theme is refused here
     if not presets:
         raise InputError("roofline chart: at least one preset is needed")
     texts = [("title", title or ""), *(("preset name", p.name) for p in presets),
@@ -1257,7 +1199,7 @@ def roofline_spec(
         datasets=datasets,
         params=params,
         variant=("kernels",) if kernels else (),
-        config=config(theme),
+        config=THEME.config(theme),
         top={
             "title": {"text": title if title is not None else DEFAULT_TITLE, "limit": {"expr": "width + 60"}},
             # The chart's accessible name and short text alternative (Vega puts it in the SVG's aria-label).

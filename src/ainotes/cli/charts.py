@@ -144,7 +144,9 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
         elif suffix == ".png":
             content = render.png(spec)
         else:
-            content = embed.standalone_html(spec, title=args.title or "Roofline")
+            from ainotes.charts import explorer
+
+            content = embed.standalone_html(explorer.figure(spec), title=args.title or "Roofline")
     shared.write_output(output, content)
     print(f"wrote {output}")
     return 0

@@ -4,11 +4,9 @@ under the α–β model, with selects for the operation, the ranks and the link.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
-from ainotes import render
 from ainotes.base.textcheck import short
 from ainotes.charts import cost as cost_chart
 from ainotes.charts.cost import RANK_CHOICES
@@ -17,8 +15,8 @@ from ainotes.core.collectives import check_op
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html import embed
-from ainotes.html.page import RUNTIME_FILE, Drawn, Page, prefetch_renders, themed_chart_files
+from ainotes.html.figure import draw_vega_figure
+from ainotes.html.page import Drawn, Page
 from ainotes.inline.cost import link_for
 
 
@@ -51,31 +49,14 @@ def parse_collective_cost(
 
 
 def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: Page) -> Drawn:
-
     links = tuple(site.links().values())
     link = link_for(site.links(), request.link_id)
     title = request.title or cost_chart.default_title(request.op)
     chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}
 
-    def draw() -> Callable[[], str]:
-
-        def spec(theme: Literal["light", "dark"]) -> dict:
-            return cost_chart.cost_spec(links, op=request.op, ranks=request.ranks, link_id=link.id,
-                                        title=request.title, theme=theme)
-
-        light, dark = spec("light"), spec("dark")
-        narrow = (cost_chart.narrow_static(light), cost_chart.narrow_static(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow)
-        caption = cost_chart.caption_html(request.op, request.ranks, link, links)
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
-            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])), title=title,
-        )
-
-    return site.chart_figure(chart, page, (request, links), draw, scripts=(RUNTIME_FILE, "vega-charts.js"))
+    return draw_vega_figure(site, chart, page, (request, links), lambda: cost_chart.cost_figure(
+        links, op=request.op, ranks=request.ranks, link=link, title=request.title, chart_title=title))
 
 
 KIND = FenceKind("collective-cost", parse_collective_cost, _draw_collective_cost, chart=True, vega=True)

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.charts import inference as inference_chart
@@ -18,8 +17,8 @@ from ainotes.core.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html import embed
-from ainotes.html.page import RUNTIME_FILE, Drawn, Page, prefetch_renders, themed_chart_files
+from ainotes.html.figure import draw_vega_figure
+from ainotes.html.page import Drawn, Page
 
 #: The chart's weight/KV choices, as ``WEIGHTS/KV``.
 PRECISION_CHOICES = ("bf16/bf16", "fp8/bf16", "fp8/fp8", "int4/fp8")
@@ -216,7 +215,6 @@ def _fits_compute(precision: str, compute: str) -> bool:
 
 
 def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
-
     models = resolve_models(request.model_ids, site.models(), request.where)
     presets = [site.presets_by_id[i] for i in request.preset_ids]
     links = chart_links(request, presets, site.links())
@@ -225,27 +223,12 @@ def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) 
     chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets],
                    "compute_dtype": request.compute_dtype}
 
-    def draw() -> Callable[[], str]:
-
-        def spec(theme: Literal["light", "dark"]) -> dict:
-            return inference_chart.inference_spec(
-                models, presets, links, model_id=models[0].id, preset_id=presets[0].id, context=request.context,
-                contexts=request.contexts, precision=request.precision, precisions=request.precisions,
-                compute_dtype=request.compute_dtype, tp=request.tp, tps=request.tps, metric=request.metric,
-                title=request.title, theme=theme)
-
-        light, dark = spec("light"), spec("dark")
-        caption = chart_caption(request, models[0], presets[0], links)
-        narrow = (inference_chart.narrow_static(light), inference_chart.narrow_static(dark))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True, narrow=narrow)
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, embed_urls=urls, kind=chart.kind,
-            narrow_svgs=(render.svg(narrow[0]), render.svg(narrow[1])))
-
-    return site.chart_figure(chart, page, (request, models, presets, links), draw,
-                             scripts=(RUNTIME_FILE, "vega-charts.js"))
+    inputs = (request, models, presets, links)
+    return draw_vega_figure(site, chart, page, inputs, lambda: inference_chart.inference_figure(
+        models, presets, links, caption_html=chart_caption(request, models[0], presets[0], links),
+        model_id=models[0].id, preset_id=presets[0].id, context=request.context, contexts=request.contexts,
+        precision=request.precision, precisions=request.precisions, compute_dtype=request.compute_dtype,
+        tp=request.tp, tps=request.tps, metric=request.metric, title=request.title))
 
 
 KIND = FenceKind("inference", parse_inference_chart, _draw_inference, chart=True, vega=True)

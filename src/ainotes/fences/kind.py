@@ -19,6 +19,7 @@ from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import Fence
 from ainotes.html.page import Chart, Drawn, Page
+from ainotes.render import RenderSession
 
 
 class DrawSite(Protocol):
@@ -26,6 +27,7 @@ class DrawSite(Protocol):
 
     presets_by_id: dict[str, Preset]
     render_progress: Callable[[int, int], None] | None
+    renders: RenderSession  # the build's renderer: its cache, queue and worker pool
 
     def links(self) -> dict[str, Link]: ...
 

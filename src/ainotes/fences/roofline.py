@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ainotes import render
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts import explorer
 from ainotes.charts import roofline as roofline_chart
 from ainotes.core import checks, inference
 from ainotes.core.hardware import PRECISIONS, Preset
@@ -19,8 +18,8 @@ from ainotes.core.kernels import Kernel, parse_kernel_spec
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import MAX_TITLE_CHARS, BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html import embed
-from ainotes.html.page import RUNTIME_FILE, Drawn, Page, embed_json_bytes, prefetch_renders
+from ainotes.html.figure import draw_vega_figure
+from ainotes.html.page import Drawn, Page
 
 # What one fence may ask for; documented in the README ("Limits").
 MAX_KERNELS_PER_CHART = 12
@@ -181,51 +180,17 @@ def _draw_roofline(site: DrawSite, request: RooflineRequest, page: Page) -> Draw
     palette_ids = tuple(site.presets_by_id)
     kernels, title = request.kernels, request.title
     if request.layer is not None:  # a model's layer as its operators (ainotes.inline.inference)
-
-        kernels = layer_request_kernels(request.layer, site.models(), kernels,
-                                                        limit=MAX_KERNELS_PER_CHART)
+        kernels = layer_request_kernels(request.layer, site.models(), kernels, limit=MAX_KERNELS_PER_CHART)
         title = title or layer_title(request.layer, site.models())
     title = title or "Roofline: " + ", ".join(p.name for p in presets)
     chart = site.new_chart(page, "roofline", "roofline", request.chart_id, title)
     chart.about = {"presets": [p.id for p in presets], "sparsity": request.sparsity}
-
-    def draw() -> Callable[[], str]:
-
-        light = roofline_chart.roofline_spec(
-            presets, kernels=kernels, sparsity=request.sparsity, title=title if request.layer else request.title,
-            theme="light", precision=request.precision,
-            palette_ids=palette_ids,  # one colour per GPU across the site
-        )
-        dark = roofline_chart.retheme(light, "dark")
-        narrow = roofline_chart.narrow_static(light)
-        prefetch_renders(site.render_progress, light, dark, dark_svg=False, dark_vega=False, narrow=(narrow,))
-
-        @functools.cache
-        def svg_dark() -> str:
-            return roofline_chart.dark_svg(render.svg(light))  # no second Vega render
-
-        def vega_dark() -> dict:
-            return roofline_chart.dark_vega(render.vega(render.responsive(light)))  # no second compile
-
-        caption = roofline_chart.caption_html(presets, request.sparsity)
-        chart.files = {
-            "svg": lambda: render.svg(light),
-            "svg-dark": svg_dark,
-            "svg-narrow": lambda: render.svg(narrow),  # the phone still, for small hosts
-            "png": lambda: render.png(light),
-            "json": lambda: embed_json_bytes(light),
-            "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, svg_dark=svg_dark(),
-                                                  vega_dark=vega_dark(), caption_html=caption,
-                                                  chart_id=chart.chart_id),
-        }
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        return lambda: embed.interactive_figure_html(
-            chart.chart_id, light, dark, caption_html=caption, downloads=downloads, svg_dark=svg_dark(),
-            vega_dark=vega_dark(), embed_urls=urls, kind=chart.kind,
-        )
-
-    return site.chart_figure(chart, page, (request, presets, kernels, palette_ids), draw,
-                             scripts=(RUNTIME_FILE, "vega-charts.js"))
+    spec_title = title if request.layer else request.title
+    return draw_vega_figure(site, chart, page, (request, presets, kernels, palette_ids), lambda: explorer.figure(
+        roofline_chart.roofline_spec(presets, kernels=kernels, sparsity=request.sparsity, title=spec_title,
+                                     theme="light", precision=request.precision,
+                                     palette_ids=palette_ids),  # one colour per GPU across the site
+        caption_html=roofline_chart.caption_html(presets, request.sparsity)))
 
 
 KIND = FenceKind("roofline", parse_roofline, _draw_roofline, chart=True, vega=True)

@@ -4,7 +4,7 @@ optimizer states, activations) against the GPUs' capacities, with a select per s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,16 +19,8 @@ from ainotes.core.memory import TrainingMemory
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.html import memory as memory_figure
-from ainotes.html.page import (
-    ASSET_URL,
-    RUNTIME_FILE,
-    Drawn,
-    Page,
-    prefetch_renders,
-    relative_prefix,
-    themed_chart_files,
-)
+from ainotes.html.figure import draw_vega_figure
+from ainotes.html.page import Drawn, Page
 
 CONFIG_KEYS = ("zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", "sequence_parallel", "attention",
                 "optimizer", "fp32_grad_accum", "dropout")
@@ -191,22 +183,8 @@ def _draw_training_memory(site: DrawSite, request: TrainingMemoryRequest, page: 
     chart = site.new_chart(page, "training-memory", "training-memory", request.chart_id, title)
     chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets], **request.fields}
 
-    def draw() -> Callable[[], str]:
-
-        light, dark = (memory_chart.memory_spec(models, presets, config, title=request.title, theme=theme)
-                       for theme in ("light", "dark"))
-        prefetch_renders(site.render_progress, light, dark, dark_svg=True,
-                         narrow=(memory_chart.narrow_spec(light), memory_chart.narrow_spec(dark)))
-        caption = memory_chart.caption_html(config, presets)
-        chart.files = themed_chart_files(chart, light, dark, title=title, caption_html=caption)
-        downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)
-        stylesheet = f"{relative_prefix(page.links_from)}{ASSET_URL}/memory-chart.css"
-        return lambda: memory_figure.figure_html(chart.chart_id, light, dark, caption_html=caption,
-                                                downloads=downloads, stylesheet=stylesheet, embed_urls=urls,
-                                                kind=chart.kind)
-
-    return site.chart_figure(chart, page, (request, models, presets), draw,
-                             scripts=(RUNTIME_FILE, "vega-charts.js"))
+    return draw_vega_figure(site, chart, page, (request, models, presets),
+                            lambda: memory_chart.memory_figure(models, presets, config, title=request.title))
 
 
 KIND = FenceKind("training-memory", parse_training_memory, _draw_training_memory, chart=True, vega=True)

@@ -16,6 +16,7 @@ enhances:
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Mapping
@@ -24,7 +25,8 @@ from typing import Any
 
 from ainotes import render
 from ainotes.base import scripts
-from ainotes.charts import explorer, frame, roofline
+from ainotes.charts import frame
+from ainotes.charts.figure import VegaFigure
 
 DOWNLOAD_LABELS = {
     "svg": "SVG",
@@ -134,78 +136,118 @@ def downloads_html(chart_id: str, downloads: Mapping[str, str], *, title: str | 
     return "".join(parts)
 
 
+class FigureRenders:
+    """A :class:`~ainotes.charts.figure.VegaFigure`'s rendered pieces, each made once when first
+    asked for: the stills (recoloured from the light ones where the figure says so) and the live
+    view's compiled specs as a page's ``<template>`` holds them."""
+
+    def __init__(self, figure: VegaFigure, session: render.RenderSession = render.SESSION) -> None:
+        self.figure = figure
+        self.session = session
+
+    @functools.cached_property
+    def svg_light(self) -> str:
+        return self.session.svg(self.figure.light)
+
+    @functools.cached_property
+    def svg_dark(self) -> str:
+        figure = self.figure
+        if figure.dark is None:
+            return self.svg_light
+        return figure.recolour.svg(self.svg_light) if figure.recolour is not None else self.session.svg(figure.dark)
+
+    @functools.cached_property
+    def narrow_svgs(self) -> tuple[str, str] | None:
+        """The phone stills, light and dark, or ``None`` for a chart without one."""
+        figure = self.figure
+        if not figure.narrow:
+            return None
+        light = self.session.svg(figure.narrow[0])
+        if figure.dark is None:
+            return light, light
+        if len(figure.narrow) > 1:
+            return light, self.session.svg(figure.narrow[1])
+        if figure.recolour is None:
+            raise ValueError("a figure with one phone spec recolours its dark still (give Recolour)")
+        return light, figure.recolour.svg(light)
+
+    def vega_json(self, scheme: str) -> str:
+        """The compiled live view of ``scheme`` as JSON safe inside a ``<template>``."""
+        figure = self.figure
+        if scheme == "light" or figure.dark is None:
+            return self.session.vega_script_json(render.responsive(figure.light))
+        if figure.recolour is not None:
+            return scripts.script_json(figure.recolour.vega(self.session.vega(render.responsive(figure.light))))
+        return self.session.vega_script_json(render.responsive(figure.dark))
+
+
+def _renders(figure: VegaFigure | FigureRenders) -> FigureRenders:
+    return figure if isinstance(figure, FigureRenders) else FigureRenders(figure)
+
+
 def interactive_figure_html(
     chart_id: str,
-    spec_light: dict[str, Any],
-    spec_dark: dict[str, Any],
+    figure: VegaFigure | FigureRenders,
     *,
-    caption_html: str,
     downloads: Mapping[str, str],
-    svg_dark: str | None = None,
-    vega_dark: dict[str, Any] | None = None,
     embed_urls: Mapping[str, str] | None = None,
     kind: str | None = None,
-    narrow_svgs: tuple[str, str] | None = None,
-    title: str | None = None,
+    stylesheet_href: str | None = None,
+    standalone: bool = False,
 ) -> str:
-    """The in-page figure for one chart (see the module docstring); ``title`` names it in the embed
-    snippets (default: the spec's own title).
+    """The in-page figure for one chart (see the module docstring).
 
-    ``caption_html`` is trusted HTML (the chart modules escape what they put in it);
-    ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL
-    relative to the page. ``svg_dark`` and ``vega_dark`` are the dark static SVG and the dark
-    live view's compiled Vega when the caller has them already (made from ``spec_dark``
-    otherwise). ``embed_urls`` and ``kind`` go to :func:`downloads_html`; ``narrow_svgs`` are a chart's
-    light and dark phone pictures (a roofline draws its own).
+    ``downloads`` maps a kind (``svg``, ``png``, ``json``, ``html``, ...) to a URL relative to the
+    page; ``embed_urls`` and ``kind`` go to :func:`downloads_html`. ``stylesheet_href``: where the
+    page finds the figure's own stylesheet (:attr:`VegaFigure.stylesheet`). ``standalone``: the
+    figure of the chart's standalone page, which shows the phone still only when it is one of the
+    chart's files (:attr:`VegaFigure.narrow_file`) and links no stylesheet.
     """
-    light, width, height = still_html(render.svg(spec_light), "light", chart_id)
+    renders = _renders(figure)
+    spec = renders.figure
+    light, width, height = still_html(renders.svg_light, "light", chart_id)
     box_style = f"--ainotes-aspect: {width:g} / {height:g}"
-    dark, _, _ = still_html(svg_dark if svg_dark is not None else render.svg(spec_dark), "dark", chart_id)
-    title = title or spec_title(spec_light)
+    dark, _, _ = still_html(renders.svg_dark, "dark", chart_id)
     # <template>, not <script type="application/json">: Material's instant navigation re-runs
     # every <script> in the new page as JavaScript, dropping its type. A template's content
     # is inert, and script_json leaves no "<" or "&" in it for the HTML parser to read.
-    dark_json = (scripts.script_json(vega_dark) if vega_dark is not None
-                 else render.vega_script_json(render.responsive(spec_dark)))
-    specs = "".join(
-        f'<template class="ainotes-chart__spec" data-scheme="{scheme}">{text}</template>'
-        for scheme, text in (("light", render.vega_script_json(render.responsive(spec_light))), ("dark", dark_json))
-    )
+    specs = "".join(f'<template class="ainotes-chart__spec" data-scheme="{scheme}">{renders.vega_json(scheme)}'
+                    "</template>" for scheme in ("light", "dark"))
     cid = html.escape(chart_id)
-    summary = controls = tables = narrow = ""
-    box_role = ""
-    if roofline.spec_meta(spec_light) is not None:
+    summary = tables = narrow = box_role = ""
+    narrow_svgs = renders.narrow_svgs if (spec.narrow_file or not standalone) else None
+    if narrow_svgs is not None:
         # Phones get a picture drawn at their size, so its text stays at least 11 px without a script.
-        narrow_light = render.svg(roofline.narrow_static(spec_light))
-        narrow = "".join(
-            still_html(text, scheme, chart_id, narrow=True)[0]
-            for scheme, text in (("light", narrow_light), ("dark", roofline.dark_svg(narrow_light)))
-        )
+        narrow = "".join(still_html(text, scheme, chart_id, narrow=True)[0]
+                         for scheme, text in zip(("light", "dark"), narrow_svgs, strict=True))
         # A phone's box takes the phone picture's proportions (its legends make it taller).
-        narrow_width, narrow_height = render.svg_size(narrow_light)
+        narrow_width, narrow_height = render.svg_size(narrow_svgs[0])
         box_style += f"; --ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}"
+    own_stylesheet = spec.stylesheet is not None and not standalone
+    if spec.explorer is not None:
         # A text alternative for the picture, the explorer's controls, and its data as tables.
-        summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(explorer.summary_text(spec_light))}</p>'
+        summary = f'<p class="ainotes-sr-only" id="{cid}-summary">{html.escape(spec.explorer.summary_text)}</p>'
         box_role = f' role="img" aria-labelledby="{cid}-summary"'
-        controls = explorer.controls_html(chart_id, spec_light)
-        tables = explorer.tables_html(chart_id, spec_light)
+        controls = spec.explorer.controls_html(chart_id)
+        tables = spec.explorer.tables_html(chart_id)
+    elif own_stylesheet:  # its stylesheet lays the controls out
+        controls = '<div class="ainotes-chart__controls"></div>'
     else:
         # Vega draws one row per bound param; the room is reserved (charts.css) so nothing below moves.
-        rows = sum(1 for param in spec_light.get("params", []) if "bind" in param)
+        rows = sum(1 for param in spec.light.get("params", []) if "bind" in param)
         controls = f'<div class="ainotes-chart__controls" style="--ainotes-bind-rows: {rows}"></div>'
-        if narrow_svgs is not None:
-            narrow = "".join(still_html(text, scheme, chart_id, narrow=True)[0]
-                             for scheme, text in zip(("light", "dark"), narrow_svgs, strict=True))
-            narrow_width, narrow_height = render.svg_size(narrow_svgs[0])
-            box_style += f"; --ainotes-aspect-narrow: {narrow_width:g} / {narrow_height:g}"
+    figure_class = f"ainotes-chart {spec.css_class}" if spec.css_class and own_stylesheet else "ainotes-chart"
+    link = (f'<link rel="stylesheet" href="{html.escape(stylesheet_href)}">'
+            if own_stylesheet and stylesheet_href is not None else "")
+    title = spec.snippet_title or spec_title(spec.light)
     return (
-        f'<figure class="ainotes-chart" id="{cid}">{summary}'
+        f'<figure class="{html.escape(figure_class)}" id="{cid}">{link}{summary}'
         f'<div class="ainotes-chart__box{" ainotes-chart__box--narrow" if narrow else ""}"{box_role} '
         f'style="{box_style}">'
         f'{light}{dark}{narrow}<div class="ainotes-chart__view"></div></div>'
         f"{controls}{tables}"
         f"{specs}"
-        f"<figcaption>{caption_html}</figcaption>"
+        f"<figcaption>{spec.caption_html}</figcaption>"
         f"{downloads_html(chart_id, downloads, title=title, embed_urls=embed_urls, kind=kind)}"
         "</figure>"
     )
@@ -254,29 +296,17 @@ def _css_colour(value: str, fallback: str) -> str:
     return value if re.fullmatch(r"#[0-9a-fA-F]{3,8}|[a-zA-Z]+", value) else fallback
 
 
-def standalone_html(
-    spec_light: dict[str, Any],
-    *,
-    title: str,
-    spec_dark: dict[str, Any] | None = None,
-    svg_dark: str | None = None,
-    vega_dark: dict[str, Any] | None = None,
-    caption_html: str = "",
-    chart_id: str = "chart",
-) -> str:
-    """One self-contained page of a Vega chart, as the notes' page shows it: both stills (and a
-    roofline's phone still) at once, then the live view, a roofline's explorer (the readout at
-    an intensity, the reader's own kernel, the batch-size GEMM) and its tables, wired by the
-    site's own ``vega-charts.js``; ``charts.css``, that script, the runtime and the compiled
-    specs all inline, nothing loaded from outside. Dark where the reader's system is, when
-    ``spec_dark`` is given (``svg_dark``/``vega_dark`` as :func:`interactive_figure_html`).
-    In a frame it tells its host its height (:mod:`ainotes.charts.frame`). ``title`` is escaped;
-    ``caption_html`` is trusted HTML."""
-    figure = interactive_figure_html(
-        chart_id, spec_light, spec_dark if spec_dark is not None else spec_light, caption_html=caption_html,
-        downloads={}, svg_dark=svg_dark if spec_dark is not None else None,
-        vega_dark=vega_dark if spec_dark is not None else None,
-    )
+def standalone_html(figure: VegaFigure | FigureRenders, *, title: str, chart_id: str = "chart") -> str:
+    """One self-contained page of a Vega chart, as the notes' page shows it: both stills (and the
+    phone still, where it is one of the chart's files) at once, then the live view, an explorer's
+    form and tables (a roofline's: the readout at an intensity, the reader's own kernel, the
+    batch-size GEMM), wired by the site's own ``vega-charts.js``; ``charts.css``, that script,
+    the runtime and the compiled specs all inline, nothing loaded from outside. Dark where the
+    reader's system is, when the figure has a dark spec. In a frame it tells its host its height
+    (:mod:`ainotes.charts.frame`). ``title`` is escaped; the caption is trusted HTML."""
+    renders = _renders(figure)
+    spec_light, spec_dark = renders.figure.light, renders.figure.dark
+    figure_html = interactive_figure_html(chart_id, renders, downloads={}, standalone=True)
     light_bg, light_fg = _colours(spec_light)
     dark_bg, dark_fg = _colours(spec_dark) if spec_dark is not None else (light_bg, light_fg)
     css = (_STANDALONE_CSS.replace("LIGHT_BG", light_bg).replace("LIGHT_FG", light_fg)
@@ -290,11 +320,11 @@ def standalone_html(
         f"<style>{css}</style>\n"
         '</head>\n<body data-md-color-scheme="default">\n'
         f"{scheme}"
-        f'<main class="ainotes-standalone">\n{figure}\n'
+        f'<main class="ainotes-standalone">\n{figure_html}\n'
         "<noscript><p>The interactive view needs JavaScript; "
         "the picture above is the chart as it opens.</p></noscript>\n"
         "</main>\n"
-        f"<script>{render.inline_runtime()}</script>\n"
+        f"<script>{renders.session.inline_runtime()}</script>\n"
         f"<script>{scripts.inline_script(_asset_text('vega-charts.js'))}</script>\n"
         f"<script>{frame.HEIGHT_POSTER_JS}</script>\n"
         "</body>\n</html>\n"

@@ -1,15 +1,12 @@
 """The page being converted and what a fence becomes on it: :class:`Page`, :class:`Drawn`, :class:`Chart`
-(with the embed files it gets), and the small helpers every chart drawer shares."""
+(with the embed files it gets), and the small helpers every drawer shares."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import orjson
-
-from ainotes import render
-from ainotes.html import embed
 
 
 @dataclass
@@ -71,40 +68,6 @@ class Drawn:
 
 def figure_section(html_text: str) -> str:
     return f'<section class="ainotes-figure" data-search-exclude>{html_text}</section>'
-
-
-def prefetch_renders(
-    progress: Callable[[int, int], None] | None, light: dict, dark: dict, *, dark_svg: bool,
-    narrow: Sequence[dict] = (), dark_vega: bool = True,
-) -> None:
-    """Queue everything vl-convert will be asked for a Vega-Lite chart: it renders (once, in
-    parallel with other charts) while the build goes on, and each use waits for its own.
-    ``narrow`` are the phone-sized specs whose stills a page shows on narrow screens (light, and
-    dark where the dark one is rendered, not recoloured). The chart's
-    renders are one job, so one worker compiles each theme's spec once for all of them."""
-
-    chart = [render.svg_request(light, png_scales=(render.PNG_SCALE,)), render.vega_request(render.responsive(light))]
-    chart.extend(render.svg_request(spec) for spec in narrow)
-    if dark_vega:  # a chart whose dark live view is compiled, not recoloured
-        chart.append(render.vega_request(render.responsive(dark)))
-    if dark_svg:  # a chart whose dark still is rendered, not recoloured
-        chart.append(render.svg_request(dark))
-    render.prefetch([render.group_request(chart), render.RUNTIME_REQUEST], progress=progress)
-
-
-def themed_chart_files(chart: Chart, light: dict, dark: dict, *, title: str,
-                        caption_html: str) -> dict[str, Callable[[], str | bytes]]:
-    """The embed files of a Vega chart whose dark still is rendered from its own dark spec (the cost,
-    memory and inference charts): both stills, the PNG, the Vega-Lite JSON and the standalone page."""
-
-    return {
-        "svg": lambda: render.svg(light),
-        "svg-dark": lambda: render.svg(dark),
-        "png": lambda: render.png(light),
-        "json": lambda: embed_json_bytes(light),
-        "html": lambda: embed.standalone_html(light, title=title, spec_dark=dark, caption_html=caption_html,
-                                              chart_id=chart.chart_id),
-    }
 
 
 def relative_prefix(page_url: str) -> str:
