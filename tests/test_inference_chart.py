@@ -241,7 +241,7 @@ def test_the_table_finds_the_fewest_chips_that_hold_a_model(site: NotesSite) -> 
 @pytest.mark.parametrize(("body", "message"), [
     ("tp: many\n", "serve.md:2: 'tp' must be a whole number"),
     ("models: 5\n", "serve.md:2: 'models' must be a list of model preset ids: 5"),
-    ("models: [lab-7b]\n", "serve.md:2: unknown model 'lab-7b'"),
+    ("models: [lab-7b]\nlink: lab-link\n", "serve.md:2: unknown model 'lab-7b'"),
     ("weights_dtype: fp6\n", "serve.md:2: 'weights_dtype' must be one of"),
 ])
 def test_table_fence_errors_name_page_and_line(site: NotesSite, body: str, message: str) -> None:

@@ -25,6 +25,7 @@ in its datasets, the selects' choices and initial values, its title and its them
 from __future__ import annotations
 
 import html
+import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal
@@ -49,10 +50,11 @@ GRID_STEPS_PER_DOUBLING = 4
 # Room a rule's label needs beside it (px, "compute-bound past B = 1,071" at 12 px; the short form on phones).
 LABEL_ROOM_PX = 190
 NARROW_LABEL_ROOM_PX = 100
-SUBTITLE = "per chip; shaded: where the matmuls are compute-bound"
+SHADED = "shaded: where the matmuls are compute-bound"
 NARROW_WIDTH_PX = 336  # the phone picture (static, before the live view)
 NARROW_HEIGHT_PX = 370
 NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short form
+SUBTITLE_LINE_PX = 15
 
 #: The browser's arithmetic, the core's formula (DecodeCoefficients.step, InferenceSetup.max_batch,
 #: inference.compute_bound_batch) written as Vega expressions over one setup row, its GPU's row and
@@ -71,6 +73,38 @@ MARK_EXPRESSIONS: dict[str, str] = {
     "bmax": "max(0, floor((datum.cap - datum.wc) / (context * datum.kvc)))",
 }
 OVERFLOW_TITLE = "step (KV does not fit)"
+NO_LINK_TEXT = "no link to time the all-reduces over"
+
+
+def _seconds_expression(value: str) -> str:
+    """A time in s, ms, µs or ns, three figures, as :func:`_seconds` writes it."""
+    steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs")]
+    text = f"format({value} * 1e9, '.3~r') + ' ns'"
+    for scale, unit in reversed(steps):
+        text = f"{value} >= {scale:g} ? format({value} / {scale:g}, '.3~r') + ' {unit}' : ({text})"
+    return text
+
+
+_FIT_EXPRESSION = (
+    "(!isValid(datum.cap) ? 'its file gives no memory capacity, so no batch is marked as the last that fits' "
+    ": datum.bmax < 1 ? 'the weights alone do not fit one chip' "
+    ": 'the KV cache of ' + format(datum.bmax, ',') + ' sequences fills the rest of its ' + datum.capacity)"
+)
+#: The caption's first sentences for the state the selects show, on the grid's first row (batch 1):
+#: the same words :func:`caption_sentences` writes for the first view, which ``vega-charts.js`` puts
+#: under the chart as the reader changes a select.
+CAPTION_EXPRESSION = (
+    "datum.log_batch != 0 ? null : datum.mn + ' on ' + datum.name + ' at a context of ' + format(context, ',') "
+    "+ ' tokens, ' + datum.ql + ', ' + datum.cdt + ' compute' "
+    "+ (tp > 1 ? ', tensor parallel over ' + tp + ' chips' : '') + ': ' "
+    "+ (isValid(datum.text) ? datum.text "
+    f": tp > 1 && !isValid(datum.lbw) ? '{NO_LINK_TEXT} (its file names no node link)' "
+    f": 'one step at batch 1 takes ' + ({_seconds_expression('datum.step_s')}) "
+    "+ ', the matmuls turn compute-bound past B = ' + format(datum.bstar, ',.0f') + ', and ' + "
+    f"{_FIT_EXPRESSION}) + '.' "
+    "+ (tp > 1 && isValid(datum.lbw) && !isValid(datum.text) "
+    "? ' Its all-reduces are timed with the α–β model on ' + datum.link + '.' : '')"
+)
 SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
           ("compute_s", "compute 2·B·P/F"), ("allreduce_s", "all-reduces"))
 
@@ -84,6 +118,7 @@ def _paint(c: Colours) -> dict[str, Any]:
             "mark-rule": {"color": c["muted"], "strokeDash": [4, 3]},
             "mark-label": {"color": c["text"], "fontSize": 12},
             "note": {"color": c["text"], "fontSize": 12},
+            "subtitle": {"color": c["muted"], "fontSize": 12},
         },
     }
 
@@ -93,7 +128,7 @@ THEME = ChartTheme(
     "inference",
     layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
             "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3},
-            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12, "subtitleFontSize": 12}},
+            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12 + 2 * SUBTITLE_LINE_PX}},
     palettes=INFERENCE_PALETTES, colours=INFERENCE_COLOURS, paint=_paint,
 )
 
@@ -109,18 +144,19 @@ def _round(value: float) -> float:
 def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequence[str], tps: Sequence[int],
                compute_dtype: str, link: Link | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per model, weights/KV choice and TP degree, the core's per-chip coefficients; and per model and
-    TP degree the core's reason where that degree is not allowed. ``preset`` only completes a setup
-    (coefficients do not depend on the GPU)."""
+    TP degree the core's reason where that degree is not allowed (or, with no ``link`` at all, cannot
+    be timed). ``preset`` and ``link`` only complete a setup (the coefficients count all-reduces and
+    their bytes; they depend on neither the GPU nor the link)."""
     rows: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     for model in models:
         for tp in tps:
-            try:
-                inference.check_tp(model, tp, name="TP")
-            except InputError:  # the core's rule, said short enough for a phone's plot
-                text = (f"TP {tp} does not divide its {model.heads} heads" if model.heads % tp
-                        else f"TP {tp} and its {model.kv_heads} KV heads do not divide")
+            text = tp_refusal(model, tp)
+            if text is not None:
                 notes.extend({"m": model.id, "q": precision, "t": tp, "text": text} for precision in precisions)
+                continue
+            if tp > 1 and link is None:
+                notes.extend({"m": model.id, "q": precision, "t": tp, "text": NO_LINK_TEXT} for precision in precisions)
                 continue
             for precision in precisions:
                 weights, kv = precision.split("/")
@@ -133,17 +169,38 @@ def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequen
     return rows, notes
 
 
-def gpu_rows(presets: Sequence[Preset], compute_dtype: str, links: Mapping[str, Link]) -> list[dict[str, Any]]:
-    """Per GPU: W, F at the compute dtype, capacity (absent where the file gives none), its link's α and B."""
+def tp_refusal(model: ModelPreset, tp: int) -> str | None:
+    """Why ``model`` cannot be split over ``tp`` chips (the core's rule, said short enough for a phone's
+    plot), or ``None``."""
+    try:
+        inference.check_tp(model, tp, name="TP")
+    except InputError:
+        return (f"TP {tp} does not divide its {model.heads} heads" if model.heads % tp
+                else f"TP {tp} and its {model.kv_heads} KV heads do not divide")
+    return None
+
+
+def label_rows(models: Sequence[ModelPreset], precisions: Sequence[str]) -> list[dict[str, str]]:
+    """The names the caption gives a setup, by key: each model's name (by id), each weights/KV choice's
+    words (by ``WEIGHTS/KV``)."""
+    return [*({"k": m.id, "label": m.name} for m in models),
+            *({"k": p, "label": precision_label(p)} for p in precisions)]
+
+
+def gpu_rows(presets: Sequence[Preset], compute_dtype: str, links: Mapping[str, Link | None]
+             ) -> list[dict[str, Any]]:
+    """Per GPU: W, F at the compute dtype, capacity (absent where the file gives none), its link's α and B
+    (absent where it has none: its file names no node and the fence no link, so only one chip is timed)."""
     rows = []
     for preset in presets:
         link = links[preset.id]
         row: dict[str, Any] = {
             "g": preset.id, "name": preset.name, "bw": preset.memory_bandwidth_bytes_per_s,
-            "peak": inference.peak_flops_per_s(preset, compute_dtype), "alpha": link.latency_s,
-            "lbw": link.bandwidth_bytes_per_s, "link": link.name,
+            "peak": inference.peak_flops_per_s(preset, compute_dtype), "cdt": compute_dtype.upper(),
             "capacity": preset.memory_capacity_label or "not given",
         }
+        if link is not None:
+            row.update(alpha=link.latency_s, lbw=link.bandwidth_bytes_per_s, link=link.name)
         if preset.memory_capacity_bytes is not None:
             row["cap"] = preset.memory_capacity_bytes
         rows.append(row)
@@ -153,7 +210,7 @@ def gpu_rows(presets: Sequence[Preset], compute_dtype: str, links: Mapping[str, 
 def inference_spec(
     models: Sequence[ModelPreset],
     presets: Sequence[Preset],
-    links: Mapping[str, Link],
+    links: Mapping[str, Link | None],
     *,
     model_id: str,
     preset_id: str,
@@ -171,22 +228,27 @@ def inference_spec(
 ) -> dict[str, Any]:
     """The chart as a Vega-Lite dict: :data:`GRAMMAR` with these models' and GPUs' data.
 
-    ``links`` maps each preset id to the link its tensor-parallel all-reduces use. The keyword
+    ``links`` maps each preset id to the link its tensor-parallel all-reduces use (``None``: it has
+    none, and draws one chip only). The keyword
     arguments ending in ``_id`` and the initial ``context``, ``precision``, ``tp`` and ``metric``
     are the selects' initial values, which the static render shows.
     """
     models, presets = tuple(models), tuple(presets)
     _check_request(models, presets, links, model_id, preset_id, context, contexts, precision, precisions, tp, tps,
                    metric, title)
-    rows, notes = setup_rows(models, presets[0], precisions, tps, compute_dtype, links.get(presets[0].id))
+    opening = {"model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
+               "metric": metric}
+    any_link = next((link for link in links.values() if link is not None), None)
+    rows, notes = setup_rows(models, presets[0], precisions, tps, compute_dtype, any_link)
     model_names = {m.id: m.name for m in models}
     spec = GRAMMAR.spec(
-        datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype, links)},
+        datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype, links),
+                  "labels": label_rows(models, precisions)},
         params={"model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
                 "metric": metric},
         config=THEME.config(theme),
         top={
-            "title": {"text": title if title is not None else default_title(compute_dtype), "subtitle": SUBTITLE},
+            "title": {"text": {"expr": title_expression(compute_dtype, title, opening)}},
             "description": (f"Line chart on log-log axes: time of one decode step of {model_names[model_id]} "
                             f"against batch size, with its terms, B_crit and the largest batch that fits marked."),
         },
@@ -217,8 +279,35 @@ def precision_text(precision: str) -> str:
     return precision_label(precision)
 
 
-def default_title(compute_dtype: str) -> str:
-    return f"Decode: time per step against batch size ({compute_dtype.upper()} compute)"
+def default_title(compute_dtype: str, metric: str = "time") -> str:
+    shown = "time per step" if metric == "time" else "tokens per second"
+    return f"Decode: {shown} against batch size ({compute_dtype.upper()} compute)"
+
+
+def title_expression(compute_dtype: str, title: str | None, opening: Mapping[str, Any]) -> str:
+    """The title as a Vega expression over the selects: an author's ``title`` names the state the
+    fence opens on; any other state takes the default title of what it shows (time or tokens per
+    second), so the title never describes a chart no longer shown."""
+    def lines(metric: str) -> str:  # two lines on a phone's plot: "Decode: tokens per second" / "against …"
+        head, tail = default_title(compute_dtype, metric).split(" against ")
+        return (f"width < {NARROW_PLOT_PX} ? {json.dumps([head, 'against ' + tail])} : "
+                f"{json.dumps(default_title(compute_dtype, metric))}")
+
+    default = f"metric == 'time' ? ({lines('time')}) : ({lines('tokens-per-second')})"
+    if title is None:
+        return default
+    state = " && ".join(f"{name} == {json.dumps(value)}" for name, value in opening.items())
+    return f"({state}) ? {json.dumps(title, ensure_ascii=False)} : ({default})"
+
+
+#: The subtitle's first line, over the selects: whose time or tokens the line is (one chip, or the
+#: tensor-parallel group of t chips that serves the batch together). A Vega-Lite subtitle cannot be an
+#: expression, so the subtitle is two text marks over the plot.
+SUBTITLE_EXPRESSION = (
+    "metric == 'time' ? (tp > 1 ? 'one step of ' + tp + ' chips together (tensor parallel)' : 'one chip') "
+    ": (tp > 1 ? 'tokens/s of ' + tp + ' chips together (÷ ' + tp + ' per chip)' : 'tokens/s of one chip')"
+)
+
 
 
 def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link],
@@ -311,7 +400,13 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
                                        "format(datum.value, '~s') + ' tok/s'"), tickCount=6))
     x = alt.X("batch:Q", scale=x_scale, title="Batch size B (sequences, log)",
               axis=alt.Axis(values=x_ticks, labelExpr="format(datum.value, ',')", labelOverlap="greedy"))
-    legend = alt.Legend(orient="bottom", direction="horizontal", columns=2, symbolType="stroke", labelLimit=300)
+    # The legend lists the lines the state draws: tokens per second draws the step alone, one chip no all-reduces.
+    terms = [title for key, title in SERIES[1:] if key != "allreduce_s"]
+    every, one_chip = ([SERIES[0][1], *terms, *extra, OVERFLOW_TITLE] for extra in ([SERIES[4][1]], []))
+    shown = (f"{metric.name} == 'time' ? ({tp.name} > 1 ? {json.dumps(every)} : {json.dumps(one_chip)}) "
+             f": {json.dumps([SERIES[0][1], OVERFLOW_TITLE])}")
+    legend = alt.Legend(orient="bottom", direction="horizontal", columns=2, symbolType="stroke", labelLimit=300,
+                        values=alt.ExprRef(shown))
     color = alt.Color("series:N", title=None, scale=alt.Scale(domain=series_titles), legend=legend)
     dash = alt.StrokeDash("series:N", title=None, legend=legend, scale=alt.Scale(
         domain=series_titles, range=[[1, 0], [5, 3], [5, 3], [5, 3], [5, 3], [2, 3]]))
@@ -326,34 +421,51 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         return alt.X(f"{field}:Q", scale=x_scale)
 
     in_range = f"datum.bstar <= {MAX_BATCH}"
+    # Time falls to the right, tokens per second rise there: the rule labels go where the lines are not,
+    # at the top for time and above the band labels at the bottom for tokens per second.
+    # On a phone's plot the line rises too steeply for a label beside its rule: both go to the
+    # compute-bound corner, bottom right, which the line leaves empty.
+    label_y = {"bstar": alt.ExprRef(f"{metric.name} == 'time' ? 6 : height - 40"),
+               "bmax": alt.ExprRef(f"{metric.name} == 'time' ? 24 : height - 58")}
+    cornered = f"({metric.name} != 'time' && width < {NARROW_PLOT_PX})"
     fits_shown = f"datum.has_cap && datum.bmax >= 1 && datum.bmax <= {MAX_BATCH}"
     layers = [
+        *(one.mark_text(style="subtitle", align="left", baseline="bottom", x=0, y=-6 - line * SUBTITLE_LINE_PX,
+                        text=text) for line, text in ((1, alt.ExprRef(SUBTITLE_EXPRESSION)), (0, SHADED))),
         # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units.
         marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
         marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
         marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2}").mark_text(
-            style="band-label", align="left", dx=6, baseline="bottom", y=alt.ExprRef("height - 6"),
-            text="memory-bound").encode(x=at("start")),
+            style="band-label", align="left", dx=6, baseline="bottom",
+            y=alt.ExprRef(f"{metric.name} == 'time' ? height - 6 : 20"), text="memory-bound").encode(x=at("start")),
         marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
             style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
             text="compute-bound").encode(x=at("end")),
         marks.transform_filter(in_range).mark_rule(style="mark-rule").encode(x=at("bstar")),
-        *(marks.transform_filter(f"{in_range} && ({room('bstar_x')}) == {flag}")
-          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top", y=6)
+        *(marks.transform_filter(f"{in_range} && !{cornered} && ({room('bstar_x')}) == {flag}")
+          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top",
+                     y=label_y["bstar"])
           .encode(x=at("bstar_x"), text="bstar_text:N")
           for side, flag in sides),
         # The largest batch whose KV cache fits beside the weights.
         marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2)
         .encode(x=at("bmax")),
-        *(marks.transform_filter(f"{fits_shown} && ({room('bmax')}) == {flag}")
-          .mark_text(style="mark-label", baseline="top", y=24, align=side, dx=5 if side == "left" else -5)
+        *(marks.transform_filter(f"{fits_shown} && !{cornered} && ({room('bmax')}) == {flag}")
+          .mark_text(style="mark-label", baseline="top", y=label_y["bmax"], align=side,
+                     dx=5 if side == "left" else -5)
           .encode(x=at("bmax"), text="bmax_text:N")
           for side, flag in sides),
+        *(marks.transform_filter(f"{shown} && {cornered}").mark_text(
+            style="mark-label", baseline="top", y=label_y[key], align="right", x=alt.ExprRef("width - 5"))
+          .encode(text=f"{key}_text:N") for key, shown in (("bstar", in_range), ("bmax", fits_shown))),
         marks.transform_filter("datum.has_cap && datum.bmax < 1").mark_text(
             style="note", baseline="top", y=24, x=6, align="left").encode(text="note:N"),
         one.transform_filter("isValid(datum.text)").mark_text(
             style="note", baseline="middle", x=alt.ExprRef("width / 2"), y=alt.ExprRef("height / 2"),
             align="center").encode(text="text:N"),
+        marks.transform_filter(f"{tp.name} > 1 && !isValid(datum.lbw)").mark_text(
+            style="note", baseline="middle", x=alt.ExprRef("width / 2"), y=alt.ExprRef("height / 2"),
+            align="center", text=NO_LINK_TEXT),
         # The terms (dashed) and the step (solid while its batch fits, dotted past it).
         folded.mark_line().encode(x=x, y=y, color=color, strokeDash=dash, strokeWidth=width, order="batch:Q",
                                   detail="series_key:N"),
@@ -366,7 +478,9 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .transform_filter(setup_filter)
         .transform_calculate(g=gpu.name)
         .transform_lookup(lookup="g", from_=alt.LookupData(
-            alt.NamedData(name="gpus"), "g", ["bw", "peak", "cap", "alpha", "lbw", "capacity"]))
+            alt.NamedData(name="gpus"), "g", ["name", "bw", "peak", "cdt", "cap", "alpha", "lbw", "link", "capacity"]))
+        .transform_lookup(lookup="m", from_=alt.LookupData(alt.NamedData(name="labels"), "k", ["label"]), as_="mn")
+        .transform_lookup(lookup="q", from_=alt.LookupData(alt.NamedData(name="labels"), "k", ["label"]), as_="ql")
         .transform_calculate(**MARK_EXPRESSIONS)
         .transform_calculate(
             log_batch=f"sequence(0, {doublings} + {0.5 / GRID_STEPS_PER_DOUBLING}, {1 / GRID_STEPS_PER_DOUBLING})",
@@ -388,7 +502,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     for name, expression in EXPRESSIONS.items():
         chart = chart.transform_calculate(**{name: expression})
     chart = (
-        chart.transform_calculate(
+        chart.transform_calculate(caption_text=CAPTION_EXPRESSION).transform_calculate(
             fits="!isValid(datum.cap) || datum.batch <= datum.bmax",
             bound="datum.compute_s > datum.weights_s ? 'compute-bound' : 'memory-bound'")
         .add_params(model, gpu, context, precision, tp, metric)
@@ -406,26 +520,43 @@ GRAMMAR = Grammar("inference", _build_structure, __file__)
 # --- what the caption says -------------------------------------------------------------------------
 
 
-def caption_html(model: ModelPreset, preset: Preset, setup: inference.InferenceSetup, link: Link | None) -> str:
-    """What the chart assumes, with the figures of its initial view; names escaped."""
-    step = setup.decode_step()
+def caption_sentences(model: ModelPreset, preset: Preset, setup: inference.InferenceSetup | None, *,
+                      context: int, precision: str, compute_dtype: str, tp: int, link: Link | None,
+                      refusal: str | None = None) -> str:
+    """The caption's first sentences for one state, in plain text (the words of :data:`CAPTION_EXPRESSION`):
+    ``setup`` at batch 1, or ``refusal`` (why that TP degree draws nothing) where there is none."""
+    head = (f"{model.name} on {preset.name} at a context of {context:,} tokens, {precision_label(precision)}, "
+            f"{compute_dtype.upper()} compute{f', tensor parallel over {tp} chips' if tp > 1 else ''}: ")
+    if refusal is not None or setup is None:
+        return head + f"{refusal}."
+    if tp > 1 and link is None:
+        return head + f"{NO_LINK_TEXT} (its file names no node link)."
     largest = setup.max_batch
     fit = ("its file gives no memory capacity, so no batch is marked as the last that fits" if largest is None
            else "the weights alone do not fit one chip" if largest == 0
-           else f"the KV cache of {largest:,} sequences fills the rest of its "
-                f"{html.escape(str(preset.memory_capacity_label))}")
-    tp = (f" Tensor parallelism over t chips divides weights, KV cache and FLOPs by t and adds two all-reduces "
-          f"per layer, timed with the α–β model on {html.escape(link.name)}." if link is not None else "")
-    return (
-        f"As first drawn: {html.escape(model.name)} on {html.escape(preset.name)} at a context of "
-        f"{setup.context:,} tokens, {html.escape(precision_text(setup.weights_dtype + '/' + setup.kv_dtype))}, "
-        f"{setup.compute_dtype.upper()} compute: one step at batch {setup.batch} takes "
-        f"{html.escape(_seconds(step.time_s))}, the matmuls turn compute-bound past B = "
-        f"{setup.compute_bound_batch:,.0f}, and {fit}. Each step reads every weight once (P·w/W) and each "
-        "sequence's KV cache (B·S·KV/W), and does 2·P_active FLOPs per sequence at the compute dtype's peak "
-        f"(F); the step takes the KV reads plus the longer of weight loading and compute.{tp} No activations, "
-        "no overheads: a lower bound on the time, an upper bound on tokens per second."
-    )
+           else f"the KV cache of {largest:,} sequences fills the rest of its {preset.memory_capacity_label}")
+    text = (head + f"one step at batch 1 takes {_seconds(setup.decode_step().time_s)}, the matmuls turn "
+            f"compute-bound past B = {setup.compute_bound_batch:,.0f}, and {fit}.")
+    if tp > 1 and link is not None:
+        text += f" Its all-reduces are timed with the α–β model on {link.name}."
+    return text
+
+
+#: What holds in every state, after the state's sentences.
+CAPTION_ASSUMPTIONS = (
+    "Each step reads every weight once (P·w/W) and each sequence's KV cache (B·S·KV/W), and does 2·P_active "
+    "FLOPs per sequence at the compute dtype's peak (F); the step takes the KV reads plus the longer of weight "
+    "loading and compute. Tensor parallelism over t chips divides weights, KV cache and FLOPs by t and adds two "
+    "all-reduces per layer, and the group of t chips serves the batch together: its tokens per second are the "
+    "group's. No activations, no overheads: a lower bound on the time, an upper bound on tokens per second."
+)
+
+
+def caption_html(sentences: str) -> str:
+    """The caption: the state's sentences (:func:`caption_sentences`), which the page's script rewrites
+    as the selects change, then what every state assumes; escaped."""
+    return (f'<span class="ainotes-live-caption" data-live-caption aria-live="polite">{html.escape(sentences)}</span> '
+            f"{html.escape(CAPTION_ASSUMPTIONS)}")
 
 
 def _seconds(value: float) -> str:

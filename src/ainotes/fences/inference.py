@@ -95,7 +95,8 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     link_id = data.get("link")
     if link_id is not None and (not isinstance(link_id, str) or not link_id):
         reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
-    preset_ids = presets_with_rate(reader, data, presets, compute, needs_link=max(tps) > 1 and link_id is None)
+    # Every preset with the rate draws the chart; one whose file names no node link draws one chip only.
+    preset_ids = presets_with_rate(reader, data, presets, compute)
     preset_ids = first_preset(reader, data, preset_ids)
     metric = data.get("metric", "time")
     if metric not in METRICS:
@@ -123,6 +124,10 @@ def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str
     with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None
                       and (p.node is not None or not needs_link))
     if "presets" not in data:
+        if not with_rate and needs_link and any(p.peak_tflops(compute, unit="tensor") is not None
+                                                for p in presets.values()):
+            reader.fail("link", f"no preset with a {compute} tensor rate names a node link to time tensor "
+                                "parallelism over: name a 'link', or set 'tp: 1'")
         if not with_rate:
             reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")
         return with_rate
@@ -161,13 +166,21 @@ def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | No
 
 def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links: Mapping[str, Any]
                 ) -> dict[str, Any]:
-    """Each GPU's link for its all-reduces: the fence's ``link``, else :func:`inference.default_link_id`."""
-    chosen = {}
+    """Each GPU's link for its all-reduces: the fence's ``link``, else the preset's node link
+    (:func:`inference.default_link_id`), else ``None`` (the chart times one chip of it). The GPU the
+    chart opens on must have one when the chart opens at a TP degree over 1."""
+    chosen: dict[str, Any] = {}
     for preset in presets:
         link_id = request.link_id
         try:
             if link_id is None:
-                link_id = inference.default_link_id(preset, links)
+                try:
+                    link_id = inference.default_link_id(preset, links)
+                except InputError:
+                    if preset is presets[0] and request.tp > 1:
+                        raise
+                    chosen[preset.id] = None
+                    continue
             if link_id not in links:
                 raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
         except InputError as exc:
@@ -179,13 +192,15 @@ def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links
 def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset, links: Mapping[str, Any]
                   ) -> str:
     """The chart's caption, with the figures of its initial view (:func:`ainotes.charts.inference.caption_html`)."""
-
     weights, kv = request.precision.split("/")
-    tp = request.tp if tp_allowed(model, request.tp) else 1
-    one = inference.InferenceSetup(model, preset, batch=1, context=request.context, weights_dtype=weights,
-                                   kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp,
-                                   link=links[preset.id])
-    return inference_chart.caption_html(model, preset, one, links[preset.id] if max(request.tps) > 1 else None)
+    link = links[preset.id]
+    refusal = inference_chart.tp_refusal(model, request.tp)
+    one = None if refusal else inference.InferenceSetup(
+        model, preset, batch=1, context=request.context, weights_dtype=weights, kv_dtype=kv,
+        compute_dtype=request.compute_dtype, tp=request.tp, link=link)
+    return inference_chart.caption_html(inference_chart.caption_sentences(
+        model, preset, one, context=request.context, precision=request.precision,
+        compute_dtype=request.compute_dtype, tp=request.tp, link=link, refusal=refusal))
 
 
 def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
