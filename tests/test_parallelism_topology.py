@@ -11,7 +11,7 @@ import pytest
 
 from ainotes.base.errors import InputError
 from ainotes.core.inference import default_link_id
-from ainotes.core.topology import crosses_nodes, group_link, nodes_spanned
+from ainotes.core.topology import crosses_nodes, group_bandwidth_bytes_per_s, group_link, nodes_spanned
 from ainotes.presets.gpus import load_preset, load_presets
 from ainotes.presets.links import load_links
 
@@ -96,3 +96,15 @@ def test_every_shipped_node_names_shipped_links() -> None:
     for preset in load_presets(SHIPPED):
         if preset.node is not None:
             assert {preset.node.link_id, preset.node.inter_node_link_id} <= links, preset.id
+
+
+def test_a_group_over_whole_nodes_runs_one_ring_per_port() -> None:
+    """8 GPUs a node, each on its own 50 GB/s port: a data-parallel group over every chip of two nodes
+    moves min(450, 8 × 50) = 400 GB/s per chip (the Scaling Book's 400e9); one chip a node, 50."""
+    links = {link.id: link for link in load_links(FIXTURES / "links")}
+    whole = group_link(H100, 16, stride=1)
+    assert whole.members_per_node == 8
+    assert group_bandwidth_bytes_per_s(whole, links["lab-nvlink"], links["lab-ib"]) == 400e9
+    one_a_node = group_link(H100, 16, stride=8)
+    assert one_a_node.members_per_node == 1
+    assert group_bandwidth_bytes_per_s(one_a_node, links["lab-nvlink"], links["lab-ib"]) == 50e9

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Sequence
 
 from ainotes.base.errors import InputError
-from ainotes.cli import catalogue, charts, comms, parallel, serving, shared, site, training
+from ainotes.cli import catalogue, charts, comms, measured, parallel, serving, shared, site, training
 
-COMMAND_GROUPS = (catalogue, charts, comms, training, parallel, serving, site)
+COMMAND_GROUPS = (catalogue, charts, comms, measured, training, parallel, serving, site)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,8 +39,8 @@ def _collective(run: ParallelRun, kind: str, parallelism: str, op: str, count: i
                 ranks: int, stride: int, window_s: float) -> Collective:
     """``count`` collectives of ``message_bytes`` over a group; what ``window_s`` of compute cannot hide
     is exposed."""
-    link = run.link(ranks, stride)
-    one = timed(op, ranks, message_bytes, link)
+    link, bandwidth = run.link(ranks, stride)
+    one = timed(op, ranks, message_bytes, link, bandwidth)
     total = one.time_s * count
     return Collective(kind, parallelism, op, count, message_bytes, ranks, link.id, one.algorithm, total,
                       max(0.0, total - window_s))
@@ -105,7 +105,7 @@ def _pp(run: ParallelRun) -> list[Collective]:
     if lay.pp == 1:
         return []
     size = lay.micro_batch * (lay.seq_len // lay.cp) * model.d_model * ELEMENT_BYTES
-    link = run.link(lay.pp, lay.tp * lay.cp * lay.dp)
+    link, _ = run.link(lay.pp, lay.tp * lay.cp * lay.dp)
     one = point_to_point_s(size / lay.tp, link)
     count = 2 * lay.micro_batches * lay.interleave
     exposed = min(count, 2 * (lay.interleave * lay.pp - 1)) * one

@@ -64,7 +64,7 @@ from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.memory import MemoryEstimate, TrainingMemory
 from ainotes.core.models import ModelPreset
-from ainotes.core.topology import group_link
+from ainotes.core.topology import group_bandwidth_bytes_per_s, group_link
 from ainotes.core.utilization import RECOMPUTE_MODES, hardware_flops_per_token, model_flops_per_token
 
 ELEMENT_BYTES = 2  # BF16 activations, gradients and weights on the wire
@@ -244,8 +244,9 @@ class ParallelRun:
     def with_layout(self, layout: Layout) -> ParallelRun:
         return replace(self, layout=layout)
 
-    def link(self, ranks: int, stride: int) -> Link:
-        """The link preset a group of ``ranks`` chips ``stride`` apart is timed over."""
+    def link(self, ranks: int, stride: int) -> tuple[Link, float]:
+        """The link preset a group of ``ranks`` chips ``stride`` apart is timed over, and the bytes per
+        second per chip it moves there (:func:`ainotes.core.topology.group_bandwidth_bytes_per_s`)."""
         placement = group_link(self.preset, ranks, stride=stride, intra_link_id=self.link_intra,
                                inter_link_id=self.link_inter)
         found = self.links.get(placement.link_id)
@@ -254,7 +255,8 @@ class ParallelRun:
             raise FieldError(f"{self.label(where)}: preset {self.preset.id}'s node names link "
                              f"{short(placement.link_id)}, which is not a link preset (known: "
                              f"{', '.join(sorted(self.links))})", where)
-        return found
+        intra = self.links.get(placement.intra_link_id)
+        return found, group_bandwidth_bytes_per_s(placement, intra, found)
 
     def memory(self) -> MemoryEstimate:
         """Bytes per chip from :class:`ainotes.core.memory.TrainingMemory` (first pipeline stage); context
@@ -395,12 +397,13 @@ def flops_per_token(model: ModelPreset, seq_len: int, recompute: str = "none") -
             hardware_flops_per_token(model.active_params, **attention, recompute=recompute))  # type: ignore[arg-type]
 
 
-def timed(op: str, ranks: int, message_bytes: float, link: Link) -> cc.AlgorithmTime:
-    """One collective on ``link``: the α–β model's fastest algorithm at this size and rank count."""
+def timed(op: str, ranks: int, message_bytes: float, link: Link, bandwidth_bytes_per_s: float) -> cc.AlgorithmTime:
+    """One collective on ``link`` (its α) at B = ``bandwidth_bytes_per_s``: the α–β model's fastest
+    algorithm at this size and rank count."""
     if ranks > cc.MAX_RANKS:
         raise InputError(f"a {op} over {ranks:,} ranks is beyond the collective model's {cc.MAX_RANKS:,}: "
                          "choose a layout with smaller groups")
-    return cc.best_algorithm(op, ranks, message_bytes, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
+    return cc.best_algorithm(op, ranks, message_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s,
                              latency_s=link.latency_s)
 
 

@@ -8,8 +8,9 @@ bidirectional W_ici of one torus axis), F the model's MLP width (d_ff).
 
 * Data parallelism and FSDP stay compute-bound while the batch per chip B/X exceeds C/W, divided by
   the torus axes the group spans: 4.59e14 / 1.8e11 = 2,550 tokens on TPU v5p, 850 over all three axes;
-  990e12 / 450e9 = 2,200 inside an H100 node, 2,475 across nodes at the book's 400e9, 3,300 for the
-  H800s of DeepSeek-V3 at 300e9. A mixture of experts multiplies it by E/k.
+  990e12 / 450e9 = 2,200 inside an H100 node, 2,475 across nodes at the book's 400e9 (8 GPUs × 50e9 B/s
+  of NDR ports, :func:`ainotes.core.topology.group_bandwidth_bytes_per_s`), 3,300 for the H800s of
+  DeepSeek-V3 at 300e9. A mixture of experts multiplies it by E/k.
 * Tensor parallelism turns communication-bound past Y > n_axes · F / (C/W): F/2,550 on v5p, about 11
   for F near 28,000. Precision does not move it (int8 doubles C and halves the bytes).
 * FSDP and tensor parallelism together stay compute-bound down to B/N > 2·(C/W)²/F on a 3D mesh
@@ -88,10 +89,19 @@ class PresetThresholds:
         """C/W over the node's link."""
         return dp_batch_threshold(self.peak_flops_per_s, self.intra_link.bandwidth_bytes_per_s)
 
+    chips_per_node: int = 1
+
     @property
     def dp_across_nodes(self) -> float:
-        """C/W over the link between nodes."""
-        return dp_batch_threshold(self.peak_flops_per_s, self.inter_link.bandwidth_bytes_per_s)
+        """C/W for a data-parallel group over whole nodes: W = min(W_node, chips · W_inter), every chip of a
+        node on its own port (:func:`ainotes.core.topology.group_bandwidth_bytes_per_s`): the Scaling
+        Book's 400e9 B/s for 8 H100s on 400 Gb/s ports; on a torus the ICI's own W."""
+        if self.torus_axes is not None:
+            bandwidth = self.inter_link.bandwidth_bytes_per_s
+        else:
+            bandwidth = min(self.intra_link.bandwidth_bytes_per_s,
+                            self.chips_per_node * self.inter_link.bandwidth_bytes_per_s)
+        return dp_batch_threshold(self.peak_flops_per_s, bandwidth)
 
     @property
     def dp_all_axes(self) -> float | None:
@@ -136,4 +146,4 @@ def preset_thresholds(preset: Preset, links: Mapping[str, Link]) -> PresetThresh
         raise checks.FieldError(f"preset {preset.id}'s node names link {missing[0]!r}, which is not a link preset "
                                 f"(known: {', '.join(sorted(links))})", "preset")
     return PresetThresholds(preset.id, preset.peak_flops_per_s(), links[node.link_id],
-                            links[node.inter_node_link_id], node.torus_axes)
+                            links[node.inter_node_link_id], node.torus_axes, node.chips)

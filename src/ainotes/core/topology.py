@@ -10,8 +10,12 @@ stride tp·cp·dp.
 
 Such a group stays inside one node when its span ``ranks · stride`` fits in the node and divides it
 (groups are then aligned to node boundaries); otherwise at least one of its hops crosses nodes, and a
-ring or tree over it runs at the slower inter-node link, which sets its pace. No chip is timed over a
-link it does not have: a preset without ``node`` has no default link, and the caller must name one.
+ring or tree over it runs at the slower inter-node link, which sets its pace. Where g members of the
+group share each node (a data-parallel group over every chip of an HGX board), a library runs g rings
+side by side, one per network port (NCCL's channels over the node's rails), each carrying 1/g of the
+message across nodes, so the group moves min(W_node, g·W_port) bytes per second per chip: the Scaling
+Book's 400e9 B/s across H100 nodes is 8 GPUs × 50e9 B/s of NDR. No chip is timed over a link it does
+not have: a preset without ``node`` has no default link, and the caller must name one.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks
 from ainotes.core.hardware import NodeTopology, Preset
+from ainotes.core.links import Link
 
 MAX_GROUP = 1_000_000
 
@@ -30,13 +35,25 @@ MAX_GROUP = 1_000_000
 @dataclass(frozen=True)
 class GroupPlacement:
     """Where one group of ``ranks`` chips, ``stride`` apart, lies: the link it is timed over, whether it
-    crosses nodes, and how many nodes it spans."""
+    crosses nodes, how many nodes it spans, and how many of its members share each node."""
 
     ranks: int
     stride: int
     link_id: str
     crosses_nodes: bool
     nodes: int
+    members_per_node: int = 1
+    intra_link_id: str = ""  # the node's own link, which caps what parallel rings across nodes reach
+
+
+def group_bandwidth_bytes_per_s(placement: GroupPlacement, intra: Link | None, inter: Link) -> float:
+    """Bytes per second per chip a group moves over ``inter`` (the link :func:`group_link` named): that
+    link's B inside a node; across nodes min(B_intra, g · B_inter) with g members per node (g rings side
+    by side, one per port); ``intra`` may be ``None`` where the chips share no node link."""
+    if not placement.crosses_nodes or placement.members_per_node == 1:
+        return inter.bandwidth_bytes_per_s
+    across = placement.members_per_node * inter.bandwidth_bytes_per_s
+    return across if intra is None else min(intra.bandwidth_bytes_per_s, across)
 
 
 def node_of(preset: Preset, *, what: str = "a collective") -> NodeTopology:
@@ -94,5 +111,6 @@ def group_link(preset: Preset, ranks: int, *, stride: int = 1, intra_link_id: st
     link_id = inter if crosses else intra
     if not link_id:
         raise InputError(f"a group of {ranks} chips on preset {short(preset.id)} needs a link; name one")
-    return GroupPlacement(ranks, stride, link_id, crosses, nodes_spanned(chips, ranks, stride))
+    members = ranks if not crosses else (1 if stride >= chips else max(1, min(ranks, chips // stride)))
+    return GroupPlacement(ranks, stride, link_id, crosses, nodes_spanned(chips, ranks, stride), members, intra)
 

@@ -30,6 +30,8 @@ FENCE_MODULES: tuple[str, ...] = (
     "memory_fit_table",
     "inference",
     "inference_table",
+    "measured",
+    "validation",
 )
 
 

@@ -8,7 +8,9 @@ plain text. Every number comes from :mod:`ainotes.core.collective_cost` and
 =========================================================================  ====================================
 ``{{ collective-time OP ranks=N bytes=S link=ID [algorithm=A] [part=P] }}``  P: ``time`` (default), ``latency``,
                                                                            ``bandwidth``, ``algbw``, ``busbw``;
-                                                                           A defaults to the fastest
+                                                                           A defaults to the fastest; S a
+                                                                           number of bytes, or a quantity of
+                                                                           ``model=ID`` (below)
 ``{{ crossover OP ranks=N link=ID [algorithm=A] }}``                       where the ring (pairwise, direct)
                                                                            takes as long as A (default: the
                                                                            first size where the fastest
@@ -16,6 +18,12 @@ plain text. Every number comes from :mod:`ainotes.core.collective_cost` and
 ``{{ train-time params= tokens= gpus= mfu= (preset= [precision=] |``       P: ``days`` (default), ``gpu-hours``,
 ``peak_tflops=) [layers= heads= head_dim= seq_len=] [part=P] }}``          ``flops``, ``seconds``, ``rate``
 =========================================================================  ====================================
+
+``bytes=`` may name a quantity of a model instead of a number, with ``model=ID``: ``weights`` or
+``gradients`` (its parameters in BF16, 2 bytes each, divided over ``tp=`` and ``pp=``: one chip's
+shard, what a data-parallel all-reduce moves), or ``activation`` (one tensor-parallel all-reduce's
+b·s·h in BF16, with ``micro_batch=`` default 1 and ``seq_len=`` default 4,096):
+``{{ collective-time all-reduce ranks=8 bytes=activation model=llama-3.1-70b link=nvlink-4 }}``.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from ainotes.core.collectives import OPS
 from ainotes.core.hardware import Preset
 from ainotes.core.jobs import ModelsLoader, TrainingRun
 from ainotes.core.links import Link
+from ainotes.core.models import ModelPreset
 
 LinksLoader = Callable[[], Mapping[str, Link]]
 
@@ -108,14 +117,54 @@ def scientific(value: float, unit: str) -> str:
 _TIME_PARTS = ("time", "latency", "bandwidth", "algbw", "busbw")
 
 
+MODEL_QUANTITIES = ("weights", "gradients", "activation")
+_MODEL_KEYS = {"model", "tp", "pp", "micro_batch", "seq_len"}
+BF16_BYTES = 2
+DEFAULT_SEQ_LEN = 4096
+
+
+def message_bytes(options: dict[str, str], models: ModelsLoader | None, form: str) -> float:
+    """``bytes=``: a number, or a quantity of ``model=`` (:data:`MODEL_QUANTITIES`): weights or gradients
+    as 2·P/(tp·pp) bytes, one chip's shard; one TP activation as b·s·h·2 bytes."""
+    quantity = options.get("bytes")
+    if quantity not in MODEL_QUANTITIES:
+        stray = sorted(_MODEL_KEYS & set(options))
+        if stray:
+            raise InputError(f"'{form}': {stray[0]}= goes with bytes= naming a quantity of a model "
+                             f"({', '.join(MODEL_QUANTITIES)})")
+        return _number(options, "bytes", form)
+    if "model" not in options:
+        raise InputError(f"'{form}': bytes={quantity} needs model= (a model preset id)")
+    if models is None:
+        raise InputError(f"'{form}' needs the model presets, which this build has not loaded")
+    known: Mapping[str, ModelPreset] = models()
+    model = known.get(options["model"])
+    if model is None:
+        raise InputError(f"'{form}': unknown model {short(options['model'])} (known: {', '.join(sorted(known))})")
+    if quantity == "activation":
+        for key in ("tp", "pp"):
+            if key in options:
+                raise InputError(f"'{form}': {key}= does not split one TP activation (b·s·h); "
+                                 "give micro_batch= and seq_len=")
+        batch = checks.whole_number(options.get("micro_batch", "1"), "micro_batch=", "micro_batch")
+        seq_len = checks.whole_number(options.get("seq_len", str(DEFAULT_SEQ_LEN)), "seq_len=", "seq_len")
+        return float(batch * seq_len * model.d_model * BF16_BYTES)
+    for key in ("micro_batch", "seq_len"):
+        if key in options:
+            raise InputError(f"'{form}': {key}= is for bytes=activation; {quantity} are split by tp= and pp=")
+    shards = (checks.whole_number(options.get("tp", "1"), "tp=", "tp")
+              * checks.whole_number(options.get("pp", "1"), "pp=", "pp"))
+    return model.params * BF16_BYTES / shards
+
+
 def collective_time(args: list[str], options: dict[str, str], presets: Mapping[str, Preset],
-                    links: LinksLoader | None = None) -> str:
+                    links: LinksLoader | None = None, models: ModelsLoader | None = None) -> str:
     form = "collective-time"
-    _check_keys(options, {"ranks", "bytes", "link", "algorithm", "part"}, form)
+    _check_keys(options, {"ranks", "bytes", "link", "algorithm", "part", *_MODEL_KEYS}, form)
     op = _op(args, form)
     link = _link(options, links, form)
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
-    ranks, size = _whole(options, "ranks", form), _number(options, "bytes", form)
+    ranks, size = _whole(options, "ranks", form), message_bytes(options, models, form)
     if "algorithm" in options:
         result = cc.algorithm_time(op, options["algorithm"], ranks, size, **figures)
     else:
@@ -131,7 +180,8 @@ def collective_time(args: list[str], options: dict[str, str], presets: Mapping[s
 
 
 def crossover(args: list[str], options: dict[str, str], presets: Mapping[str, Preset],
-              links: LinksLoader | None = None) -> str:
+              links: LinksLoader | None = None, models: ModelsLoader | None = None) -> str:
+    del models  # a crossover is a size, not a quantity of a model
     form = "crossover"
     _check_keys(options, {"ranks", "link", "algorithm"}, form)
     op = _op(args, form)
@@ -184,7 +234,8 @@ def train_time(args: list[str], options: dict[str, str], presets: Mapping[str, P
     raise InputError(f"part= must be one of {', '.join(_TRAIN_PARTS)}: {short(part)}")
 
 
-FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset], LinksLoader | None], str]] = {
+FORMS: dict[str, Callable[[list[str], dict[str, str], Mapping[str, Preset], LinksLoader | None,
+                           ModelsLoader | None], str]] = {
     "collective-time": collective_time,
     "crossover": crossover,
 }

@@ -64,6 +64,7 @@ from ainotes.core.hardware import PRECISIONS, UNITS, Preset, check_precision, de
 from ainotes.inline import cost as cost_forms
 from ainotes.inline import inference as inference_forms
 from ainotes.inline import memory as memory_forms
+from ainotes.inline import parallelism as parallel_forms
 from ainotes.inline.formcontext import Form, FormContext, ModelsLoader
 from ainotes.inline.models import FORMS as MODEL_FORMS
 
@@ -93,6 +94,7 @@ def _register_chapter(forms: Mapping[str, Form]) -> None:
 _register_chapter(MODEL_FORMS)
 _register_chapter(memory_forms.FORMS)
 _register_chapter(inference_forms.FORMS)
+_register_chapter(parallel_forms.FORMS)
 
 
 def evaluate(body: str, presets: Mapping[str, Preset], links: cost_forms.LinksLoader | None = None,
@@ -108,7 +110,7 @@ def evaluate(body: str, presets: Mapping[str, Preset], links: cost_forms.LinksLo
         raise InputError("inline figure '{{ }}' is empty")
     if words[0] in cost_forms.FORMS:
         args, options = _split_options(words[0], words[1:])
-        return cost_forms.FORMS[words[0]](args, options, presets, links)
+        return cost_forms.FORMS[words[0]](args, options, presets, links, models)
     if words[0] in CHAPTER_FORMS:
         args, options = _split_options(words[0], words[1:])
         return CHAPTER_FORMS[words[0]](args, options, FormContext(presets, links, models))

@@ -1,0 +1,208 @@
+"""Nsight Compute (``ncu --csv``) results read into one row per kernel launch.
+
+Two layouts, both as ncu prints them (Nsight Compute CLI guide, "Console Output" and ``--page``):
+
+* the default ``--page details`` long form: one row per metric, columns ``"ID","Process ID",
+  "Process Name","Host Name","Kernel Name",…,"Section Name","Metric Name","Metric Unit",
+  "Metric Value"`` (newer versions add rule columns, older ones lack some of the middle ones);
+* ``--page raw``: one row per launch, one column per metric, the second row the units.
+
+``==PROF==`` (and ``==WARNING==``/``==ERROR==``) lines and the program's own output before the
+header are skipped; values lose their thousands separators (``1,234.5``); units with SI prefixes
+(``Kbyte``, ``Mbyte``, ``usecond``, ``msecond``) are scaled to bytes and seconds, as ncu scales
+them with ``--print-units auto`` (its default; decimal prefixes, 1 Kbyte = 1,000 bytes).
+
+Per launch:
+
+* FLOPs from the SASS thread-instruction counters, each FMA two FLOPs (the formula ncu's own
+  roofline section uses): Σ over f (FP32), d (FP64), h (FP16) of
+  ``sm__sass_thread_inst_executed_op_{p}add_pred_on.sum + …{p}mul… + 2 × …{p}fma…``
+  (``smsp__`` counters are summed the same way when the ``sm__`` ones are absent);
+* tensor work from ``sm__inst_executed_pipe_tensor.sum`` (warp-level matrix instructions). How many
+  FLOPs one instruction does depends on its shape, which no counter gives: an ``mma.sync``
+  m16n8k16 does 2·16·8·16 = 4,096, an m16n8k8 2,048, a Hopper ``wgmma`` m64n256k16 524,288 per
+  warpgroup. :data:`FLOPS_PER_TENSOR_INSTRUCTION` assumes m16n8k16 and every such launch is
+  marked ``tensor_flops_assumed``: its FLOP count is an estimate, not a measurement;
+* DRAM bytes ``dram__bytes.sum`` (else ``dram__bytes_read.sum + dram__bytes_write.sum``);
+* duration ``gpu__time_duration.sum``; hence FLOP/s = FLOPs ÷ duration and intensity =
+  FLOPs ÷ DRAM bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ainotes.measurements.source import MeasuredFileError, parse_number, where
+
+#: FLOPs per warp-level tensor instruction, assuming ``mma.sync.m16n8k16`` (2·m·n·k); see the module docstring.
+FLOPS_PER_TENSOR_INSTRUCTION = 2 * 16 * 8 * 16
+
+_PRECISIONS = ("f", "d", "h")
+_FLOP_OPS = (("add", 1), ("mul", 1), ("fma", 2))
+TENSOR_METRIC = "sm__inst_executed_pipe_tensor.sum"
+DURATION_METRIC = "gpu__time_duration.sum"
+DRAM_METRIC = "dram__bytes.sum"
+DRAM_PARTS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+_TOOL_LINE = re.compile(r"^==(PROF|WARNING|ERROR|INFO)==")
+_SECOND_PREFIX = {"n": 1e-9, "u": 1e-6, "µ": 1e-6, "m": 1e-3, "": 1.0}
+_SI_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+@dataclass(frozen=True)
+class NcuRun:
+    """One ncu CSV: ``kernels`` has ``id``, ``name``, ``flops``, ``tensor_instructions``,
+    ``tensor_flops_assumed``, ``dram_bytes``, ``duration_s``, ``flops_per_s`` and ``intensity``."""
+
+    path: str
+    layout: str
+    kernels: pd.DataFrame
+    devices: tuple[str, ...] = ()
+
+
+def flop_metrics(prefix: str = "sm") -> dict[str, int]:
+    """The SASS counter names that make up the FLOP count, each with its FLOPs per instruction."""
+    return {f"{prefix}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": weight
+            for p in _PRECISIONS for op, weight in _FLOP_OPS}
+
+
+def scale(unit: str, where_text: str, metric: str) -> float:
+    """The factor that turns a value in ``unit`` into bytes, seconds or a plain count."""
+    unit = unit.strip()
+    if unit.endswith("second") and "/" not in unit:
+        prefix = unit[: -len("second")]
+        if prefix in _SECOND_PREFIX:
+            return _SECOND_PREFIX[prefix]
+    for base in ("byte", "inst", "cycle", ""):
+        if unit.endswith(base) and unit[: len(unit) - len(base)] in _SI_PREFIX and "/" not in unit:
+            return _SI_PREFIX[unit[: len(unit) - len(base)]]
+    if unit in ("ns", "us", "ms", "s"):
+        return _SECOND_PREFIX[unit[:-1]]
+    raise MeasuredFileError(f"{where_text}: {metric} is in '{unit}', a unit this reader does not scale "
+                            "(expected byte, second or a count, with an SI prefix)")
+
+
+def _data_lines(text: str, path: str) -> tuple[list[str], int]:
+    """The CSV part of the file (tool lines dropped) and the line number of its header."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith('"ID"') or ('"Kernel Name"' in line and line.startswith('"')):
+            kept = [row for row in lines[index:] if not _TOOL_LINE.match(row) and row.strip()]
+            return kept, index + 1
+    raise MeasuredFileError(f"{path}: no ncu CSV header (a line starting '\"ID\",…,\"Kernel Name\"'): was it "
+                            "profiled with --csv, and did ncu profile any kernel?")
+
+
+def read_ncu_text(text: str, path: str) -> NcuRun:
+    """Read ``ncu --csv`` output in either layout into one row per launch."""
+    lines, header_line = _data_lines(text, path)
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    except csv.Error as exc:
+        raise MeasuredFileError(f"{where(path, header_line)}: not a readable CSV ({exc})") from None
+    header = rows[0]
+    width = len(header)
+    for offset, row in enumerate(rows[1:], start=1):
+        if len(row) != width:
+            raise MeasuredFileError(f"{where(path, header_line + offset)}: a CSV row with {len(row)} cells where the "
+                                    f"header has {width}: the file is cut short or two outputs are mixed")
+    if "Metric Name" in header and "Metric Value" in header:
+        metrics, devices = _long_form(header, rows[1:], path, header_line)
+        layout = "details"
+    else:
+        metrics, devices = _raw_form(header, rows[1:], path, header_line)
+        layout = "raw"
+    return NcuRun(path, layout, _kernels(metrics, path), devices)
+
+
+def _long_form(header: list[str], rows: list[list[str]], path: str, header_line: int
+               ) -> tuple[dict[str, dict], tuple[str, ...]]:
+    """``{launch id: {"name": …, metric: value in base units}}`` from the one-metric-per-row layout."""
+    column = {name: i for i, name in enumerate(header)}
+    if "Kernel Name" not in column:
+        raise MeasuredFileError(f"{where(path, header_line)}: an ncu CSV without a 'Kernel Name' column")
+    launches: dict[str, dict] = {}
+    for offset, row in enumerate(rows, start=1):
+        here = where(path, header_line + offset)
+        launch_id = row[column["ID"]] if "ID" in column else str(len(launches))
+        record = launches.setdefault(launch_id, {"name": row[column["Kernel Name"]], "line": header_line + offset})
+        metric, unit, text = row[column["Metric Name"]], row[column.get("Metric Unit", -1)], row[column["Metric Value"]]
+        if metric in _WANTED:
+            record[metric] = _metric_value(text, unit if "Metric Unit" in column else "", here, metric)
+    devices = tuple(dict.fromkeys(row[column["Device"]] for row in rows)) if "Device" in column else ()
+    return launches, devices
+
+
+def _raw_form(header: list[str], rows: list[list[str]], path: str, header_line: int
+              ) -> tuple[dict[str, dict], tuple[str, ...]]:
+    """The same from ``--page raw``: one column per metric, the first row after the header their units."""
+    if "Kernel Name" not in header:
+        raise MeasuredFileError(f"{where(path, header_line)}: an ncu CSV without a 'Kernel Name' column")
+    if not rows:
+        raise MeasuredFileError(f"{where(path, header_line)}: an ncu --page raw CSV with no units row and no launches")
+    units, launches_rows = rows[0], rows[1:]
+    name_at = header.index("Kernel Name")
+    launches: dict[str, dict] = {}
+    for offset, row in enumerate(launches_rows, start=2):
+        here = where(path, header_line + offset)
+        launch_id = row[header.index("ID")] if "ID" in header else str(offset - 2)
+        record = {"name": row[name_at], "line": header_line + offset}
+        for index, metric in enumerate(header):
+            if metric in _WANTED and row[index].strip() not in ("", "n/a", "N/A"):
+                record[metric] = _metric_value(row[index], units[index], here, metric)
+        launches[launch_id] = record
+    devices = tuple(dict.fromkeys(row[header.index("Device")] for row in launches_rows)) if "Device" in header else ()
+    return launches, devices
+
+
+_WANTED = frozenset({*flop_metrics("sm"), *flop_metrics("smsp"), TENSOR_METRIC, DURATION_METRIC, DRAM_METRIC,
+                     *DRAM_PARTS})
+
+
+def _metric_value(text: str, unit: str, here: str, metric: str) -> float:
+    try:
+        value = parse_number(text)
+    except ValueError:
+        raise MeasuredFileError(f"{here}: {metric} must be a number, not {text!r}") from None
+    return value * scale(unit, here, metric)
+
+
+def _flops(record: dict) -> float | None:
+    """FMA counted twice, over FP32, FP64 and FP16; ``sm__`` counters first, else ``smsp__``."""
+    for prefix in ("sm", "smsp"):
+        names = flop_metrics(prefix)
+        if any(name in record for name in names):
+            return sum(record.get(name, 0.0) * weight for name, weight in names.items())
+    return None
+
+
+def _kernels(launches: dict[str, dict], path: str) -> pd.DataFrame:
+    if not launches:
+        raise MeasuredFileError(f"{path}: an ncu CSV with a header but no kernel launches")
+    rows = []
+    for launch_id, record in launches.items():
+        here = where(path, record["line"])
+        if DURATION_METRIC not in record:
+            raise MeasuredFileError(f"{here}: launch {launch_id} ({record['name']}) has no {DURATION_METRIC}: profile "
+                                    f"with --metrics {DURATION_METRIC},{DRAM_METRIC},… (see the notes' measured page)")
+        vector = _flops(record)
+        tensor = record.get(TENSOR_METRIC)
+        tensor_flops = (tensor or 0.0) * FLOPS_PER_TENSOR_INSTRUCTION
+        flops = None if vector is None and tensor is None else (vector or 0.0) + tensor_flops
+        dram = record.get(DRAM_METRIC)
+        if dram is None and all(part in record for part in DRAM_PARTS):
+            dram = sum(record[part] for part in DRAM_PARTS)
+        duration = record[DURATION_METRIC]
+        rows.append({
+            "id": launch_id, "name": record["name"], "line": record["line"], "flops": flops,
+            "tensor_instructions": tensor, "tensor_flops_assumed": bool(tensor),
+            "dram_bytes": dram, "duration_s": duration,
+            "flops_per_s": flops / duration if flops is not None and duration > 0 else math.nan,
+            "intensity": flops / dram if flops is not None and dram else math.nan,
+        })
+    return pd.DataFrame(rows)

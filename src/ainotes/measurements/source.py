@@ -1,0 +1,58 @@
+"""What every reader shares: the one error type, reading a file's text, and number parsing."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+from ainotes.base.errors import InputError
+
+#: The formats :func:`ainotes.measurements.read.read_measured` knows.
+FORMATS = ("nccl-tests", "ncu", "kineto")
+
+
+class MeasuredFileError(InputError):
+    """A measured file that cannot be read as it claims: ``path:line: what is wrong (what was meant)``."""
+
+
+def where(path: str, line: int | None = None) -> str:
+    """``path:line`` (or ``path`` alone) for the start of a message."""
+    return f"{path}:{line}" if line else path
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it is gzip (``.json.gz`` traces); one line if it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise MeasuredFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise MeasuredFileError(f"{path}: is a folder, not a measured file") from None
+    except OSError as exc:
+        raise MeasuredFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise MeasuredFileError(f"{path}: a gzip file that is cut short or damaged ({exc})") from None
+    return data
+
+
+def decode(data: bytes, path: str) -> str:
+    """UTF-8 text (a byte-order mark dropped); one line naming the first undecodable line otherwise."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise MeasuredFileError(f"{where(path, line)}: not UTF-8 text (byte {exc.start}): is this a binary file "
+                                "(an .ncu-rep or .nsys-rep report)? Export it as CSV or JSON first") from None
+
+
+def parse_number(text: str) -> float:
+    """A number as a tool prints it: ``1,234.5`` (thousands separators), ``0e+00``, ``nan``; ``ValueError`` else."""
+    cleaned = text.strip().replace(",", "")
+    value = float(cleaned)
+    if math.isinf(value) and "inf" not in cleaned.lower():
+        raise ValueError(text)
+    return value
