@@ -310,7 +310,7 @@ SUBTITLE_EXPRESSION = (
 
 
 
-def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link],
+def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link | None],
                    model_id: str, preset_id: str, context: int, contexts: Sequence[int], precision: str,
                    precisions: Sequence[str], tp: int, tps: Sequence[int], metric: str, title: str | None) -> None:
     if not models or not presets:
@@ -592,7 +592,7 @@ def precision_label(precision: str) -> str:
     return f"{word(weights)} weights, {word(kv)} KV cache"
 
 
-def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link], *,
+def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[str, Link | None], *,
                      caption_html: str, **view: Any) -> VegaFigure:
     """The chart (:func:`inference_spec`, with ``view``: its selects' choices and initial values,
     ``metric`` and ``title``) as a page shows it: both schemes, their phone stills

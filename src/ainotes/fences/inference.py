@@ -64,7 +64,8 @@ _CHART_KEYS = ("models", "presets", "preset", "context", "contexts", "precision"
 
 def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceChartRequest:
     """``inference`` fence: models (ids; default every model preset), presets (GPU ids; default every
-    preset with a rate at ``compute_dtype``), preset (the GPU drawn first; default the first of them), context and contexts (the context select), precision and
+    preset with a rate at ``compute_dtype``), preset (the GPU drawn first; default the first of them),
+    context and contexts (the context select), precision and
     precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
     (default each GPU preset's node link), metric (``time`` or ``tokens-per-second``), title, id."""
 
