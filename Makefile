@@ -9,7 +9,7 @@ CHROMIUM := /usr/bin/chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: site site-properdocs site-zensical test test-integration test-matrix test-all test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
+.PHONY: site site-properdocs site-zensical test test-lowest test-integration test-matrix test-all test-fast check serve bench bench-slow clean clean-cache install install-test install-dev chromium
 
 site: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict --site-dir site
@@ -18,7 +18,7 @@ site: $(VENV)/.installed
 # ProperDocs runs hooks/notes.py as MkDocs does. Zensical runs the Markdown extension but no
 # hooks, so `ainotes site-assets` then writes the assets, embed files and manifest.
 PROPERDOCS_SPEC ?= properdocs>=1.6.7,<2
-ZENSICAL_SPEC ?= zensical>=0.0.20,<0.2
+ZENSICAL_SPEC ?= zensical>=0.0.58,<0.2
 
 site-properdocs: $(VENV)/.installed-properdocs
 	$(BIN)/properdocs build --strict -f mkdocs.yml --site-dir site
@@ -49,6 +49,19 @@ TIERS = matrix or screenshots
 test: $(VENV)/.installed-test
 	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not browser and not integration and not ($(TIERS))"
 
+# make test again on the lowest versions pyproject.toml allows (uv's lowest-direct resolution of the
+# direct dependencies), in a venv of its own: every lower bound is one the suite passes with.
+LOWEST_VENV := .venv-lowest
+UV_SPEC ?= uv>=0.5,<1
+test-lowest: $(LOWEST_VENV)/.installed
+	AINOTES_TEST_PREBUILD=1 $(LOWEST_VENV)/bin/python -m pytest $(PYTEST_XDIST) -m "not browser and not integration and not ($(TIERS))"
+
+$(LOWEST_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_VENV)/bin/python -m pip install --quiet '$(UV_SPEC)'
+	$(LOWEST_VENV)/bin/uv pip install --quiet --python $(LOWEST_VENV)/bin/python --resolution lowest-direct -e '.[test]'
+	touch $@
+
 test-integration: $(VENV)/.installed-test chromium
 	AINOTES_TEST_PREBUILD=1 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "(browser or integration) and not ($(TIERS))"
 
@@ -63,18 +76,20 @@ test-fast: $(VENV)/.installed-test
 	AINOTES_QUICK_EXAMPLES=15 $(BIN)/python -m pytest -m "not browser and not build and not slow and not matrix and not screenshots"
 
 # Lint, types and import rules: ruff (rules in pyproject.toml, each ignore justified), mypy,
-# import-linter (the layers and contracts in pyproject.toml) and no module using another's private names.
+# import-linter (the layers and contracts in pyproject.toml), no module using another's private names,
+# and no file in src/ over 800 lines or function over 80 (scripts/check_sizes.py).
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff check src hooks tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_private_imports.py
+	$(BIN)/python scripts/check_sizes.py
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf site bench/out .pytest_cache
+	rm -rf site bench/out .pytest_cache $(LOWEST_VENV)
 
 clean-cache: $(VENV)/.installed
 	$(BIN)/ainotes cache clear

@@ -35,7 +35,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "inference"
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}
 MODELS = {m.id: m for m in load_models(FIXTURES / "models")}
 LINKS = {link.id: link for link in load_links(FIXTURES / "links")}
-SHIPPED = Path(__file__).resolve().parent.parent / "presets"
 
 GPU, TPU, NOCAP = PRESETS["lab-gpu"], PRESETS["lab-tpu"], PRESETS["lab-nocap"]
 M70, M13, MOE, MQA = MODELS["lab-70b"], MODELS["lab-13b"], MODELS["lab-moe"], MODELS["lab-mqa"]
@@ -80,8 +79,8 @@ def test_llama_70b_weights_in_bf16_are_141_gb() -> None:
     assert round(weights_bytes(M70) / 1e9) == 141
 
 
-def test_the_done_means_command_on_the_shipped_presets(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--presets-dir", str(SHIPPED), "inference", "--model", "llama-3.1-70b", "--preset", "h100",
+def test_the_done_means_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--presets-dir", str(FIXTURES), "inference", "--model", "lab-70b", "--preset", "lab-gpu",
                  "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["kv_bytes_per_token"] == 327_680
@@ -105,11 +104,15 @@ def test_step_time_never_falls_as_batch_or_context_grow(b: int, s: int, db: int,
     assert setup(model=model, batch=b, context=s + ds, tp=tp, **link).decode_step().time_s >= base
 
 
+TABLE = 128_256 * 8_192  # Llama 3.1 70B's input embedding: a lookup reads one row of it per token
+
+
 @given(b=st.integers(1, 295), s=contexts)
-def test_below_b_crit_a_step_takes_its_bytes_over_the_bandwidth(b: int, s: int) -> None:
+def test_below_b_crit_a_step_takes_the_bytes_it_reads_over_the_bandwidth(b: int, s: int) -> None:
     step = setup(batch=b, context=s).decode_step()
     assert step.bound == "memory"
-    moved = M70.params * 2 + b * s * 327_680  # every weight and every cached key and value, once
+    # every weight but the input table, the B rows of it the batch looks up, every cached key and value
+    moved = (M70.params - TABLE) * 2 + b * 8_192 * 2 + b * s * 327_680
     assert step.time_s == pytest.approx(moved / 3.35e12, rel=1e-12)
 
 
@@ -117,7 +120,8 @@ def test_below_b_crit_a_step_takes_its_bytes_over_the_bandwidth(b: int, s: int) 
 def test_above_b_crit_the_matmuls_take_their_flops_over_the_peak(b: int, s: int) -> None:
     step = setup(batch=b, context=s).decode_step()
     assert step.bound == "compute"
-    assert step.time_s - b * s * 327_680 / 3.35e12 == pytest.approx(2 * b * M70.params / 989.4e12, rel=1e-9)
+    matmul_params = M70.params - TABLE  # the lookup does no arithmetic
+    assert step.time_s - b * s * 327_680 / 3.35e12 == pytest.approx(2 * b * matmul_params / 989.4e12, rel=1e-9)
 
 
 def test_tokens_per_second_is_the_batch_over_one_step() -> None:
@@ -125,12 +129,25 @@ def test_tokens_per_second_is_the_batch_over_one_step() -> None:
     assert one.record()["tokens_per_s"] == pytest.approx(64 / one.record()["decode_step_s"])
 
 
-def test_a_mixture_of_experts_turns_compute_bound_later_by_all_over_active() -> None:
-    assert compute_bound_batch(MOE, GPU) == pytest.approx(b_crit(GPU) * MOE.params / MOE.active_params)
-    assert 3.5 < compute_bound_batch(MOE, GPU) / b_crit(GPU) < 3.7  # 46.7 B stored, 12.9 B active
+def test_a_mixture_of_experts_turns_compute_bound_where_each_expert_does() -> None:
+    # Attention at B_crit = 295; each of 8 experts sees B·2/8 tokens, so the experts at 4·295 = 1,181
+    # (the blend B_crit·P/P_active = 1,071 of the third round is neither).
+    assert round(b_crit(GPU)) == 295 and round(compute_bound_batch(MOE, GPU)) == 1_181
     b = math.floor(compute_bound_batch(MOE, GPU))
     assert setup(model="lab-moe", batch=b).decode_step().bound == "memory"
     assert setup(model="lab-moe", batch=b + 1).decode_step().bound == "compute"
+    assert setup(model="lab-moe", batch=296).decode_step().dense_compute_s > \
+        setup(model="lab-moe", batch=296).decode_step().dense_weights_s  # attention turned already
+
+
+def test_mixtral_at_batch_one_reads_the_two_experts_a_token_uses() -> None:
+    step = setup(model="lab-moe", batch=1, context=1).decode_step()
+    assert step.experts_touched == pytest.approx(2)
+    # 27.9 ms if all eight experts were read (46.7 B · 2 bytes over 3.35 TB/s); about 7.7 ms for the 13 B a token uses
+    assert 7.5e-3 < step.time_s < 7.8e-3
+    assert setup(model="lab-moe", batch=8, context=1).decode_step().experts_touched == pytest.approx(7.2, abs=0.05)
+    assert setup(model="lab-moe", batch=4096, context=1).decode_step().weights_s == pytest.approx(
+        (MOE.params - 32_000 * 4096 + 4096 * 4096) * 2 / 3.35e12, rel=1e-9)  # every expert, 4,096 rows
 
 
 def test_prefill_is_compute_bound_once_its_tokens_pass_b_crit() -> None:
@@ -182,11 +199,17 @@ def test_tensor_parallelism_divides_weights_kv_and_flops() -> None:
     assert a.allreduce_s == 0 < b.allreduce_s
 
 
-def test_two_all_reduces_per_layer_of_the_activations_timed_by_the_alpha_beta_model() -> None:
+def test_two_all_reduces_per_layer_timed_with_the_fastest_algorithm_for_their_size() -> None:
     step = setup(batch=64, context=4096, tp=8, link="lab-link").decode_step()
-    one = collective_cost.algorithm_time("all-reduce", "ring", 8, 64 * 8192 * 2, bandwidth_bytes_per_s=450e9,
+    one = collective_cost.best_algorithm("all-reduce", 8, 64 * 8192 * 2, bandwidth_bytes_per_s=450e9,
                                          latency_s=1.9e-6)
     assert step.allreduce_s == pytest.approx(2 * 80 * one.time_s)
+    assert step.allreduce_algorithm == one.algorithm == "rabenseifner"
+    # The figure: a 16 kB message (batch 1) over 8 ranks takes 26.7 µs as a ring, 11.5 µs at best.
+    single = setup(batch=1, context=1, tp=8, link="lab-link").decode_step()
+    ring = collective_cost.algorithm_time("all-reduce", "ring", 8, 16_384, bandwidth_bytes_per_s=450e9,
+                                          latency_s=1.9e-6)
+    assert (round(ring.time_s * 1e6, 1), round(single.allreduce_s / 160 * 1e6, 1)) == (26.7, 11.5)
     slow = setup(batch=64, context=4096, tp=8, link="lab-slow").decode_step()
     assert slow.allreduce_s > step.allreduce_s
 
@@ -261,7 +284,8 @@ BAD = [
      "'compute_dtype' fp8: preset lab-tpu does not give its FP8 tensor rate in "),
     ({"compute_dtype": "fp8"}, "'compute_dtype' fp8 is narrower than the bf16 weights"),
     ({"tp": 3, "link": "lab-link"}, "'tp' 3 does not divide the 64 attention heads of lab-70b"),
-    ({"tp": 2}, "'link': tensor parallelism needs a link preset to time its all-reduces"),
+    ({"tp": 2, "preset": "lab-nocap", "model": "lab-13b"},
+     "'link': tensor parallelism needs a link preset to time its all-reduces, and preset lab-nocap names no node"),
     ({"tp": 2, "link": "nvlink-9"}, "'link': unknown link 'nvlink-9' (known: lab-link, lab-slow)"),
     ({"tp": 2048, "link": "lab-link"}, "'tp' must be a whole number from 1 to 1024: 2048"),
     ({"speed": 3}, "unknown key 'speed'"),
@@ -296,7 +320,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str
     (["--model", "lab-70b", "--preset", "lab-gpu", "--weights-dtype", "int3"],
      "ainotes inference: --weights-dtype must be one of"),
     (["--model", "lab-70b", "--preset", "lab-gpu", "--batch", "0"], "argument --batch: must be a whole number"),
-    (["--model", "lab-70b", "--preset", "lab-gpu", "--tp", "2"],
+    (["--model", "lab-13b", "--preset", "lab-nocap", "--tp", "2"],
      "ainotes inference: --link: tensor parallelism needs a link preset"),
     (["--model", "lab-7b", "--preset", "lab-gpu"], "ainotes inference: --model: unknown model 'lab-7b'"),
     (["--preset", "lab-gpu"], "the following arguments are required: --model"),
@@ -376,7 +400,7 @@ def test_forms_agree_with_the_core() -> None:
     ("decode-step lab-70b lab-gpu batch=8", "'decode-step' needs context="),
     ("decode-step lab-70b lab-gpu batch=8 context=8 part=speed", "part= must be one of time, tokens-per-second"),
     ("decode-step lab-70b lab-gpu batch=0 context=8", "'decode-step': batch= must be a whole number from 1"),
-    ("decode-step lab-70b lab-gpu batch=8 context=8 tp=2", "'decode-step': link=: tensor parallelism needs"),
+    ("decode-step lab-13b lab-nocap batch=8 context=8 tp=2", "'decode-step': link=: tensor parallelism needs"),
     ("decode-step lab-70b lab-nocap batch=8 context=8 compute=fp8 weights=fp8",
      "'decode-step': compute= fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
     ("b-crit lab-nocap compute=fp8", "'b-crit': compute= fp8: preset lab-nocap has no FP8 tensor path"),

@@ -52,7 +52,7 @@ def spec(theme: str = "light", **overrides: object) -> dict:
         "precision": "bf16/bf16", "precisions": PRECISIONS, "compute_dtype": "bf16", "tp": 8, "tps": TPS,
         "theme": theme, **overrides}
     return chart.inference_spec([MODELS[m] for m in CHOSEN_MODELS], [PRESETS[p] for p in CHOSEN_PRESETS],
-                                dict.fromkeys(CHOSEN_PRESETS, LINKS["lab-link"]), **kwargs)
+                                {(p, t): LINKS["lab-link"] for p in CHOSEN_PRESETS for t in TPS if t > 1}, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,10 @@ def test_the_expressions_state_the_cores_formula(light: dict) -> None:
 
 
 def _rows(spec_dict: dict) -> tuple[list[dict], dict[str, dict]]:
-    return spec_dict["datasets"]["setups"], {g["g"]: g for g in spec_dict["datasets"]["gpus"]}
+    """The setups, and per GPU and TP degree (``lab-gpu/8``) its row with its link's."""
+    gpus = {g["g"]: g for g in spec_dict["datasets"]["gpus"]}
+    return spec_dict["datasets"]["setups"], {link["gt"]: {**gpus[link["gt"].split("/")[0]], **link}
+                                             for link in spec_dict["datasets"]["links"]}
 
 
 @pytest.mark.parametrize("batch", [1, 7, 64, 295, 296, 4096])
@@ -103,7 +106,10 @@ def test_the_expressions_equal_the_core_at_every_setting(light: dict, batch: int
         if "text" in row:
             continue
         weights, kv = row["q"].split("/")
-        for gpu_id, gpu in gpus.items():
+        for key, gpu in gpus.items():
+            gpu_id, tp = key.split("/")
+            if int(tp) != row["t"]:
+                continue
             core = InferenceSetup(MODELS[row["m"]], PRESETS[gpu_id], batch=batch, context=context,
                                   weights_dtype=weights, kv_dtype=kv, tp=row["t"],
                                   link=LINKS["lab-link"] if row["t"] > 1 else None)
@@ -116,7 +122,7 @@ def test_the_expressions_equal_the_core_at_every_setting(light: dict, batch: int
                 assert drawn[name] == pytest.approx(expected, rel=1e-8, abs=1e-15), (row, gpu_id, name)
             assert drawn.get("bmax") == core.max_batch, (row, gpu_id)
             checked += 1
-    assert checked == len([r for r in rows if "text" not in r]) * len(gpus)
+    assert checked == len([r for r in rows if "text" not in r]) * len(CHOSEN_PRESETS)
 
 
 def test_tp_degrees_the_heads_forbid_carry_the_cores_reason(light: dict) -> None:
@@ -129,7 +135,8 @@ def test_tp_degrees_the_heads_forbid_carry_the_cores_reason(light: dict) -> None
 
 def test_a_gpu_without_a_capacity_has_no_largest_batch(light: dict) -> None:
     _, gpus = _rows(light)
-    assert "cap" not in gpus["lab-nocap"] and gpus["lab-gpu"]["cap"] == 80e9
+    assert "cap" not in gpus["lab-nocap/8"] and gpus["lab-gpu/8"]["cap"] == 80e9
+    assert gpus["lab-gpu/1"]["alpha"] == 0 and gpus["lab-gpu/8"]["alpha"] == pytest.approx(LINKS["lab-link"].latency_s)
 
 
 def test_static_render_marks_b_crit_and_the_largest_batch(light: dict) -> None:
@@ -202,7 +209,7 @@ def test_a_gpu_preset_an_author_adds_reaches_the_chart_without_naming_it(tmp_pat
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("preset: lab-cpu\nlink: lab-link\n", "serve.md:4: 'preset' 'lab-cpu' is not among the chart's GPUs ("),
+    ("preset: lab-cpu\nlink: lab-link\n", "serve.md:4: 'preset' must be one of the chart's GPU presets ("),
     ("models: [lab-7b]\nlink: lab-link\n", "serve.md:4: unknown model 'lab-7b' (known: lab-13b, lab-70b"),
     ("presets: [lab-nocap]\ncompute_dtype: fp8\nprecision: fp8/fp8\n",
      "serve.md:4: 'compute_dtype' fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
@@ -213,7 +220,7 @@ def test_a_gpu_preset_an_author_adds_reaches_the_chart_without_naming_it(tmp_pat
     ("tp: two\n", "serve.md:4: 'tp' must be a whole number from 1 to 1024: 'two'"),
     ("contexts: 4096\n", "serve.md:4: 'contexts' must be a non-empty list: 4096"),
     ("link: nvlink-9\n", "serve.md:4: unknown link 'nvlink-9' (known: lab-link, lab-slow)"),
-    ("tp: 2\n", "serve.md:3: tensor parallelism needs a link preset"),
+    ("presets: [lab-nocap]\ntp: 2\n", "serve.md:3: tensor parallelism needs a link preset"),
     ("presets: [lab-cpu]\n", "serve.md:4: unknown preset 'lab-cpu'"),
     ("colour: red\n", "serve.md:4: unknown key 'colour' in inference fence"),
 ])
@@ -425,6 +432,8 @@ def test_the_chart_in_a_page(browser: Browser, built: Path, viewport: dict, sche
 
 
 def test_the_chart_weighs_tens_of_kilobytes(light: dict) -> None:
-    # Four models × four weight/KV choices × four TP degrees × three GPUs: coefficients, not a grid.
-    assert len(json.dumps(light["datasets"])) < 12_000
-    assert len(scripts.script_json(render.vega(render.responsive(light)))) < 40_000
+    # Four models × four weight/KV choices × four TP degrees (dense, expert, window and per-algorithm
+    # all-reduce coefficients) and three GPUs at four degrees: coefficients, not a grid of batches.
+    assert len(json.dumps(light["datasets"])) < 20_000
+    # The compiled view, its expressions included (the caption's sentences and the titles follow the selects).
+    assert len(scripts.script_json(render.vega(render.responsive(light)))) < 48_000

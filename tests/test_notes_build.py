@@ -48,6 +48,9 @@ PAGES = {
         ```whats-new
         limit: 2
         ```
+
+        ```note-cards
+        ```
         """,
     "whats-new.md": "---\nlisted: false\n---\n# What is new\n\n```whats-new\n```\n",
     "tags.md": "---\nlisted: false\n---\n# Tags\n\n```tags-index\n```\n",
@@ -156,6 +159,14 @@ def test_whats_new_lists_changes_newest_first_and_home_shows_the_latest(built):
     assert '<a href="feed.xml" type="application/rss+xml">RSS</a>' in home
 
 
+def test_the_home_page_has_a_card_for_every_note_newest_first(built):
+    cards = _article(built.page("")).split('<div class="grid cards"', 1)[1].split("</div>", 1)[0]
+    linked = re.findall(r'<li><p><strong><a href="([^"]+)">([^<]+)</a></strong></p><p>([^<]*)</p>', cards)
+    assert linked == [("roofline/", "Roofline", "Where kernels land."),  # created 2026-02-10: its first paragraph
+                      ("mfu/", "MFU", "What a job turns into model arithmetic.")]  # created 2026-01-02
+    assert '<a class="md-tag" href="tags/#tag-hardware">hardware</a>' in cards
+
+
 def test_tags_index_lists_every_allowed_tag_and_its_notes(built):
     page = _article(built.page("tags"))
     hardware = re.search(r'<section class="ainotes-tag" id="tag-hardware">.*?</section>', page).group(0)
@@ -215,6 +226,10 @@ def test_feeds_are_valid_with_absolute_links(built):
     ("# X\n\n- a list\n- with [@palm, Table 2; @zeroo]\n",
      "x.md:4: unknown citation key 'zeroo'"),
     ("---\ncreated: 2026-01-01\n---\n# X\n\n[@palm @zero]\n", "x.md:6: citation [@palm @zero] is not [@key]"),
+    ("---\ncreated: 2026-01-01\n---\n# X\n\nAs PaLM reports\n[@palm, Table 2 and so on.\n",
+     "x.md:7: citation '[@palm, Table 2 and so on.' is never closed: end it with ']'"),
+    ("---\ncreated: 2026-01-01\ndescription: '\"><script>alert(3)</script>'\n---\n# X\n",
+     "x.md:3: 'description' may not hold '\"': the theme writes it into the page's HTML as it is"),
 ])
 def test_strict_build_stops_at_page_and_line(tmp_path, page, expected):
     build = run_build(_project(tmp_path, {"x.md": page}))

@@ -91,6 +91,28 @@ def test_dates_fall_back_to_a_full_git_history(tmp_path):
     assert not catalogue.warnings
 
 
+def test_only_a_change_of_the_text_updates_a_note_and_a_move_keeps_its_dates(tmp_path):
+    repo = _history_repo(tmp_path)  # a.md: 2025-03-01, text changed 2025-04-15; b.md: 2025-03-10
+    _write(repo / "docs", {"b.md": "---\ntags: [hardware, training]\n---\n# Note B\n\nB.\n"})
+    _commit(repo, "b: a tag more", "2025-05-01T10:00:00+00:00")  # front matter only
+    _write(repo / "docs", {"b.md": "---\ntags: [hardware, training]\n---\n# Note B\n\nB.   \n\n"})
+    _commit(repo, "b: white space", "2025-05-02T10:00:00+00:00")
+    (repo / "docs" / "old").mkdir()
+    _git(repo, "mv", "docs/a.md", "docs/old/a.md")
+    _commit(repo, "a moves", "2025-06-01T10:00:00+00:00")
+    stamp = dt.datetime(2025, 7, 1, tzinfo=dt.UTC).timestamp()
+    os.utime(repo / "docs" / "b.md", (stamp, stamp))  # touched, not committed
+    catalogue = notes_meta.read_catalogue(_settings(repo / "docs"))
+    a, b = catalogue.note("old/a.md"), catalogue.note("b.md")
+    assert a is not None and b is not None
+    assert (b.created, b.updated, b.was_updated) == (dt.date(2025, 3, 10), dt.date(2025, 3, 10), False)
+    assert (a.created, a.updated) == (dt.date(2025, 3, 1), dt.date(2025, 4, 15))  # not re-created by the move
+    _write(repo / "docs", {"b.md": "---\ntags: [hardware, training]\n---\n# Note B\n\nB, with a new line.\n"})
+    _commit(repo, "b: new text", "2025-08-01T10:00:00+00:00")
+    b = notes_meta.read_catalogue(_settings(repo / "docs")).note("b.md")
+    assert b is not None and b.updated == dt.date(2025, 8, 1)
+
+
 def test_a_shallow_clone_is_detected_and_said_not_used_for_dates(tmp_path):
     repo = _history_repo(tmp_path)
     shallow = tmp_path / "shallow"
@@ -137,6 +159,20 @@ def test_front_matter_dates_beat_git_and_changes_extend_updated(tmp_path):
     ("listed: maybe", "a.md:2: 'listed' must be true or false, got 'maybe'"),
     ("changes: [one]", "a.md:2: 'changes' must map dates to a line each"),
     ("description: a: b", "a.md:2: front matter is not valid YAML: mapping values are not allowed here"),
+    # The seeds of issue 32: each a slip that passed silently, now one line at its key.
+    ("created: 2099-01-01", "a.md:2: 'created' is 2099-01-01, in the future (today is "),
+    ("created: 2026-01-01\nchanges:\n  2099-05-01: Later.", "a.md:4: 'changes' is 2099-05-01, in the future"),
+    ("tags: training", "a.md:2: 'tags' must be a list, got the text 'training': write tags: [training]"),
+    ("tags: training, hardware", "a.md:2: 'tags' must be a list, got the text 'training, hardware': "
+                                 "write tags: [training, hardware]"),
+    ("tags:\n  - training\n  - hardware\n  - training",
+     "a.md:5: tag 'training' is listed twice (first at line 3): list each tag once"),
+    ("tag: [training]", "a.md:2: unknown front-matter key 'tag': did you mean 'tags'?"),
+    ("titel: A", "a.md:2: unknown front-matter key 'titel': did you mean 'title'?"),
+    # What the theme writes into the page unescaped (<head>, the navigation) may not break out of it.
+    ("description: '\"><script>alert(3)</script>'", "a.md:2: 'description' may not hold '\"': the theme writes"),
+    ("title: A <b>bold</b> title", "a.md:2: 'title' may not hold '<': the theme writes"),
+    ("author: '\"><script>alert(4)</script>'", "a.md:2: 'author' may not hold '\"'"),
 ])
 def test_bad_front_matter_names_page_and_line(tmp_path, front, expected):
     _write(tmp_path, {"a.md": f"---\n{front}\n---\n# A\n"})
@@ -155,6 +191,13 @@ def test_unknown_tag_names_page_line_and_the_closest_allowed_one(tmp_path):
         notes_meta.read_catalogue(_settings(tmp_path)).note("a.md")
     assert str(caught.value) == ("a.md:5: unknown tag 'trainnig' (allowed: communication, hardware, training); "
                                  "did you mean 'training'?")
+
+
+def test_other_tools_keys_and_safe_typography_pass(tmp_path):
+    _write(tmp_path, {"a.md": "---\ncomments: true\nsearch: {exclude: false}\ntitle: The “roofline” & its ridge\n"
+                              "description: B ≤ 295, FLOP/byte\ntags: [training]\n---\n# A\n"})
+    note = notes_meta.read_catalogue(_settings(tmp_path)).note("a.md")
+    assert note is not None and note.title == "The “roofline” & its ridge" and note.tags == ("training",)
 
 
 def test_tags_with_no_allowed_list_say_where_to_list_them(tmp_path):
@@ -179,6 +222,21 @@ def test_tagged_and_events_order(tmp_path):
     ]
     assert [n.src for n in catalogue.tagged("hardware")] == ["mid.md"]
     assert [n.src for n in catalogue.tagged("training")] == ["mid.md", "old.md"]  # by title
+
+
+def test_a_days_new_notes_come_before_its_updates(tmp_path):
+    day = "2026-03-01"
+    _write(tmp_path, {
+        "old.md": f"---\ncreated: 2026-01-01\nupdated: {day}\n---\n# Old\n",
+        "said.md": f"---\ncreated: 2026-01-02\nchanges:\n  {day}: A new table.\n---\n# Said\n",
+        "zeta.md": f"---\ncreated: {day}\n---\n# Zeta\n",
+        "alpha.md": f"---\ncreated: {day}\n---\n# Alpha\n",
+    })
+    catalogue = notes_meta.read_catalogue(_settings(tmp_path))
+    first_day = [(e.note.src, e.kind) for e in catalogue.events() if e.date.isoformat() == day]
+    assert first_day == [("alpha.md", "new"), ("zeta.md", "new"), ("said.md", "updated"), ("old.md", "updated")]
+    # Updated the same day as older notes, the new ones lead the list (and the feeds).
+    assert [n.src for n in catalogue.listed()] == ["alpha.md", "zeta.md", "said.md", "old.md"]
 
 
 def test_title_is_the_first_heading_outside_code(tmp_path):
@@ -274,7 +332,7 @@ def test_locate_skips_fences_and_forms_shown_as_code():
 def test_feeds_parse_with_absolute_links_dates_and_summaries(tmp_path):
     docs = tmp_path / "docs"
     _write(docs, {
-        "a.md": "---\ncreated: 2026-01-02\nupdated: 2026-02-03\ndescription: About A & <b>.\ntags: [training]\n"
+        "a.md": "---\ncreated: 2026-01-02\nupdated: 2026-02-03\ndescription: About A & B’s rows.\ntags: [training]\n"
                 "---\n# A\n",
         "sub/b.md": "---\ncreated: 2026-01-05\n---\n# B\n\nB's first paragraph.\n",
         "index.md": "---\nlisted: false\n---\n# Home\n",
@@ -291,7 +349,7 @@ def test_feeds_parse_with_absolute_links_dates_and_summaries(tmp_path):
         assert parsed.feed.title == "Test notes"
         assert [e.link for e in parsed.entries] == ["https://example.org/notes/a/", "https://example.org/notes/sub/b/"]
         assert [e.title for e in parsed.entries] == ["A", "B"]
-        assert parsed.entries[0].summary == "About A & <b>."
+        assert parsed.entries[0].summary == "About A & B’s rows."
         assert parsed.entries[1].summary == "B's first paragraph."
         assert parsed.entries[0].published_parsed[:3] == (2026, 1, 2)
         assert [t.term for t in parsed.entries[0].tags] == ["training"]
@@ -311,7 +369,38 @@ def test_feeds_parse_with_absolute_links_dates_and_summaries(tmp_path):
         assert (tmp_path / "again" / name).read_bytes() == (site / name).read_bytes()
 
 
+def test_feed_entry_ids_stay_when_the_site_moves(tmp_path):
+    docs = tmp_path / "docs"
+    _write(docs, {"a.md": "---\ncreated: 2026-01-02\n---\n# A\n", "b.md": "---\ncreated: 2026-01-03\n---\n# B\n"})
+    ids = {}
+    for host in ("https://example.org/notes/", "https://notes.example.net/"):
+        catalogue = notes_meta.read_catalogue(_settings(docs, site_url=host))
+        site = tmp_path / host.split("/")[2]
+        feed.write_feeds(catalogue, site)
+        rss, atom = (feedparser.parse((site / name).read_bytes()) for name in ("feed.xml", "atom.xml"))
+        json_ids = [i["id"] for i in json.loads((site / "feed.json").read_text(encoding="utf-8"))["items"]]
+        assert [e.id for e in rss.entries] == [e.id for e in atom.entries] == json_ids
+        assert all(e.link.startswith(host) and not e.id.startswith("http") for e in rss.entries)
+        ids[host] = json_ids
+    first, second = ids.values()
+    assert first == second and len(set(first)) == 2
+
+
 def test_no_site_url_no_feed(tmp_path):
     _write(tmp_path / "docs", {"a.md": "---\ncreated: 2026-01-02\n---\n# A\n"})
     assert feed.write_feeds(notes_meta.read_catalogue(_settings(tmp_path / "docs")), tmp_path / "site") == []
     assert not (tmp_path / "site" / "feed.xml").exists()
+
+
+def test_a_link_to_the_home_page_from_the_root_is_never_empty(tmp_path):
+    """Under Zensical links are relative to the source file, so from docs/x.md the home page's prefix is
+    "": an empty href would be the page itself."""
+    from ainotes.html.notes import note_link
+
+    _write(tmp_path, {"index.md": "# Home\n", "sub/x.md": "# X\n"})
+    catalogue = notes_meta.read_catalogue(_settings(tmp_path))
+    home, sub = catalogue.note("index.md"), catalogue.note("sub/x.md")
+    assert home is not None and sub is not None
+    assert note_link(home, "") == '<a href="./">Home</a>'
+    assert note_link(home, "../") == '<a href="../">Home</a>'
+    assert note_link(sub, "") == '<a href="sub/x/">X</a>'

@@ -12,7 +12,7 @@ import pytest
 
 from ainotes import render
 from ainotes.base.errors import InputError
-from ainotes.charts import explorer
+from ainotes.charts import explorer, formats
 from ainotes.charts import roofline as chart
 from ainotes.charts.grammar import deep_merge
 from ainotes.charts.theme import GPU_PALETTES
@@ -159,7 +159,7 @@ def test_kernel_marks_sit_where_the_core_says_each_meets_its_own_roof(presets):
             # Its time at that rate: FLOPs ÷ attainable FLOP/s (issue 22, item 3).
             assert row["t"] == pytest.approx(kernel.flops / core.attainable_flops_per_s, rel=1e-15)
             assert row["tx"].startswith(f"{core.bound}-bound, ")
-            assert row["tx"].endswith(f", {chart.formats.time_us_text(row['t'])}")
+            assert row["tx"].endswith(f", {formats.time_us_text(row['t'])}")
             assert preset.id not in why
     assert [k["spec"] for k in table] == [k.spec for k in kernels]
 

@@ -24,23 +24,28 @@ from ainotes.markdown.extension import convert_page
 from ainotes.notes import feed
 from ainotes.notes import meta as notes_meta
 from ainotes.notes.meta import page_url
+from ainotes.notes.settings import EXTENSION, NotesSettings, notes_settings
 
 _FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:-{3}|\.{3})[ \t]*\n", re.S)
 
 
 @dataclass(frozen=True)
 class Project:
-    """What a build needs from ``mkdocs.yml``: the folders, the extensions and the URL style."""
+    """What a build needs from ``mkdocs.yml``: its settings (built once, here), the extensions and their options."""
 
     config_path: Path
-    docs_dir: Path
-    presets_dir: Path
+    settings: NotesSettings
     extensions: tuple[str, ...]
     extension_configs: dict[str, dict[str, Any]]
-    use_directory_urls: bool
-    site_url: str | None = None
-    site_name: str = ""
-    site_description: str = ""
+
+    @property
+    def docs_dir(self) -> Path:
+        assert self.settings.docs_dir is not None  # read_project always gives one
+        return self.settings.docs_dir
+
+    @property
+    def presets_dir(self) -> Path:
+        return self.settings.presets_dir
 
 
 class _ConfigLoader(yaml.SafeLoader):
@@ -90,17 +95,11 @@ def read_project(config_path: str | Path) -> Project:
             raise InputError(f"{path}: 'markdown_extensions' holds an entry that is not a name: {item!r}")
         names.append(name)
         configs[name] = dict(config or {})
-    root = path.parent
-    return Project(
-        config_path=path,
-        docs_dir=root / str(data.get("docs_dir", "docs")),
-        presets_dir=root / "presets",
-        extensions=tuple(names),
-        extension_configs=configs,
-        use_directory_urls=bool(data.get("use_directory_urls", True)),
-        site_url=str(data["site_url"]) if data.get("site_url") else None,
-        site_name=str(data.get("site_name") or ""), site_description=str(data.get("site_description") or ""),
-    )
+    settings = notes_settings(
+        root=path.parent, docs_dir=str(data.get("docs_dir", "docs")), options=configs.get(EXTENSION),
+        site_url=data.get("site_url"), site_name=data.get("site_name"), site_description=data.get("site_description"),
+        use_directory_urls=data.get("use_directory_urls", True), where=str(path))
+    return Project(config_path=path, settings=settings, extensions=tuple(names), extension_configs=configs)
 
 
 def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
@@ -116,25 +115,14 @@ def write_site_assets(config_path: str | Path, site_dir: str | Path, *,
     if not project.docs_dir.is_dir():
         raise InputError(f"{project.config_path}: docs folder {str(project.docs_dir)!r} does not exist")
     # The pages are the generator's: their figures are never drawn here.
-    site = NotesSite(project.presets_dir, defer_figures=True, render_progress=progress)
-    notes_meta.configure(site, notes_settings(project))
+    site = NotesSite(project.settings, defer_figures=True, render_progress=progress)
     for page in sorted(project.docs_dir.rglob("*.md")):
         src = page.relative_to(project.docs_dir).as_posix()
         text = _FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), page.read_text(encoding="utf-8"), count=1)
-        convert_page(site, text, src, page_url(src, project.use_directory_urls),
+        convert_page(site, text, src, page_url(src, project.settings.use_directory_urls),
                      extensions=project.extensions, extension_configs=project.extension_configs)
     site.write_outputs(site_folder)
     catalogue = notes_meta.known_catalogue(site)
     if catalogue is not None:
         feed.write_feeds(catalogue, site_folder)  # as hooks/notes.py does
     return site
-
-
-def notes_settings(project: Project) -> notes_meta.NotesSettings:
-    """The notes' settings (dates, tags, bibliography, feed) as ``mkdocs.yml`` gives them."""
-    own = project.extension_configs.get("ainotes.markdown", {})
-    return notes_meta.NotesSettings(
-        docs_dir=project.docs_dir, site_url=project.site_url, site_name=project.site_name,
-        site_description=project.site_description, use_directory_urls=project.use_directory_urls,
-        tags=dict(own.get("tags") or {}), bibliography=str(own.get("bibliography", "references.bib")),
-    )

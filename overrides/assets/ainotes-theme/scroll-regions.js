@@ -9,6 +9,10 @@
  * table's box, role="region" with a name, so a screen reader says what has focus),
  * and takes them away again when the box stops overflowing (wider window). It runs
  * on every page that Material's instant navigation loads (document$).
+ *
+ * A box that scrolls sideways also says which side hides more of it, in
+ * data-ainotes-more="left right" (notes.css draws a shadow on that edge): a formula
+ * cut at the column's edge otherwise looks like a formula that ends there.
  */
 (function () {
   "use strict";
@@ -17,6 +21,7 @@
 
   var SELECTOR = ".md-typeset .md-typeset__scrollwrap, .md-typeset .ainotes-table, .md-typeset math[display=\"block\"]";
   var MARK = "data-ainotes-scroll";
+  var MORE = "data-ainotes-more";
   var observer = "ResizeObserver" in window ? new ResizeObserver(function (entries) {
     entries.forEach(function (entry) { update(entry.target); });
   }) : null;
@@ -34,7 +39,23 @@
     return (text || "Table") + " (scrolls sideways)";
   }
 
+  function showMore(el) {
+    var hidden = el.scrollWidth - el.clientWidth;
+    var sides = [];
+    if (hidden > 1 && /auto|scroll/.test(getComputedStyle(el).overflowX)) {
+      if (el.scrollLeft > 1) sides.push("left");
+      if (el.scrollLeft < hidden - 1) sides.push("right");
+    }
+    if (sides.length) el.setAttribute(MORE, sides.join(" "));
+    else el.removeAttribute(MORE);
+  }
+
   function update(el) {
+    showMore(el);
+    if (!el.__ainotesMore) {
+      el.__ainotesMore = true;
+      el.addEventListener("scroll", function () { showMore(el); }, { passive: true });
+    }
     var mine = el.hasAttribute(MARK);
     if (scrolls(el)) {
       if (mine || el.hasAttribute("tabindex")) return;

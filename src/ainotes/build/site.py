@@ -38,6 +38,8 @@ from ainotes.html.page import (
     relative_prefix,
 )
 from ainotes.inline import figures
+from ainotes.notes.meta import CatalogueSource
+from ainotes.notes.settings import NotesSettings, presets_only
 from ainotes.presets.gpus import load_presets
 from ainotes.presets.links import default_links_dir, load_links
 from ainotes.presets.models import default_models_dir, load_models
@@ -48,29 +50,29 @@ _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 _T = TypeVar("_T")
 
 
-
-
-
-
-
-
-
-
 class NotesSite:
     """Build-wide state: the presets and every chart met so far."""
 
-    def __init__(self, presets_dir: str | Path, *, error_type: Callable[[str], Exception] = InputError,
+    def __init__(self, settings: NotesSettings | str | Path, *, error_type: Callable[[str], Exception] = InputError,
                  defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None,
-                 renders: render.RenderSession | None = None):
-        """``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
+                 warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None):
+        """``settings``: the build's (:func:`ainotes.notes.settings.notes_settings`, built once by the
+        driver), or a presets folder alone for a build of loose pages (no notes catalogue).
+        ``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
         ``PluginError``). ``defer_figures``: a driver that calls :meth:`finish_page` on every page has
         chart figures drawn there, so that the renders of every page run meanwhile, in parallel
         (:func:`ainotes.render.prefetch`), instead of one page at a time. ``render_progress(done, total)``
-        hears how far the renders are, every few seconds, when there are many. ``renders``: the
-        renderer the drawers use (default: the process's own, :data:`ainotes.render.SESSION`)."""
-        self.presets: tuple[Preset, ...] = load_presets(presets_dir)
+        hears how far the renders are, every few seconds, when there are many. ``warn`` hears the notes'
+        warnings (a shallow git history). ``renders``: the renderer the drawers use (default: the
+        process's own, :data:`ainotes.render.SESSION`)."""
+        self.settings = settings if isinstance(settings, NotesSettings) else presets_only(settings)
+        self.presets_dir = self.settings.presets_dir
+        self.presets: tuple[Preset, ...] = load_presets(self.presets_dir)
         self.presets_by_id = {preset.id: preset for preset in self.presets}
-        self.presets_dir = Path(presets_dir)
+        # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
+        self.notes = CatalogueSource(self.settings, warn) if self.settings.docs_dir is not None else None
+        self.presets_stamp: tuple = ()  # the preset files' times, for a driver that reloads on a change
+        self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
         self._links: dict[str, Link] | None = None
         self._models: dict[str, ModelPreset] | None = None
         self.charts: dict[str, Chart] = {}
@@ -277,47 +279,5 @@ class NotesSite:
         write_atomic(embed_dir / "manifest.json", embed_json_bytes({"charts": manifest}))
 
 
-# --------------------------------------------------------------------------
-# Drawers: request → HTML (+ chart). Charts sit in a section the search index skips.
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _same(value: _T) -> _T:
     return value
-
-
-
-

@@ -283,42 +283,41 @@ def title_expression(op: str, ranks: int, link_id: str, title: str | None) -> st
     return f"{opening} ? {json.dumps(title, ensure_ascii=False)} : ({default})"
 
 
-def _build_structure(variant: Hashable) -> dict[str, Any]:
-    """The chart without data: layers reading the named datasets ``algorithms``, ``links`` and
-    ``crossovers``, and the params ``op``, ``ranks`` and ``link`` (placeholder values, and no
-    links in the link select: :func:`cost_spec` puts in each chart's). One form: ``variant`` is ``()``."""
-    import altair as alt  # here: a build whose grammar is cached never loads it
+class _Parts:
+    """The params, axes and expressions the layers share."""
 
-    op_param = alt.param(name="op", value=OPS[0], bind=alt.binding_select(
-        options=list(OPS), labels=[OP_TITLES[o] for o in OPS], name="Primitive "))
-    ranks_param = alt.param(name="ranks", value=RANK_CHOICES[0], bind=alt.binding_select(
-        options=list(RANK_CHOICES), labels=[str(r) for r in RANK_CHOICES], name="Ranks "))
-    link_param = alt.param(name="link", value="", bind=alt.binding_select(options=[], labels=[], name="Link "))
-    this_case = f"datum.op == {op_param.name} && datum.ranks == {ranks_param.name}"
-    this_op = f"datum.op == {op_param.name}"
-    # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
-    with_ranks = {"ranks": ranks_param.name, "lg": f"round(log({ranks_param.name}) / LN2)"}
-    coefficients = {"a": "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg",
-                    "b": "datum.b0 + datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
+    def __init__(self, alt: Any):
+        self.op = alt.param(name="op", value=OPS[0], bind=alt.binding_select(
+            options=list(OPS), labels=[OP_TITLES[o] for o in OPS], name="Primitive "))
+        self.ranks = alt.param(name="ranks", value=RANK_CHOICES[0], bind=alt.binding_select(
+            options=list(RANK_CHOICES), labels=[str(r) for r in RANK_CHOICES], name="Ranks "))
+        self.link = alt.param(name="link", value="", bind=alt.binding_select(options=[], labels=[], name="Link "))
+        self.this_case = f"datum.op == {self.op.name} && datum.ranks == {self.ranks.name}"
+        self.this_op = f"datum.op == {self.op.name}"
+        # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
+        self.with_ranks = {"ranks": self.ranks.name, "lg": f"round(log({self.ranks.name}) / LN2)"}
+        self.coefficients = {"a": "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg",
+                             "b": "datum.b0 + datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
+        self.x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
+        decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
+        self.x = alt.X("bytes:Q", scale=self.x_scale, title="Message size S (bytes)",
+                       axis=alt.Axis(values=decades, labelExpr="format(datum.value, '.0s') + 'B'",
+                                     labelOverlap="greedy", labelSeparation=6))
+        seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
+                         "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
+        self.y = alt.Y("time:Q", scale=alt.Scale(type="log", nice=True), title="Time (log scale)",
+                       axis=alt.Axis(labelExpr=seconds_label, tickCount=8))
 
-    x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
-    decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
-    x = alt.X("bytes:Q", scale=x_scale, title="Message size S (bytes)",
-              axis=alt.Axis(values=decades, labelExpr="format(datum.value, '.0s') + 'B'",
-                            labelOverlap="greedy", labelSeparation=6))
-    seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
-                     "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
-    y = alt.Y("time:Q", scale=alt.Scale(type="log", nice=True), title="Time (log scale)",
-              axis=alt.Axis(labelExpr=seconds_label, tickCount=8))
 
-    # Each algorithm's line, evaluated on the grid: t = a·α + b·S/B, or the best chain.
+def _algorithm_lines(alt: Any, parts: _Parts) -> Any:
+    """Each algorithm's line, evaluated on the grid: t = a·α + b·S/B, or the best chain."""
     chain_steps = "(datum.ranks - 2 + {k})"
     chain_time = f"{chain_steps} * (datum.latency + datum.bytes / ({{k}} * datum.bandwidth))"
-    lines = (
+    return (
         alt.Chart(alt.NamedData(name="algorithms"))
-        .transform_filter(this_op)
-        .transform_calculate(link=link_param.name, **with_ranks)
-        .transform_calculate(**coefficients)
+        .transform_filter(parts.this_op)
+        .transform_calculate(link=parts.link.name, **parts.with_ranks)
+        .transform_calculate(**parts.coefficients)
         .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
                                                              ["bandwidth", "latency", "name"]))
         .transform_calculate(log_bytes=f"sequence({math.log10(MIN_BYTES)}, {math.log10(MAX_BYTES)}"
@@ -337,7 +336,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         )
         .mark_line(strokeWidth=2.5)
         .encode(
-            x=x, y=y,
+            x=parts.x, y=parts.y,
             color=alt.Color("title:N", title=None, sort=alt.EncodingSortField("order"),
                             legend=alt.Legend(orient="bottom", direction="horizontal", columns=1,
                                               symbolType="stroke", labelLimit=400)),
@@ -346,23 +345,29 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         )
     )
 
-    # Where the first algorithm's two terms are equal
-    # (:func:`ainotes.core.collective_cost.latency_bandwidth_balance_bytes`).
-    balance = (
+
+def _balance(alt: Any, parts: _Parts) -> Any:
+    """Where the first algorithm's two terms are equal
+    (:func:`ainotes.core.collective_cost.latency_bandwidth_balance_bytes`)."""
+    return (
         alt.Chart(alt.NamedData(name="algorithms"))
-        .transform_filter(f"{this_op} && datum.order == 0")
-        .transform_calculate(link=link_param.name, **with_ranks)
-        .transform_calculate(**coefficients)
+        .transform_filter(f"{parts.this_op} && datum.order == 0")
+        .transform_calculate(link=parts.link.name, **parts.with_ranks)
+        .transform_calculate(**parts.coefficients)
         .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
                                                              ["bandwidth", "latency"]))
         .transform_calculate(balance="datum.chain ? max(1, datum.ranks - 2) * datum.latency * datum.bandwidth"
                                      " : datum.a * datum.latency * datum.bandwidth / datum.b")
         .transform_calculate(bytes=f"clamp(datum.balance, {MIN_BYTES:g}, {MAX_BYTES:g})", start=f"{MIN_BYTES:g}")
     )
-    crosses = (
+
+
+def _crosses(alt: Any, parts: _Parts) -> Any:
+    """The marks: where the fastest algorithm changes, and where the first one meets another."""
+    return (
         alt.Chart(alt.NamedData(name="crossovers"))
-        .transform_filter(this_case)
-        .transform_calculate(link=link_param.name)
+        .transform_filter(parts.this_case)
+        .transform_calculate(link=parts.link.name)
         .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
                                                              ["bandwidth", "latency"]))
         .transform_calculate(bytes="datum.x * datum.latency * datum.bandwidth", time="datum.tau * datum.latency")
@@ -374,6 +379,11 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         # where a transparent one would still push the plot aside (autosize fits every mark's bounds).
         .transform_calculate(text=f"width >= {NARROW_PLOT_PX} ? [datum.pair, 'at ' + datum.size] : ''", px=_PIXEL_X)
     )
+
+
+def _layers(alt: Any, parts: _Parts) -> list[Any]:
+    """The regime band and its labels, the lines, and the marks with their labels, bottom to top."""
+    balance, crosses, x_scale = _balance(alt, parts), _crosses(alt, parts), parts.x_scale
     cross_tips = [alt.Tooltip("label:N", title="Mark"), alt.Tooltip("below:N", title="Faster below")]
     at = {"x": alt.X("bytes:Q", scale=x_scale), "y": "time:Q"}
 
@@ -381,7 +391,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         # Drawn only where it fits between the rule and the plot's edge.
         return alt.ExprRef(f"{room} >= {REGIME_LABEL_PX} ? '{text}' : ''")
 
-    layers = [
+    return [
         # Left of the balance point the first algorithm's latency term is the larger one.
         balance.mark_rect(style="regime-band").encode(x=alt.X("start:Q", scale=x_scale), x2="bytes:Q"),
         balance.mark_rule(style="balance-rule").encode(x=alt.X("bytes:Q", scale=x_scale)),
@@ -391,7 +401,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         balance.mark_text(style="regime-label", align="left", baseline="top", dx=6, y=6,
                           text=regime_text("bandwidth-bound", f"width - {_PIXEL_X}"))
         .encode(x=alt.X("bytes:Q", scale=x_scale)),
-        lines,
+        _algorithm_lines(alt, parts),
         # Diamonds where the fastest algorithm changes; circles where the first one meets another.
         # aria=False: the caption states every mark in words, and a layer left empty (no change in this
         # state) would be an unnamed graphics-symbol group.
@@ -409,9 +419,18 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, aria=False)
         .encode(**at, text="text:N", tooltip=cross_tips),
     ]
+
+
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers reading the named datasets ``algorithms``, ``links`` and
+    ``crossovers``, and the params ``op``, ``ranks`` and ``link`` (placeholder values, and no
+    links in the link select: :func:`cost_spec` puts in each chart's). One form: ``variant`` is ``()``."""
+    import altair as alt  # here: a build whose grammar is cached never loads it
+
+    parts = _Parts(alt)
     chart = (
-        alt.layer(*layers)
-        .add_params(op_param, ranks_param, link_param)
+        alt.layer(*_layers(alt, parts))
+        .add_params(parts.op, parts.ranks, parts.link)
         .properties(
             width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,

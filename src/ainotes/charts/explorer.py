@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ainotes.base import units
@@ -113,7 +113,6 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         return (f'<label class="ainotes-explorer__field"><span>{label}</span>'
                 f'<input id="{cid}-{name}" name="{name}" {attrs}></label>')
 
-    number = 'type="text" inputmode="numeric" autocomplete="off" spellcheck="false" enterkeyhint="done"'
     kernel_mode = ""
     if kernels:
         kernel_mode = (
@@ -144,9 +143,20 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         '<p class="ainotes-explorer__message" data-role="intensity-message" role="alert"></p>'
         '<div class="ainotes-explorer__readout" data-role="readout" aria-live="polite"></div>'
         "</fieldset>"
+        + _kernel_fieldset(field, dtypes) + _batch_fieldset(field)
+        + "</form>"
+    )
+
+
+_NUMBER = 'type="text" inputmode="numeric" autocomplete="off" spellcheck="false" enterkeyhint="done"'
+
+
+def _kernel_fieldset(field: Callable[..., str], dtypes: str) -> str:
+    """The reader's own kernel: a GEMM's M, N, K and type, or an intensity."""
+    return (
         '<fieldset class="ainotes-explorer__group"><legend>Your kernel</legend>'
         '<div class="ainotes-explorer__row">'
-        + field("m", "GEMM M", number) + field("n", "N", number) + field("k", "K", number)
+        + field("m", "GEMM M", _NUMBER) + field("n", "N", _NUMBER) + field("k", "K", _NUMBER)
         + f'<label class="ainotes-explorer__field"><span>Type</span><select name="dtype">{dtypes}</select></label>'
         '<button type="submit" name="place" value="gemm">Place GEMM</button>'
         "</div>"
@@ -159,6 +169,12 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         '<p class="ainotes-explorer__message" data-role="own-message" role="alert"></p>'
         '<div class="ainotes-explorer__readout" data-role="own" aria-live="polite"></div>'
         "</fieldset>"
+    )
+
+
+def _batch_fieldset(field: Callable[..., str]) -> str:
+    """The batch-size GEMM: a decode step's projection at a batch the reader slides."""
+    return (
         '<fieldset class="ainotes-explorer__group"><legend>Batch size and a weight GEMM</legend>'
         '<div class="ainotes-explorer__row">'
         '<label class="ainotes-explorer__check"><input type="checkbox" name="batch_on">'
@@ -167,12 +183,11 @@ def controls_html(chart_id: str, spec: dict[str, Any]) -> str:
         f'<output name="batch_tokens">{2**DEFAULT_BATCH_EXPONENT}</output></span>'
         f'<input type="range" name="batch" min="0" max="{MAX_BATCH_EXPONENT}" step="1" '
         f'value="{DEFAULT_BATCH_EXPONENT}"></label>'
-        + field("d_model", "d<sub>model</sub>", f'{number} value="{DEFAULT_D_MODEL}"')
+        + field("d_model", "d<sub>model</sub>", f'{_NUMBER} value="{DEFAULT_D_MODEL}"')
         + "</div>"
         '<p class="ainotes-explorer__message" data-role="batch-message" role="alert"></p>'
         '<div class="ainotes-explorer__readout" data-role="batch" aria-live="polite"></div>'
         "</fieldset>"
-        "</form>"
     )
 
 

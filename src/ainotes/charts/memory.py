@@ -169,15 +169,10 @@ def _select(name: str, label: str, options: Sequence[Any], labels: Sequence[str]
                      bind=alt.binding_select(options=list(options), labels=list(labels), name=label + " "))
 
 
-def _build_structure(variant: Hashable) -> dict[str, Any]:
-    """The chart without data: layers reading the named datasets ``stages``, ``models``, ``acts``,
-    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp``,
-    ``y_max`` and ``y_clip`` (placeholder values; :func:`memory_spec` puts in each chart's).
-    One form: ``variant`` is ``()``."""
-    import altair as alt
-
+def _params(alt: Any) -> list[Any]:
+    """The bound params of :data:`CONTROLS`, and ``bpp``, ``y_max`` and ``y_clip``."""
     labels = dict(CONTROLS)
-    params = [
+    return [
         _select("model", labels["model"], [], []),
         _select("zero", labels["zero"], ZERO_CHOICES, [ZERO_LABELS[z] for z in ZERO_CHOICES]),
         _select("dp", labels["dp"], DP_CHOICES, [f"{d:,}" for d in DP_CHOICES]),
@@ -193,15 +188,12 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         alt.param(name="y_max", value=100),
         alt.param(name="y_clip", value=90),
     ]
-    y_scale = alt.Scale(domain=alt.ExprRef("[0, y_max]"), nice=False, zero=True)
-    # The bars take the plot but a gutter on the right, where the capacity labels go.
-    x_scale = alt.Scale(range=[0, alt.ExprRef(f"max(40, width - {GUTTER_PX})")], paddingInner=0.3, paddingOuter=0.2)
-    x = alt.X("label:N", scale=x_scale, sort=alt.EncodingSortField("stage"), title="ZeRO stage",
-              axis=alt.Axis(labelAngle=0, ticks=False, domain=True, labelPadding=6))
-    stages = alt.Chart(alt.NamedData(name="stages"))
-    valid = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
-    gb_axis = alt.Axis(title="GB per GPU", grid=True, tickCount=6, labelExpr=gb_text_expression("datum.value"))
 
+
+def _bar_layers(alt: Any, x: Any, y_scale: Any, valid: str) -> list[Any]:
+    """The stacked bars of each ZeRO stage's parts, and each stage's total above its bar."""
+    stages = alt.Chart(alt.NamedData(name="stages"))
+    gb_axis = alt.Axis(title="GB per GPU", grid=True, tickCount=6, labelExpr=gb_text_expression("datum.value"))
     bars = (
         _with_parts(stages).transform_filter(valid)
         .transform_fold(list(PARTS), as_=["part", "bytes"])
@@ -231,6 +223,12 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .encode(x=x, y=alt.Y("y_at:Q", scale=y_scale), text="text:N",
                 opacity=alt.condition("datum.stage == zero", alt.value(1.0), alt.value(0.75)))
     )
+    return [bars, totals]
+
+
+def _capacity_and_readout(alt: Any, y_scale: Any, valid: str) -> tuple[list[Any], list[Any], Any]:
+    """The capacities' rules and labels, the readout above the plot, and the refusal in its place."""
+    stages = alt.Chart(alt.NamedData(name="stages"))
     # The capacities: a dashed line each, and in the gutter its size and the GPUs.
     gpus = _with_parts(alt.Chart(alt.NamedData(name="gpus")), stage="zero")
     capacity = [
@@ -242,7 +240,6 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .encode(y=alt.Y("gb:Q", scale=y_scale), text="line:N",
                 tooltip=[alt.Tooltip("names:N", title="GPUs"), alt.Tooltip("cap:N", title="Memory")]),
     ]
-    # Above the plot: the selected stage's total, and the logits the bars leave out.
     # Above the plot: the selected stage's total, the GPUs it fits, and the logits the bars leave out.
     selected = _with_parts(stages).transform_filter(f"datum.stage == zero && {valid}")
     readout = [
@@ -271,6 +268,25 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
         .mark_text(style="refusal", align="left", baseline="top", x=8, y=24, lineBreak="\n")
         .encode(text="lines:N")
     )
+    return capacity, readout, refusal
+
+
+def _build_structure(variant: Hashable) -> dict[str, Any]:
+    """The chart without data: layers reading the named datasets ``stages``, ``models``, ``acts``,
+    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp``,
+    ``y_max`` and ``y_clip`` (placeholder values; :func:`memory_spec` puts in each chart's).
+    One form: ``variant`` is ``()``."""
+    import altair as alt
+
+    params = _params(alt)
+    y_scale = alt.Scale(domain=alt.ExprRef("[0, y_max]"), nice=False, zero=True)
+    # The bars take the plot but a gutter on the right, where the capacity labels go.
+    x_scale = alt.Scale(range=[0, alt.ExprRef(f"max(40, width - {GUTTER_PX})")], paddingInner=0.3, paddingOuter=0.2)
+    x = alt.X("label:N", scale=x_scale, sort=alt.EncodingSortField("stage"), title="ZeRO stage",
+              axis=alt.Axis(labelAngle=0, ticks=False, domain=True, labelPadding=6))
+    valid = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
+    bars, totals = _bar_layers(alt, x, y_scale, valid)
+    capacity, readout, refusal = _capacity_and_readout(alt, y_scale, valid)
     chart = (
         alt.layer(bars, *capacity, totals, *readout, refusal)
         .add_params(*params)

@@ -18,9 +18,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     serve = commands.add_parser(
         "inference", parents=[common], help="KV cache, decode step, tokens/s, B_crit and the largest batch",
         description="Serve a model preset on a GPU preset (Scaling Book, 'All About Transformer Inference'): "
-        "KV cache per token = 2·L·kv_heads·d_head·bytes; one decode step = B·S·KV/W + max(2·B·P_active/F, P·w/W) "
-        "(+ two all-reduces per layer with --tp); tokens/s = B ÷ step; B_crit = (F/W)·(w/2); the largest batch "
-        "= (capacity − weights) ÷ (S·KV). F is the dense tensor peak at --compute-dtype, W the memory bandwidth.",
+        "KV cache per token = 2·L·kv_heads·d_head·bytes (the latent and RoPE key with latent attention, capped at "
+        "the window on windowed layers); one decode step = B·KV(S)/W + max(dense weights/W, 2·B·P_dense/F) + "
+        "max(experts touched·expert/W, 2·B·k·P_expert/F) (+ two all-reduces per layer with --tp, the fastest "
+        "algorithm for the message); tokens/s = B ÷ step; B_crit = (F/W)·(w/2), B_crit·E/k for the experts; the "
+        "largest batch = (capacity − weights) ÷ KV(S). F is the dense tensor peak at --compute-dtype, W the memory "
+        "bandwidth.",
     )
     serve.add_argument("--model", required=True, metavar="ID", help="model preset id (presets/models)")
     serve.add_argument("--preset", required=True, metavar="ID", help="GPU preset id")
@@ -35,8 +38,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--compute-dtype", default="bf16", metavar="P",
                        help=f"matmuls at this precision's roof: {', '.join(inference.COMPUTE_DTYPES)} (default bf16)")
     serve.add_argument("--tp", type=shared.count, default=1, metavar="N", help="tensor-parallel chips (default 1)")
-    serve.add_argument("--link", metavar="ID", help="link preset timing the TP all-reduces (default: the GPU "
-                       "preset's node link)")
+    serve.add_argument("--link", metavar="ID", help="link preset timing the TP all-reduces (default: the link the "
+                       "group of --tp chips crosses on the GPU preset's node)")
     serve.add_argument("--json", action="store_true", help="print JSON")
     serve.set_defaults(handler=_cmd_inference)
 
@@ -66,11 +69,15 @@ def _cmd_inference(args: argparse.Namespace) -> int:
     print(f"decode step: {shared.seconds(record['decode_step_s'])} ({record['decode_bound']}-bound matmuls; "
           f"KV reads {shared.seconds(terms['kv'])}, weights {shared.seconds(terms['weights'])}, "
           f"compute {shared.seconds(terms['compute'])}"
-          + (f", all-reduces {shared.seconds(terms['allreduce'])} over {record['link']}" if setup.tp > 1 else "") + ")")
+          + (f", all-reduces {shared.seconds(terms['allreduce'])} over {record['link']}, "
+             f"{record['allreduce_algorithm']}" if setup.tp > 1 else "") + ")")
+    if setup.model.is_moe:
+        print(f"experts read per MoE layer: {units.significant(record['experts_touched'], 3)} of "
+              f"{setup.model.experts} (uniform routing, batch {setup.batch})")
     print(f"tokens per second: {units.significant(record['tokens_per_s'], 4)}")
     print(f"B_crit: {units.significant(record['b_crit'], 4)}"
-          + (f" (this mixture of experts: {units.significant(record['compute_bound_batch'], 4)})"
-             if setup.model.is_moe else ""))
+          + (f" (attention and the dense matmuls; each expert, seeing B·k/E of the tokens: "
+             f"{units.significant(record['compute_bound_batch'], 4)})" if setup.model.is_moe else ""))
     if record["max_batch"] is None:
         print(f"largest batch: unknown ({setup.preset.file or setup.preset.id} gives no memory capacity)")
     elif record["max_batch"] == 0:

@@ -15,6 +15,12 @@ from ainotes.core.jobs import PRECISIONS as JOB_PRECISIONS
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Register this module's subcommands."""
+    _register_mfu(commands, common)
+    _register_train_time(commands, common)
+    _register_memory(commands, common)
+
+
+def _register_mfu(commands: Any, common: argparse.ArgumentParser) -> None:
     mfu = commands.add_parser(
         "mfu", parents=[common], help="model and hardware FLOPs utilization of a training job",
         description="MFU = model FLOPs per token × tokens/s ÷ (GPUs × peak FLOP/s per GPU); model FLOPs per "
@@ -40,6 +46,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
                      help="activation recomputation, counted by HFU: none, selective or full (default: none)")
     mfu.add_argument("--json", action="store_true", help="print JSON")
     mfu.set_defaults(handler=_cmd_mfu)
+
+
+def _register_train_time(commands: Any, common: argparse.ArgumentParser) -> None:
     train = commands.add_parser(
         "train-time", parents=[common], help="days and GPU-hours to train at a given MFU",
         description="Training compute C = model FLOPs per token × tokens (6N, plus 12·L·H·Q·S with the four "
@@ -65,6 +74,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     train.set_defaults(handler=_cmd_train_time)
 
 
+def _register_memory(commands: Any, common: argparse.ArgumentParser) -> None:
     memory = commands.add_parser(
         "memory", parents=[common], help="memory per GPU of a training run: model states and activations",
         description="Per GPU: weights, gradients and optimizer states under mixed precision (Adam: 16 bytes a "

@@ -14,39 +14,46 @@ with the symbols of ``../shared/FACTS.md`` ("Inference: prefill, decode, the KV 
 
 One decode step (every sequence of the batch emits one token)::
 
-    time = B·S·KV/W  +  max(2·B·P_active/F, P·w/W)  [+ 2·L all-reduces of B·h·a bytes when t > 1]
+    time = B·KV(S)/W  +  max(D/W + B·r/W, 2·B·P_D/F)  +  max(n(B)·X/W, 2·B·k·P_X/F)  [+ 2·L all-reduces]
 
-The first term reads every sequence's KV cache; attention is memory-bound at any batch
-(:func:`ainotes.core.kernels.decode_attention`: its intensity is the query-head group size per
-byte of KV, whatever B) and its FLOPs are left out, as the Scaling Book leaves them out. The
-max is the weight matmuls: loading the weights overlaps their arithmetic, so the longer of
-the two counts, and they turn compute-bound once B passes B_crit = (F/W)·(w/2) (for a
-mixture of experts, B_crit·P/P_active). Attention and the matmuls do not overlap (one runs
-after the other in each layer), so the terms add, and so does the all-reduce time.
+KV(S) is one sequence's KV cache at context S (:func:`kv_cache_bytes`: 2·kv_heads·d_head
+elements per token and layer, the latent and RoPE key with latent attention, each windowed layer
+capped at its window). D is the weights every step reads (attention, dense MLPs, shared experts,
+routers, norms, the output head) and P_D the parameters behind them; r one sequence's rows of
+the lookup tables (the input embedding when the head is separate: a step reads B of its rows,
+not all V); X one routed expert's bytes over the MoE layers and P_X its parameters, of which each
+token uses k, and n(B) = E·(1 − (1 − k/E)^B) the experts a batch of B touches per layer with
+uniform routing (about 2 of Mixtral's 8 at B = 1, all 8 by B = 32). Each max is a group of
+matmuls whose weight loads overlap their arithmetic: the dense ones turn compute-bound past
+B_crit = (F/W)·(w/2), each routed expert, which sees B·k/E tokens, past B_crit·E/k (Mixtral:
+295 and 1,181 on H100). Attention reads every sequence's cache and is memory-bound at any batch
+(:func:`ainotes.core.kernels.decode_attention`: its intensity is 2·g FLOPs per byte of KV
+element, g the query heads per KV head, whatever B); its FLOPs are left out, as the Scaling Book
+leaves them out. The terms add because the parts run one after another in each layer.
 
-What is counted, and what is not:
-
-* the weights loaded per step are every stored parameter, P·w: the input embedding too
-  (a step reads only B of its rows; the Scaling Book counts all of P), and for a mixture of
-  experts every expert (a batch of B·k routed tokens touches all E experts once B·k is
-  well above E; at batch 1 only k are read, so small batches are overestimated);
-* the FLOPs are 2·P_active per token (a multiply and an add per weight used);
-* no activations in memory, no framework overhead, no kernel launch gaps: the step time is
-  a lower bound, the tokens per second an upper bound.
+What is counted, and what is not: every byte read and every matmul FLOP above, at the chip's
+peak rates; not activations, framework overhead, kernel launch gaps or imperfect overlap, which
+make a real step slower; and the routing is taken as uniform (skewed routing touches fewer
+experts at small batches). A decode step's FLOPs are its matmuls', 2 per weight used (the lookup
+rows do no arithmetic); prefill keeps the 2·P_active per token of the MFU convention (PaLM's
+appendix B), embedding included.
 
 Tensor parallelism over t chips (Megatron-style: attention heads and MLP columns split)
 divides the weights and FLOPs by t; each chip keeps the KV of its own key/value heads, so
 the KV cache divides by t while t ≤ kv_heads and stops shrinking beyond (a KV head is then
-replicated; multi-query attention never shrinks). Each layer then ends its attention and its
-MLP with an all-reduce of the activations, B·h·a bytes with a = 2 (BF16; the compute dtype's
-bytes when wider), timed by the α–β model's ring all-reduce over a link preset
-(:mod:`ainotes.core.collective_cost`). Those are not overlapped with compute.
+replicated; multi-query attention never shrinks, nor does latent attention's latent, which every
+head reads). Each layer then ends its attention and its MLP with an all-reduce of the activations,
+B·h·a bytes with a = 2 (BF16; the compute dtype's bytes when wider), timed by the α–β model's
+fastest algorithm for that message size (:func:`ainotes.core.collective_cost.best_algorithm`:
+a double binary tree or Rabenseifner's for the small messages of decode, the ring for large ones)
+over the link the group crosses (:func:`tp_link_id`). Those are not overlapped with compute.
 
 Pure functions and frozen values; the inputs are checked once, by :class:`InferenceSetup`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -54,7 +61,7 @@ from typing import Any, Literal
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
-from ainotes.core import checks
+from ainotes.core import checks, topology
 from ainotes.core import collective_cost as cc
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import UNIT_PRECISIONS, Preset
@@ -69,7 +76,7 @@ from ainotes.core.kernels import (
     layer_norm,
 )
 from ainotes.core.links import Link
-from ainotes.core.models import ModelPreset
+from ainotes.core.models import GATED_MLPS, ModelPreset
 
 Bound = Literal["memory", "compute"]
 Phase = Literal["decode", "prefill"]
@@ -96,18 +103,35 @@ def _label(key: str) -> str:
 
 
 def kv_bytes_per_token(model: ModelPreset, kv_dtype: str = DEFAULT_DTYPE) -> float:
-    """KV cache per token = 2 (K and V) · L · kv_heads · d_head · bytes per element.
+    """KV cache per token, below any attention window = L · (K and V elements per token and layer) · bytes.
 
-    Grouped-query and multi-query attention enter through ``kv_heads``. Llama 3.1 70B
-    in BF16: 2·80·8·128·2 = 327,680 bytes (320 KiB); LLaMA-2-13B (no GQA): 819,200 bytes,
-    so an 8k-token sequence holds 6.7 GB (the Scaling Book's figure).
+    2·L·kv_heads·d_head elements; with latent attention L·(d_c + d_rope) (DeepSeek-V3:
+    61·576 = 35,136 elements, 70,272 bytes in BF16). Grouped-query and multi-query attention
+    enter through ``kv_heads``. Llama 3.1 70B in BF16: 2·80·8·128·2 = 327,680 bytes (320 KiB);
+    LLaMA-2-13B (no GQA): 819,200 bytes, so an 8k-token sequence holds 6.7 GB (the Scaling Book).
     """
-    return 2 * model.layers * model.kv_heads * model.head_dim * STORAGE_DTYPE_BYTES[_storage(kv_dtype, "kv_dtype")]
+    return model.layers * model.kv_elements_per_token_per_layer * STORAGE_DTYPE_BYTES[_storage(kv_dtype, "kv_dtype")]
+
+
+def kv_cache_bytes(model: ModelPreset, context: int, kv_dtype: str = DEFAULT_DTYPE) -> float:
+    """One sequence's KV cache at ``context`` tokens: each layer holds min(S, window) tokens
+    (:meth:`ainotes.core.models.ModelPreset.kv_tokens_held`); S·:func:`kv_bytes_per_token` without a window."""
+    per_layer_token = model.kv_elements_per_token_per_layer * STORAGE_DTYPE_BYTES[_storage(kv_dtype, "kv_dtype")]
+    return model.kv_tokens_held(context) * per_layer_token
 
 
 def weights_bytes(model: ModelPreset, weights_dtype: str = DEFAULT_DTYPE) -> float:
     """P·w: every parameter the model stores (all experts of a mixture, the embeddings) at w bytes each."""
     return model.params * STORAGE_DTYPE_BYTES[_storage(weights_dtype, "weights_dtype")]
+
+
+def experts_touched(model: ModelPreset, batch: float) -> float:
+    """n(B) = E·(1 − (1 − k/E)^B): the routed experts a batch of B tokens reaches in one layer when each
+    token picks k of E uniformly (the chance an expert is missed by all B is (1 − k/E)^B); 0 for a
+    dense model. Mixtral (E = 8, k = 2): 2 at B = 1, 7.2 at B = 8."""
+    if model.experts is None or model.active_experts is None:
+        return 0.0
+    return model.experts * (1.0 - (1.0 - model.active_experts / model.experts) ** batch)
 
 
 def b_crit(preset: Preset, weights_dtype: str = DEFAULT_DTYPE, compute_dtype: str = DEFAULT_DTYPE) -> float:
@@ -136,19 +160,31 @@ def peak_flops_per_s(preset: Preset, compute_dtype: str, *, name: str = "'comput
 
 def compute_bound_batch(model: ModelPreset, preset: Preset, weights_dtype: str = DEFAULT_DTYPE,
                         compute_dtype: str = DEFAULT_DTYPE) -> float:
-    """The batch at which this model's weight matmuls turn compute-bound: B_crit · P / P_active.
+    """The batch past which every weight matmul of a decode step is compute-bound.
 
-    2·B·P_active/F = P·w/W. For a dense model P_active = P and this is B_crit; a mixture
-    of experts loads every expert but computes with k of them, so it needs a batch
-    P/P_active times larger. Tensor parallelism divides both sides by t: no change.
+    A dense model: B_crit. A mixture of experts: its attention and other dense matmuls turn at
+    B_crit, but each routed expert sees only B·k/E of the batch's tokens once all are touched,
+    so the experts turn at B·k/E = B_crit, B = B_crit·E/k (Mixtral on H100: 295 and 1,181; the
+    blend B_crit·P/P_active, 1,071, is neither). Tensor parallelism divides both sides by t: no change.
     """
-    return b_crit(preset, weights_dtype, compute_dtype) * model.params / model.active_params
+    dense = b_crit(preset, weights_dtype, compute_dtype)
+    if model.experts is None or model.active_experts is None:
+        return dense
+    return dense * model.experts / model.active_experts
 
 
 def kv_heads_per_chip(model: ModelPreset, tp: int) -> int:
     """Key/value heads one chip holds under t-way tensor parallelism: ⌈kv_heads / t⌉ (at least one:
     beyond t = kv_heads each chip keeps a replica of the head its query heads read)."""
     return math.ceil(model.kv_heads / tp)
+
+
+def kv_share_per_chip(model: ModelPreset, tp: int) -> float:
+    """The fraction of the KV cache one of t chips holds: ⌈kv_heads/t⌉/kv_heads; 1 with latent attention,
+    whose latent every head reads, so each chip keeps all of it."""
+    if model.mla is not None:
+        return 1.0
+    return kv_heads_per_chip(model, tp) / model.kv_heads
 
 
 def check_tp(model: ModelPreset, tp: Any, *, name: str = "'tp'") -> int:
@@ -168,14 +204,19 @@ def allreduce_bytes(model: ModelPreset, tokens: int, compute_dtype: str = DEFAUL
     return tokens * model.d_model * max(MIN_ALLREDUCE_BYTES, DTYPE_BYTES[compute_dtype])
 
 
+def tp_allreduce(model: ModelPreset, tokens: int, tp: int, link: Link,
+                 compute_dtype: str = DEFAULT_DTYPE) -> cc.AlgorithmTime:
+    """One tensor-parallel all-reduce of :func:`allreduce_bytes` over t chips on ``link``: the α–β model's
+    fastest algorithm at that size (:func:`ainotes.core.collective_cost.best_algorithm`)."""
+    return cc.best_algorithm("all-reduce", tp, allreduce_bytes(model, tokens, compute_dtype),
+                             bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, latency_s=link.latency_s)
+
+
 def tp_allreduce_s(model: ModelPreset, tokens: int, tp: int, link: Link, compute_dtype: str = DEFAULT_DTYPE) -> float:
-    """2·L ring all-reduces of :func:`allreduce_bytes` over t chips on ``link`` (α–β model:
-    2(t−1)·α + 2(t−1)/t · S/B each, :func:`ainotes.core.collective_cost.algorithm_time`); 0 for t = 1."""
+    """2·L all-reduces of :func:`tp_allreduce` (two a layer); 0 for t = 1."""
     if tp == 1:
         return 0.0
-    one = cc.algorithm_time("all-reduce", "ring", tp, allreduce_bytes(model, tokens, compute_dtype),
-                            bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, latency_s=link.latency_s)
-    return 2 * model.layers * one.time_s
+    return 2 * model.layers * tp_allreduce(model, tokens, tp, link, compute_dtype).time_s
 
 
 def default_link_id(preset: Preset, link_ids: Iterable[str]) -> str:
@@ -190,6 +231,38 @@ def default_link_id(preset: Preset, link_ids: Iterable[str]) -> str:
            else f"preset {preset.id} names no node link ('node' in its file)")
     raise InputError(f"tensor parallelism needs a link preset to time its all-reduces, and {why} "
                      f"(known: {', '.join(sorted(known)) or 'none'}); name one")
+
+
+def tp_link_id(preset: Preset, tp: int, link_ids: Iterable[str]) -> str:
+    """The link a group of ``tp`` tensor-parallel chips of ``preset`` crosses when none is named: the node's
+    own link while the group fits in one node, the link between nodes once it does not (16-way TP on an
+    8-GPU HGX board crosses InfiniBand; :func:`ainotes.core.topology.group_link`, stride 1)."""
+    known = tuple(link_ids)
+    if preset.node is None or tp == 1:
+        return default_link_id(preset, known)
+    link_id = topology.group_link(preset, tp).link_id
+    if link_id not in known:
+        raise InputError(f"tensor parallelism over {tp} chips of preset {preset.id} crosses link {link_id}, which "
+                         f"is not in presets/links (known: {', '.join(sorted(known)) or 'none'}); name one")
+    return link_id
+
+
+def tp_link(preset: Preset, tp: int, links: Mapping[str, Link]) -> Link:
+    """The :class:`Link` of :func:`tp_link_id`, as the collective cost model times a group on it: across
+    nodes, g members per node run g rings side by side, one per port, so the group moves
+    min(B_node, g·B_port) per chip (:func:`ainotes.core.topology.group_bandwidth_bytes_per_s`) at the
+    crossed link's α."""
+    link = links[tp_link_id(preset, tp, links)]
+    if preset.node is None or tp == 1:
+        return link
+    placement = topology.group_link(preset, tp)
+    if not placement.crosses_nodes:
+        return link
+    bandwidth = topology.group_bandwidth_bytes_per_s(placement, links.get(placement.intra_link_id), link)
+    if bandwidth == link.bandwidth_bytes_per_s:
+        return link
+    return dataclasses.replace(link, bandwidth_gbps=bandwidth / 1e9,
+                               name=f"{link.name}, {placement.members_per_node} ports a node")
 
 
 # --- one setting, checked once -------------------------------------------------------------
@@ -258,8 +331,13 @@ class InferenceSetup:
 
     @property
     def kv_bytes_per_token_per_chip(self) -> float:
-        """KV per token on one chip: KV · ⌈kv_heads/t⌉ / kv_heads."""
-        return self.kv_bytes_per_token * kv_heads_per_chip(self.model, self.tp) / self.model.kv_heads
+        """KV per token on one chip, below any window: KV · :func:`kv_share_per_chip`."""
+        return self.kv_bytes_per_token * kv_share_per_chip(self.model, self.tp)
+
+    def kv_cache_bytes_per_chip(self, context: int | None = None) -> float:
+        """One sequence's KV cache on one chip at ``context`` (default this setup's), windows applied."""
+        tokens = self.context if context is None else context
+        return kv_cache_bytes(self.model, tokens, self.kv_dtype) * kv_share_per_chip(self.model, self.tp)
 
     @property
     def weights_bytes(self) -> float:
@@ -272,14 +350,34 @@ class InferenceSetup:
 
     def coefficients(self) -> DecodeCoefficients:
         """What a decode step's time is made of, per chip, before the batch, the context and the GPU's rates."""
-        rounds, share = (0.0, 0.0) if self.tp == 1 else cc.coefficients("all-reduce", "ring", self.tp)
+        model, w, t = self.model, STORAGE_DTYPE_BYTES[self.weights_dtype], self.tp
+        routed = model.routed_expert_params
+        dense_params = model.params - routed - model.lookup_only_params
+        per_expert = model.moe_layers * model.expert_params
+        kv_layer_token = model.kv_elements_per_token_per_layer * STORAGE_DTYPE_BYTES[self.kv_dtype] * \
+            kv_share_per_chip(model, t)
+        window = model.sliding_window
+        rounds: tuple[float, ...] = ()
+        shares: tuple[float, ...] = ()
+        algorithms: tuple[str, ...] = ()
+        if t > 1:
+            algorithms = cc.ALGORITHMS["all-reduce"]
+            pairs = [cc.coefficients("all-reduce", name, t) for name in algorithms]
+            rounds = tuple(2 * model.layers * a for a, _ in pairs)
+            shares = tuple(2 * model.layers * b * allreduce_bytes(model, 1, self.compute_dtype) for _, b in pairs)
         return DecodeCoefficients(
-            kv_bytes_per_token=self.kv_bytes_per_token_per_chip,
-            weights_bytes=self.weights_bytes_per_chip,
-            flops_per_sequence=2 * self.model.active_params / self.tp,
-            allreduce_latencies=2 * self.model.layers * rounds,
-            allreduce_bytes_per_sequence=2 * self.model.layers * share * allreduce_bytes(self.model, 1,
-                                                                                         self.compute_dtype),
+            kv_bytes_per_token=kv_layer_token * (model.layers - model.windowed_layers),
+            kv_window_bytes_per_token=kv_layer_token * model.windowed_layers,
+            window=window.window if window is not None else 0,
+            dense_weights_bytes=dense_params * w / t,
+            row_bytes_per_sequence=model.lookup_only_params / model.vocab * w / t if model.lookup_only_params else 0.0,
+            vocab=model.vocab,
+            dense_flops_per_sequence=2 * dense_params / t,  # matmul FLOPs: a lookup does no arithmetic
+            expert_bytes=per_expert * w / t,
+            expert_flops_per_token=2 * per_expert / t,
+            experts=model.experts or 1, active_experts=model.active_experts or 1,
+            resident_bytes=self.weights_bytes_per_chip,
+            allreduce_algorithms=algorithms, allreduce_latencies=rounds, allreduce_bytes_per_sequence=shares,
         )
 
     def decode_step(self) -> DecodeStep:
@@ -288,16 +386,24 @@ class InferenceSetup:
                                         bandwidth_bytes_per_s=self.bandwidth_bytes_per_s, link=self.link)
 
     def prefill(self) -> Prefill:
-        """Prefill of B prompts of T tokens: FLOPs = 2·P_active·B·T + 4·B·L·(a·d_head)·T² (attention,
-        every query against every key of its prompt: the count of PaLM's appendix B and of
-        :func:`ainotes.core.kernels.attention_kv`; a causal kernel does about half of it), against
-        the weights and the KV cache it writes, B·T·KV. Weight loading overlaps the arithmetic
-        (max); it is compute-bound once B·T passes about B_crit. Per chip under t-way TP."""
+        """Prefill of B prompts of T tokens, per chip under t-way TP.
+
+        FLOPs = 2·P_active·B·T in the matmuls plus causal attention: each of the T queries scores
+        only the keys at or before it, T(T+1)/2 pairs a layer (Σ min(i, w) over a window), each
+        2·a·d_qk for the scores and 2·a·d_head for the values: about 2·B·L·(a·d_head)·T², half of the
+        4·B·L·(a·d_head)·T² a non-causal count gives (PaLM's appendix B counts that square; a causal
+        kernel skips the masked half). Against it, the bytes read and written: the weights (the
+        experts the B·T tokens touch, the lookup rows they read) and the KV cache written. Weight
+        loading overlaps the arithmetic (max); it is compute-bound once B·T passes about B_crit.
+        """
         prompt = self.context if self.prompt is None else self.prompt  # set in __post_init__
-        tokens = self.batch * prompt
-        flops = (2 * self.model.active_params * tokens
-                 + 4 * self.batch * self.model.layers * self.model.q_dim * prompt**2) / self.tp
-        moved = self.weights_bytes_per_chip + tokens * self.kv_bytes_per_token_per_chip
+        model, tokens = self.model, self.batch * prompt
+        attention = self.batch * model.attention_pairs(prompt) * 2 * (model.score_dim + model.q_dim)
+        flops = (2 * model.active_params * tokens + attention) / self.tp
+        c = self.coefficients()
+        read = c.dense_weights_bytes + experts_touched(model, tokens) * c.expert_bytes + \
+            min(tokens, model.vocab) * c.row_bytes_per_sequence
+        moved = read + self.batch * self.kv_cache_bytes_per_chip(prompt)
         return Prefill(flops=flops, bytes_moved=moved, compute_s=flops / self.peak_flops_per_s,
                        memory_s=moved / self.bandwidth_bytes_per_s, allreduce_s=self._allreduce_s(tokens),
                        tokens=tokens)
@@ -306,6 +412,13 @@ class InferenceSetup:
         if self.tp == 1 or self.link is None:
             return 0.0
         return tp_allreduce_s(self.model, tokens, self.tp, self.link, self.compute_dtype)
+
+    def allreduce_algorithm(self, tokens: int | None = None) -> str | None:
+        """The algorithm that times one all-reduce of ``tokens`` (default: a decode step's B); ``None`` for t = 1."""
+        if self.tp == 1 or self.link is None:
+            return None
+        return tp_allreduce(self.model, self.batch if tokens is None else tokens, self.tp, self.link,
+                            self.compute_dtype).algorithm
 
     @property
     def b_crit(self) -> float:
@@ -323,19 +436,19 @@ class InferenceSetup:
     @property
     def max_batch(self) -> int | None:
         """The largest batch whose KV cache fits beside the weights, per chip:
-        ⌊(capacity − P·w/t) ÷ (S · KV per token per chip)⌋; 0 when the weights alone do not fit,
-        ``None`` without a capacity. Activations and workspace are left out."""
+        ⌊(capacity − P·w/t) ÷ (one sequence's KV cache per chip at S)⌋; 0 when the weights alone do
+        not fit, ``None`` without a capacity. Activations and workspace are left out."""
         capacity = self.capacity_bytes
         if capacity is None:
             return None
         room = capacity - self.weights_bytes_per_chip
         if room <= 0:
             return 0
-        return math.floor(room / (self.context * self.kv_bytes_per_token_per_chip))
+        return math.floor(room / self.kv_cache_bytes_per_chip())
 
     def memory_bytes_per_chip(self) -> float:
-        """Weights and this batch's KV cache on one chip: P·w/t + B·S·KV per chip."""
-        return self.weights_bytes_per_chip + self.batch * self.context * self.kv_bytes_per_token_per_chip
+        """Weights and this batch's KV cache on one chip: P·w/t + B·KV(S) per chip."""
+        return self.weights_bytes_per_chip + self.batch * self.kv_cache_bytes_per_chip()
 
     def fits(self) -> bool | None:
         """Whether the weights and this batch's KV cache fit one chip's memory; ``None`` without a capacity."""
@@ -360,8 +473,12 @@ class InferenceSetup:
             "prefill_s": fill.time_s,
             "prefill_bound": fill.bound,
             "compute_bound_batch": self.compute_bound_batch,
+            "dense_compute_bound_batch": self.b_crit,
             "decode_terms_s": {"kv": step.kv_s, "weights": step.weights_s, "compute": step.compute_s,
                                "allreduce": step.allreduce_s},
+            "allreduce_algorithm": step.allreduce_algorithm,
+            "experts_touched": step.experts_touched if self.model.is_moe else None,
+            "kv_cache_bytes_per_sequence": kv_cache_bytes(self.model, self.context, self.kv_dtype),
             "kv_bytes_per_token_per_chip": self.kv_bytes_per_token_per_chip,
             "weights_bytes_per_chip": self.weights_bytes_per_chip,
             "memory_bytes_per_chip": self.memory_bytes_per_chip(),
@@ -377,7 +494,7 @@ class InferenceSetup:
                     presets: Mapping[str, Preset], links: Callable[[], Mapping[str, Link]] | None,
                     label: Callable[[str], str] = _label) -> InferenceSetup:
         """A setup from raw values (numbers or their text) keyed as in :data:`FIELDS`: ``model`` and
-        ``preset`` ids, and optionally ``link`` (an id; default :func:`default_link_id` when ``tp`` > 1)."""
+        ``preset`` ids, and optionally ``link`` (an id; default :func:`tp_link_id` when ``tp`` > 1)."""
         for key in fields:
             if key not in FIELDS:
                 raise FieldError(f"unknown key {label(str(key))} (allowed: {', '.join(label(k) for k in FIELDS)})",
@@ -396,10 +513,11 @@ class InferenceSetup:
             link_id = fields.get("link")
             if link_id is None:
                 try:
-                    link_id = default_link_id(preset, known)
+                    link = tp_link(preset, tp, known)
                 except InputError as exc:
                     raise FieldError(f"{label('link')}: {exc}", "link") from None
-            link = _lookup(known, link_id, "link", label)
+            else:
+                link = _lookup(known, link_id, "link", label)
         return cls(
             model=model, preset=preset, batch=fields.get("batch", 1), context=fields.get("context", 1),
             prompt=fields.get("prompt"), weights_dtype=fields.get("weights_dtype", DEFAULT_DTYPE),
@@ -423,50 +541,96 @@ def _lookup(items: Mapping[str, Any], item_id: Any, what: str, label: Callable[[
 class DecodeCoefficients:
     """One chip's share of a decode step, independent of batch, context and the GPU's rates.
 
-    time(B, S) = B·S·kv/W + max(weights/W, B·flops/F) + latencies·α + B·allreduce_bytes/B_link,
-    the last two the 2·L ring all-reduces of t chips (2(t−1)·α + 2(t−1)/t · B·h·a / B_link
-    each, :func:`ainotes.core.collective_cost.coefficients`), zero for t = 1.
+    time(B, S) = B·(S·kv + min(S, window)·kv_window)/W
+               + max((dense + min(B, V)·rows)/W, B·dense_flops/F)
+               + max(n(B)·expert/W, B·k·expert_flops/F)
+               + minᵢ(latenciesᵢ·α + B·allreduce_bytesᵢ/B_link),
+
+    n(B) = E·(1 − (1 − k/E)^B) (:func:`experts_touched`); the last term the 2·L all-reduces of t
+    chips with the fastest algorithm at B (:func:`ainotes.core.collective_cost.coefficients` gives
+    each algorithm's a·α + b·S/B), zero for t = 1. A dense model has no expert term (E = k = 1,
+    expert = 0).
     """
 
-    kv_bytes_per_token: float  # per sequence, per token of context
-    weights_bytes: float
-    flops_per_sequence: float  # 2·P_active/t
-    allreduce_latencies: float  # 2·L·2(t−1): how many α a step waits
-    allreduce_bytes_per_sequence: float  # 2·L·2(t−1)/t·h·a: bytes each sequence adds to the link's share
+    kv_bytes_per_token: float  # per sequence and token of context, over the layers without a window
+    kv_window_bytes_per_token: float  # the same over the windowed layers, which hold at most `window` tokens
+    window: int
+    dense_weights_bytes: float  # read every step: attention, dense MLPs, shared experts, routers, norms, head
+    row_bytes_per_sequence: float  # the lookup tables' row one token reads (input embedding, positions)
+    vocab: int
+    dense_flops_per_sequence: float  # 2·P_D/t, the dense matmuls' parameters (no lookup tables)
+    expert_bytes: float  # one routed expert over every MoE layer
+    expert_flops_per_token: float  # 2·P_X/t: one token through one expert of every MoE layer
+    experts: int
+    active_experts: int
+    resident_bytes: float  # P·w/t: what the chip holds, whatever it reads
+    allreduce_algorithms: tuple[str, ...] = ()
+    allreduce_latencies: tuple[float, ...] = ()  # per algorithm: how many α a step waits (2·L·a)
+    allreduce_bytes_per_sequence: tuple[float, ...] = ()  # per algorithm: 2·L·b·h·a bytes each sequence adds
+
+    def kv_bytes(self, batch: int, context: int) -> float:
+        return batch * (context * self.kv_bytes_per_token + min(context, self.window) * self.kv_window_bytes_per_token)
 
     def step(self, batch: int, context: int, *, peak_flops_per_s: float, bandwidth_bytes_per_s: float,
              link: Link | None) -> DecodeStep:
-        allreduce_s = 0.0
-        if self.allreduce_latencies and link is not None:
-            allreduce_s = (self.allreduce_latencies * link.latency_s
-                           + batch * self.allreduce_bytes_per_sequence / link.bandwidth_bytes_per_s)
+        allreduce_s, algorithm = 0.0, None
+        if self.allreduce_algorithms and link is not None:
+            times = [rounds * link.latency_s + batch * share / link.bandwidth_bytes_per_s
+                     for rounds, share in zip(self.allreduce_latencies, self.allreduce_bytes_per_sequence, strict=True)]
+            least = min(times)
+            best = next(i for i, t in enumerate(times) if t <= least * (1 + cc.TIE_RELATIVE))
+            allreduce_s, algorithm = times[best], self.allreduce_algorithms[best]
+        touched = self.experts * (1.0 - (1.0 - self.active_experts / self.experts) ** batch)
         return DecodeStep(
-            kv_s=batch * context * self.kv_bytes_per_token / bandwidth_bytes_per_s,
-            weights_s=self.weights_bytes / bandwidth_bytes_per_s,
-            compute_s=batch * self.flops_per_sequence / peak_flops_per_s,
-            allreduce_s=allreduce_s, batch=batch,
+            kv_s=self.kv_bytes(batch, context) / bandwidth_bytes_per_s,
+            dense_weights_s=(self.dense_weights_bytes + min(batch, self.vocab) * self.row_bytes_per_sequence)
+            / bandwidth_bytes_per_s,
+            dense_compute_s=batch * self.dense_flops_per_sequence / peak_flops_per_s,
+            expert_weights_s=touched * self.expert_bytes / bandwidth_bytes_per_s,
+            expert_compute_s=batch * self.active_experts * self.expert_flops_per_token / peak_flops_per_s,
+            allreduce_s=allreduce_s, batch=batch, allreduce_algorithm=algorithm,
+            experts_touched=touched,
         )
 
 
 @dataclass(frozen=True)
 class DecodeStep:
-    """One decode step's terms, in seconds, per chip: time = kv + max(weights, compute) + allreduce."""
+    """One decode step's terms, in seconds, per chip:
+    time = kv + max(dense weights, dense compute) + max(expert weights, expert compute) + allreduce."""
 
     kv_s: float
-    weights_s: float
-    compute_s: float
+    dense_weights_s: float
+    dense_compute_s: float
+    expert_weights_s: float
+    expert_compute_s: float
     allreduce_s: float
     batch: int
+    allreduce_algorithm: str | None = None
+    experts_touched: float = 0.0
+
+    @property
+    def weights_s(self) -> float:
+        """Every weight byte the step reads, over W."""
+        return self.dense_weights_s + self.expert_weights_s
+
+    @property
+    def compute_s(self) -> float:
+        """Every matmul FLOP, over F."""
+        return self.dense_compute_s + self.expert_compute_s
 
     @property
     def time_s(self) -> float:
-        return self.kv_s + max(self.weights_s, self.compute_s) + self.allreduce_s
+        return (self.kv_s + max(self.dense_weights_s, self.dense_compute_s)
+                + max(self.expert_weights_s, self.expert_compute_s) + self.allreduce_s)
 
     @property
     def bound(self) -> Bound:
-        """What bounds the weight matmuls: ``compute`` once 2·B·P_active/F exceeds P·w/W (past
-        B_crit), else ``memory``. The KV term is memory-bound at any batch."""
-        return "compute" if self.compute_s > self.weights_s else "memory"
+        """What bounds the weight matmuls: ``compute`` once every group of them does more arithmetic
+        than its loads take (past B_crit, and for the experts past B_crit·E/k), else ``memory``.
+        The KV term is memory-bound at any batch."""
+        dense = self.dense_compute_s > self.dense_weights_s
+        experts = self.expert_compute_s >= self.expert_weights_s
+        return "compute" if dense and experts else "memory"
 
     @property
     def tokens_per_s(self) -> float:
@@ -514,7 +678,9 @@ def layer_kernels(model: ModelPreset, phase: str = "decode", *, batch: int = 1, 
     attention kernel computes in the KV dtype instead where that is wider). Norms are
     counted as layer norms (an RMSNorm does a little less). For a mixture of experts the
     MLP kernels are one expert's, with the batch's B·k routed tokens spread evenly over
-    min(E, B·k) experts (rounded to a whole number of tokens).
+    the n(B) experts they touch (:func:`experts_touched`, rounded to a whole number). With latent
+    attention the projections are the down-projections to the latents and the up-projections from
+    them, and attention reads the cached latent and RoPE key (one head of d_c + d_rope for all).
     """
     if phase not in PHASES:
         raise FieldError(f"'phase' must be one of {', '.join(PHASES)}: {short(phase)}", "phase")
@@ -537,15 +703,26 @@ def layer_kernels(model: ModelPreset, phase: str = "decode", *, batch: int = 1, 
     def matmul(n: int, k: int, label: str, rows: int = tokens) -> Kernel:
         return gemm(rows, n, k, compute, label, weights_dtype=weight_store)
 
+    mla = model.mla
+    # Latent attention attends over the cached latent and RoPE key, one "head" of d_c + d_rope that
+    # every query head reads (the up-projections absorbed into the query and output, as DeepSeek serves it).
+    cached_heads, cached_dim = (1, mla.kv_latent + mla.rope_head_dim) if mla is not None else (kv_heads, d)
     if phase == "decode":
-        attention = decode_attention(batch, heads, kv_heads, context, d, attention_dtype,
+        attention = decode_attention(batch, heads, cached_heads, context, cached_dim, attention_dtype,
                                      f"Attention, 1 query × {context:,} cached keys", kv_dtype=kv_store)
     else:
-        attention = attention_kv(batch, heads, kv_heads, context, context, d, attention_dtype,
+        attention = attention_kv(batch, heads, cached_heads, context, context, cached_dim, attention_dtype,
                                  f"Attention, {context:,} queries × {context:,} keys", kv_dtype=kv_store)
+    if mla is None:
+        projections = [matmul((heads + 2 * kv_heads) * d, h, "QKV projection")]
+    else:  # the down-projections to the latents, then the query's and the keys' and values' up-projections
+        q_width = heads * (d + mla.rope_head_dim)
+        projections = [matmul((mla.q_latent or 0) + mla.kv_latent + mla.rope_head_dim, h, "Q and KV down-projections"),
+                       matmul(q_width, mla.q_latent or h, "Q up-projection"),
+                       matmul(heads * 2 * d, mla.kv_latent, "K and V up-projections")]
     kernels = [
         layer_norm(tokens, h, compute, "Norm before attention"),
-        matmul((heads + 2 * kv_heads) * d, h, "QKV projection"),
+        *projections,
         attention,
         matmul(h, heads * d, "Output projection"),
         elementwise_add(tokens * h, compute, "Residual add (attention)"),
@@ -554,14 +731,14 @@ def layer_kernels(model: ModelPreset, phase: str = "decode", *, batch: int = 1, 
     expert_rows, expert_text = tokens, ""
     if model.experts is not None and model.active_experts is not None:
         routed = tokens * model.active_experts
-        touched = min(model.experts, routed)
+        touched = max(1, round(experts_touched(model, tokens)))
         expert_rows = max(1, round(routed / touched))
         expert_text = f", one of {touched} experts"
         kernels.append(gemm(tokens, model.experts, h, compute, "Router"))
-    if model.mlp == "swiglu":
+    if model.mlp in GATED_MLPS:
         kernels += [
             matmul(2 * d_ff, h, f"MLP gate and up{expert_text}", expert_rows),
-            elementwise_add(expert_rows * d_ff, compute, "SwiGLU gating"),
+            elementwise_add(expert_rows * d_ff, compute, f"{'SwiGLU' if model.mlp == 'swiglu' else 'GeGLU'} gating"),
             matmul(h, d_ff, f"MLP down{expert_text}", expert_rows),
         ]
     else:

@@ -55,19 +55,30 @@ class InferenceChartRequest:
     title: str | None
     chart_id: str | None
     where: str  # page:line of the fence, or of its 'models' key
+    model_id: str | None = None  # the model first drawn (default: the first of the models)
+    first_preset_id: str | None = None  # the GPU first drawn (default: the first of the presets)
+
+    def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
+        """Every model where the fence names none, and the link each of its TP degrees crosses."""
+        uses = {("model", m) for m in site.models()} if self.model_ids is None else set()
+        if self.link_id is None:
+            links = site.links()
+            uses |= {("link", inference.tp_link_id(site.presets_by_id[p], tp, links))
+                     for p in self.preset_ids for tp in self.tps if tp > 1}
+        return uses
     link_where: str = ""  # page:line of its 'link' key, or of the fence
 
 
-_CHART_KEYS = ("models", "presets", "preset", "context", "contexts", "precision", "precisions", "compute_dtype", "tp",
-               "tps", "link", "metric", "title", "id")
+_CHART_KEYS = ("models", "model", "presets", "preset", "context", "contexts", "precision", "precisions",
+               "compute_dtype", "tp", "tps", "link", "metric", "title", "id")
 
 
 def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceChartRequest:
-    """``inference`` fence: models (ids; default every model preset), presets (GPU ids; default every
-    preset with a rate at ``compute_dtype``), preset (the GPU drawn first; default the first of them),
-    context and contexts (the context select), precision and
-    precisions (``WEIGHTS/KV`` pairs), compute_dtype (default bf16), tp and tps (the TP select), link
-    (default each GPU preset's node link), metric (``time`` or ``tokens-per-second``), title, id."""
+    """``inference`` fence: models (ids; default every model preset), model (the one first drawn), presets
+    (GPU ids; default every preset with a rate at ``compute_dtype``), preset (the one first drawn), context
+    and contexts (the context select), precision and precisions (``WEIGHTS/KV`` pairs), compute_dtype
+    (default bf16), tp and tps (the TP select), link (default the link each TP group crosses), metric
+    (``time`` or ``tokens-per-second``), title, id."""
 
     data, lines = load_body(fence, where)
     reader = BodyReader(fence, where, data, _CHART_KEYS, lines)
@@ -96,9 +107,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     link_id = data.get("link")
     if link_id is not None and (not isinstance(link_id, str) or not link_id):
         reader.fail("link", f"'link' must be a link preset id such as nvlink-4: {short(link_id)}")
-    # Every preset with the rate draws the chart; one whose file names no node link draws one chip only.
-    preset_ids = presets_with_rate(reader, data, presets, compute)
-    preset_ids = first_preset(reader, data, preset_ids)
+    preset_ids = presets_with_rate(reader, data, presets, compute, needs_link=max(tps) > 1 and link_id is None)
     metric = data.get("metric", "time")
     if metric not in METRICS:
         reader.fail("metric", f"'metric' must be one of {', '.join(METRICS)}: {short(metric)}")
@@ -107,7 +116,33 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
         precisions=precisions, compute_dtype=compute, tp=tp, tps=tps, link_id=link_id, metric=metric,
         title=reader.text("title"), chart_id=reader.chart_id(), where=key_where(fence, where, lines, data, "models"),
         link_where=key_where(fence, where, lines, data, "link"),
+        model_id=_initial_model(reader, data, model_ids),
+        first_preset_id=_initial_preset(reader, data, preset_ids),
     )
+
+
+def _initial_preset(reader: Any, data: Mapping[str, Any], preset_ids: tuple[str, ...]) -> str | None:
+    """The ``preset`` key: one of the chart's GPU presets."""
+    if "preset" not in data:
+        return None
+    value = data["preset"]
+    if not isinstance(value, str) or value not in preset_ids:
+        reader.fail("preset", f"'preset' must be one of the chart's GPU presets ({', '.join(preset_ids)}): "
+                              f"{short(value)}")
+    return str(value)
+
+
+def _initial_model(reader: Any, data: Mapping[str, Any], model_ids: tuple[str, ...] | None) -> str | None:
+    """The ``model`` key: one model preset id, among ``models`` where the fence names them (whether the id
+    exists is checked when the chart is drawn, against the loaded models)."""
+    if "model" not in data:
+        return None
+    value = data["model"]
+    if not isinstance(value, str) or not value:
+        reader.fail("model", f"'model' must be a model preset id: {short(value)}")
+    if model_ids is not None and value not in model_ids:
+        reader.fail("model", f"'model' {short(value)} is not among the fence's models ({', '.join(model_ids)})")
+    return str(value)
 
 
 def key_where(fence: Fence, where: str, lines: Mapping[int, Mapping[object, int]], data: Mapping[str, Any],
@@ -125,10 +160,6 @@ def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str
     with_rate = tuple(i for i, p in presets.items() if p.peak_tflops(compute, unit="tensor") is not None
                       and (p.node is not None or not needs_link))
     if "presets" not in data:
-        if not with_rate and needs_link and any(p.peak_tflops(compute, unit="tensor") is not None
-                                                for p in presets.values()):
-            reader.fail("link", f"no preset with a {compute} tensor rate names a node link to time tensor "
-                                "parallelism over: name a 'link', or set 'tp: 1'")
         if not with_rate:
             reader.fail("compute_dtype", f"no preset gives a {compute} tensor rate")
         return with_rate
@@ -139,17 +170,6 @@ def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str
         except InputError as exc:
             reader.fail("presets", str(exc))
     return preset_ids
-
-
-def first_preset(reader: Any, data: Mapping[str, Any], preset_ids: tuple[str, ...]) -> tuple[str, ...]:
-    """``preset_ids`` with the fence's ``preset`` (the GPU the chart opens on) moved first."""
-    if "preset" not in data:
-        return preset_ids
-    first = data["preset"]
-    if first not in preset_ids:
-        reader.fail("preset", f"'preset' {short(first)} is not among the chart's GPUs ({', '.join(preset_ids)}): "
-                              "name one of them, or add it to 'presets'")
-    return (first, *(i for i in preset_ids if i != first))
 
 
 def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -166,42 +186,37 @@ def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | No
 
 
 def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links: Mapping[str, Any]
-                ) -> dict[str, Any]:
-    """Each GPU's link for its all-reduces: the fence's ``link``, else the preset's node link
-    (:func:`inference.default_link_id`), else ``None`` (the chart times one chip of it). The GPU the
-    chart opens on must have one when the chart opens at a TP degree over 1."""
-    chosen: dict[str, Any] = {}
+                ) -> dict[tuple[str, int], Any]:
+    """Each GPU's link at each TP degree above 1: the fence's ``link``, else the link that group crosses
+    (:func:`inference.tp_link_id`)."""
+    chosen = {}
     for preset in presets:
-        link_id = request.link_id
-        try:
-            if link_id is None:
-                try:
-                    link_id = inference.default_link_id(preset, links)
-                except InputError:
-                    if preset is presets[0] and request.tp > 1:
-                        raise
-                    chosen[preset.id] = None
+        for tp in request.tps:
+            if tp == 1:
+                continue
+            link_id = request.link_id
+            try:
+                if link_id is None:
+                    chosen[(preset.id, tp)] = inference.tp_link(preset, tp, links)
                     continue
-            if link_id not in links:
-                raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
-        except InputError as exc:
-            raise InputError(f"{request.link_where or request.where}: {exc}") from None
-        chosen[preset.id] = links[link_id]
+                if link_id not in links:
+                    raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+            except InputError as exc:
+                raise InputError(f"{request.link_where or request.where}: {exc}") from None
+            chosen[(preset.id, tp)] = links[link_id]
     return chosen
 
 
-def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset, links: Mapping[str, Any]
-                  ) -> str:
+def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Preset,
+                  links: Mapping[tuple[str, int], Any]) -> str:
     """The chart's caption, with the figures of its initial view (:func:`ainotes.charts.inference.caption_html`)."""
+
     weights, kv = request.precision.split("/")
-    link = links[preset.id]
-    refusal = inference_chart.tp_refusal(model, request.tp)
-    one = None if refusal else inference.InferenceSetup(
-        model, preset, batch=1, context=request.context, weights_dtype=weights, kv_dtype=kv,
-        compute_dtype=request.compute_dtype, tp=request.tp, link=link)
-    return inference_chart.caption_html(inference_chart.caption_sentences(
-        model, preset, one, context=request.context, precision=request.precision,
-        compute_dtype=request.compute_dtype, tp=request.tp, link=link, refusal=refusal))
+    tp = request.tp if tp_allowed(model, request.tp) else 1
+    link = links.get((preset.id, tp))
+    one = inference.InferenceSetup(model, preset, batch=1, context=request.context, weights_dtype=weights,
+                                   kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp, link=link)
+    return inference_chart.caption_html(model, preset, one, link, tp=request.tp)
 
 
 def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
@@ -232,7 +247,12 @@ def _fits_compute(precision: str, compute: str) -> bool:
 
 def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
     models = resolve_models(request.model_ids, site.models(), request.where)
+    first = models[0]
+    if request.model_id is not None:
+        first = resolve_models((request.model_id,), site.models(), request.where)[0]
     presets = [site.presets_by_id[i] for i in request.preset_ids]
+    if request.first_preset_id is not None:  # the one first drawn leads the select
+        presets.sort(key=lambda p: p.id != request.first_preset_id)
     links = chart_links(request, presets, site.links())
     title = request.title or inference_chart.default_title(request.compute_dtype)
     chart = site.new_chart(page, "inference", "inference", request.chart_id, title)
@@ -241,8 +261,8 @@ def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) 
 
     inputs = (request, models, presets, links)
     return draw_vega_figure(site, chart, page, inputs, lambda: inference_chart.inference_figure(
-        models, presets, links, caption_html=chart_caption(request, models[0], presets[0], links),
-        model_id=models[0].id, preset_id=presets[0].id, context=request.context, contexts=request.contexts,
+        models, presets, links, caption_html=chart_caption(request, first, presets[0], links),
+        model_id=first.id, preset_id=presets[0].id, context=request.context, contexts=request.contexts,
         precision=request.precision, precisions=request.precisions, compute_dtype=request.compute_dtype,
         tp=request.tp, tps=request.tps, metric=request.metric, title=request.title))
 

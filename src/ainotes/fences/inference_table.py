@@ -39,6 +39,15 @@ class InferenceTableRequest:
     link_id: str | None
     where: str
 
+    def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
+        """Every model where the fence names none, and the link each cell's TP group crosses."""
+        models = resolve_models(self.model_ids, site.models(), self.where)
+        uses = {("model", m.id) for m in models} if self.model_ids is None else set()
+        for row in table_rows(self, models, site.presets_by_id, site.links):
+            if row.setup is not None and row.setup.link is not None and self.link_id is None:
+                uses.add(("link", row.setup.link.id))
+        return uses
+
 
 def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceTableRequest:
     """``inference-table`` fence: models (default every model preset), presets (default every preset with a
@@ -151,6 +160,8 @@ def _table_cell(row: TableRow, request: InferenceTableRequest) -> str:
     largest = one.max_batch
     fits = "capacity not given" if largest is None else f"fits {largest:,}"
     compute = f"compute past {star}"
+    if one.model.is_moe:  # attention turns first, each expert later: both, the experts' the one that counts
+        compute = f"compute past {html.escape(number_text(one.b_crit))} (attention), {star} (experts)"
     if row.limit == "memory":
         fits = f"<strong>{fits}</strong>"
     elif row.limit == "compute":

@@ -42,6 +42,10 @@ class MemoryFitTableRequest:
     where: str = ""
     lines: Mapping[str, int] | None = None
 
+    def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
+        """Every model, where the fence names none (its rows)."""
+        return {("model", m) for m in site.models()} if self.model_ids is None else set()
+
     def fail(self, key: str, message: str) -> InputError:
         line = (self.lines or {}).get(key, (self.lines or {}).get("", 0))
         return InputError(f"{self.where}:{line}: {message}")

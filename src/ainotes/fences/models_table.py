@@ -11,7 +11,7 @@ from html import escape
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core.hardware import Preset, item_by_id
-from ainotes.core.models import ModelPreset
+from ainotes.core.models import BIAS_PARTS, ModelPreset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
 from ainotes.html import backlinks
@@ -87,8 +87,12 @@ def models_table_html(models: Sequence[ModelPreset]) -> str:
                 difference += f" / {difference_text(model.active_params_difference)}"
         architecture = [f"{model.layers:,} layers, d_model {model.d_model:,}", attention_words(model),
                         mlp_words(model), embedding_words(model)]
-        if model.biases:
+        if set(model.biases) == set(BIAS_PARTS):
             architecture.append("biases in linear layers and norms")
+        elif model.biases:
+            architecture.append(f"biases on {', '.join(model.biases)} only")
+        if model.dropout is not None:
+            architecture.append("trained with dropout" if model.dropout else "trained without dropout")
         sources = "<br>".join(f"[{n}] {safe_link(s.title, s.url)}" for n, s in enumerate(model.sources, start=1))
         rows.append([
             f"{escape(model.name)}<br><code>{escape(model.id)}</code><br>{counted}<br><small>published "

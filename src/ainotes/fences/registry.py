@@ -26,6 +26,7 @@ FENCE_MODULES: tuple[str, ...] = (
     "models_table",
     "whats_new",
     "tags_index",
+    "note_cards",
     "training_memory",
     "memory_fit_table",
     "inference",

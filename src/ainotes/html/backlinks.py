@@ -26,6 +26,7 @@ from html import escape
 from typing import Any
 
 from ainotes.base.errors import InputError
+from ainotes.html.notes import note_link
 from ainotes.html.tables import safe_link
 from ainotes.notes import meta as notes_meta
 
@@ -80,6 +81,19 @@ def request_uses(request: object) -> set[Use]:
 
     walk(request, 0)
     return found
+
+
+def implied_uses(request: object, site: Any) -> set[Use]:
+    """What a request draws on without naming it: every model where it names none, the link each
+    tensor-parallel group crosses by default. A request says so with ``implied_uses(site)``; on a site
+    that cannot load those presets it implies nothing (the page's own build reports why)."""
+    method = getattr(request, "implied_uses", None)
+    if not callable(method):
+        return set()
+    try:
+        return {(kind, entry) for kind, entry in method(site)}
+    except (InputError, OSError):
+        return set()
 
 
 def form_uses(body: str, known: Mapping[str, Iterable[str]]) -> set[Use]:
@@ -149,7 +163,7 @@ def used_in_html(site: Any, kind: str, entry_ids: Iterable[str], prefix: str) ->
         if entry is None:
             continue
         notes = notes_using(catalogue, kind, entry_id)
-        links = ", ".join(f'<a href="{escape(prefix + n.url, quote=True)}">{escape(n.title)}</a>' for n in notes)
+        links = ", ".join(note_link(n, prefix) for n in notes)
         rows.append(f'<tr id="{use_kind.anchor}{escape(entry_id, quote=True)}"><td>{escape(entry.name)}'
                     f'<br><code>{escape(entry_id)}</code></td><td>{links or "no note yet"}</td></tr>')
     if not rows:

@@ -24,8 +24,14 @@ def day_html(day: dt.date) -> str:
     return f'<time datetime="{day.isoformat()}">{day.day} {day:%b} {day.year}</time>'
 
 
+def note_href(note: Note, prefix: str) -> str:
+    """The note's address from a page whose links start with ``prefix``; the home page from a page in the
+    site's root is "./" (an empty href is the page itself, as Zensical leaves it)."""
+    return prefix + note.url or "./"
+
+
 def note_link(note: Note, prefix: str) -> str:
-    return f'<a href="{escape(prefix + note.url, quote=True)}">{escape(note.title)}</a>'
+    return f'<a href="{escape(note_href(note, prefix), quote=True)}">{escape(note.title)}</a>'
 
 
 def tags_html(catalogue: Catalogue, tags: tuple[str, ...], prefix: str) -> str:

@@ -5,24 +5,28 @@ Parsers only validate and return requests (``ainotes.build.site`` draws them); f
 text. Every number comes from :mod:`ainotes.core.inference`.
 
 ==============================================================================  ===============================
-``{{ kv-cache MODEL [kv=P] [tokens=N] [UNIT] [digits=N] }}``                    KV cache of N tokens (default 1):
-                                                                                ``327,680 bytes``; UNIT one of
+``{{ kv-cache MODEL [kv=P] [tokens=N] [UNIT] [digits=N] }}``                    one sequence's KV cache at N
+                                                                                tokens (default 1; windows
+                                                                                applied): ``327,680 bytes``; UNIT one of
                                                                                 bytes, kB, MB, GB, KiB, MiB, GiB
 ``{{ weight-bytes MODEL [weights=P] [tp=N] [UNIT] [digits=N] }}``               the weights (per chip with tp=)
 ``{{ decode-step MODEL GPU batch= context= [weights=] [kv=] [compute=]``        one decode step: ``16.6 ms``;
 ``[tp=] [link=] [part=P] [digits=N] }}``                                        P: time, tokens-per-second,
                                                                                 bound, kv, weights, compute,
-                                                                                allreduce
+                                                                                allreduce, algorithm (the
+                                                                                all-reduce's), experts (read
+                                                                                per MoE layer)
 ``{{ b-crit GPU [weights=P] [compute=P] [model=ID] [digits=N] }}``              B_crit = (F/W)·(w/2): ``295``;
                                                                                 with model=, the batch at which
                                                                                 that model turns compute-bound
+                                                                                (a mixture: its experts')
 ``{{ max-batch MODEL GPU context= [weights=] [kv=] [tp=] [link=] }}``           the largest batch that fits
 ``{{ prefill MODEL GPU prompt= [batch=] [weights=] [compute=] [tp=] [link=]``   prefill time (``part=bound``,
 ``[part=P] [digits=N] }}``                                                      ``flops``)
 ==============================================================================  ===============================
 
 Dtypes (P) default to bf16; ``link=`` defaults to the GPU preset's node link
-(:func:`ainotes.core.inference.default_link_id`).
+(:func:`ainotes.core.inference.tp_link`: the link the group of tp= chips crosses).
 Every form is strict: an unknown option, an extra word, a misspelt key is one line naming what
 is allowed; a GPU without the needed figure (no capacity, no FP8 path) says so.
 """
@@ -143,7 +147,8 @@ def kv_cache(args: list[str], options: dict[str, str], context: FormContext) -> 
     model = _model(form, model_id, context)
     kv = _dtype(form, options, "kv", inference.STORAGE_DTYPES)
     tokens = checks.whole_number(options.get("tokens", 1), "tokens=", "tokens", high=inference.MAX_CONTEXT)
-    return bytes_text(inference.kv_bytes_per_token(model, kv) * tokens, unit, _digits(options))
+    # One sequence's cache at that many tokens: each windowed layer holds at most its window.
+    return bytes_text(inference.kv_cache_bytes(model, tokens, kv), unit, _digits(options))
 
 
 def weight_bytes(args: list[str], options: dict[str, str], context: FormContext) -> str:
@@ -159,7 +164,7 @@ def weight_bytes(args: list[str], options: dict[str, str], context: FormContext)
     return bytes_text(inference.weights_bytes(model, weights) / tp, unit, _digits(options))
 
 
-_STEP_PARTS = ("time", "tokens-per-second", "bound", "kv", "weights", "compute", "allreduce")
+_STEP_PARTS = ("time", "tokens-per-second", "bound", "kv", "weights", "compute", "allreduce", "algorithm", "experts")
 
 
 def decode_step(args: list[str], options: dict[str, str], context: FormContext) -> str:
@@ -178,6 +183,11 @@ def decode_step(args: list[str], options: dict[str, str], context: FormContext) 
         return f"{step.bound}-bound"
     if part == "tokens-per-second":
         return f"{number_text(step.tokens_per_s, digits)} tokens/s"
+    if part == "algorithm":  # the all-reduce algorithm the α–β model finds fastest at this batch
+        return inference.cc.short_title("all-reduce", step.allreduce_algorithm) if step.allreduce_algorithm \
+            else "none (one chip)"
+    if part == "experts":  # routed experts the batch reaches per MoE layer
+        return number_text(step.experts_touched, digits)
     seconds = {"time": step.time_s, "kv": step.kv_s, "weights": step.weights_s, "compute": step.compute_s,
                "allreduce": step.allreduce_s}[part]
     return _seconds(seconds, digits)

@@ -202,7 +202,7 @@ def layer_shape(args: list[str], options: dict[str, str], context: FormContext) 
     if model.q_dim != model.d_model:
         parts.append(f"d_head = {model.head_dim:,}")
     if model.d_ff != 4 * model.d_model or model.mlp != "gelu":
-        parts.append(f"d_ff = {model.d_ff:,} ({model.mlp.upper() if model.mlp == 'gelu' else 'SwiGLU'})")
+        parts.append(f"d_ff = {model.d_ff:,} ({ {'gelu': 'GELU', 'swiglu': 'SwiGLU', 'geglu': 'GeGLU'}[model.mlp]})")
     parts.append(f"L = {model.layers:,} layers")
     return ", ".join(parts)
 

@@ -76,19 +76,33 @@ def difference_text(fraction: float) -> str:
 
 
 def attention_words(model: ModelPreset) -> str:
-    """``64 query heads of 128; 8 key/value heads (grouped-query)``."""
-    kind = ("multi-head" if model.kv_heads == model.heads
-            else "multi-query" if model.kv_heads == 1 else "grouped-query")
-    kv = "1 key/value head" if model.kv_heads == 1 else f"{model.kv_heads:,} key/value heads"
-    return f"{model.heads:,} query heads of {model.head_dim:,}; {kv} ({kind})"
+    """``64 query heads of 128; 8 key/value heads (grouped-query)``, the latent of latent attention, the
+    window of windowed layers."""
+    if model.mla is not None:
+        words = (f"{model.heads:,} heads of {model.head_dim:,}; latent attention: a {model.mla.kv_latent:,}-element "
+                 f"KV latent and a {model.mla.rope_head_dim:,}-element RoPE key cached per token")
+    else:
+        kind = ("multi-head" if model.kv_heads == model.heads
+                else "multi-query" if model.kv_heads == 1 else "grouped-query")
+        kv = "1 key/value head" if model.kv_heads == 1 else f"{model.kv_heads:,} key/value heads"
+        words = f"{model.heads:,} query heads of {model.head_dim:,}; {kv} ({kind})"
+    if model.sliding_window is not None:
+        window = model.sliding_window
+        words += f"; {window.layers:,} of {model.layers:,} layers attend over a {window.window:,}-token window"
+    return words
 
 
 def mlp_words(model: ModelPreset) -> str:
     """``SwiGLU MLP, d_ff 28,672`` or ``SwiGLU experts: 8 × d_ff 14,336, 2 per token``."""
-    mlp = {"gelu": "GELU", "swiglu": "SwiGLU"}[model.mlp]
+    mlp = {"gelu": "GELU", "swiglu": "SwiGLU", "geglu": "GeGLU"}[model.mlp]
     if model.experts is None:
         return f"{mlp} MLP, d_ff {model.d_ff:,}"
-    return f"{mlp} experts: {model.experts:,} × d_ff {model.d_ff:,}, {model.active_experts:,} per token"
+    words = f"{mlp} experts: {model.experts:,} × d_ff {model.d_ff:,}, {model.active_experts:,} per token"
+    if model.shared_experts:
+        words += f", {model.shared_experts:,} shared"
+    if model.dense_layers is not None:
+        words += f"; the first {model.dense_layers.count:,} layers dense, d_ff {model.dense_layers.d_ff:,}"
+    return words
 
 
 def embedding_words(model: ModelPreset) -> str:

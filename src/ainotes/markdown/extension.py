@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import re
 import sys
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,10 +54,12 @@ from ainotes.html import backlinks
 from ainotes.html.page import Chart, Drawn, Page
 from ainotes.inline import figures
 from ainotes.markdown import notes as notes_markdown
+from ainotes.notes.settings import NotesSettings, notes_settings, presets_only
 
 # Priorities. Superfences' preprocessor is 25 and Python-Markdown's whitespace
 # normaliser 30: the page's lines are read between them. Code spans are 190.
 _BEGIN_PRIORITY = 26
+_BEGIN_NAME = "ainotes_begin"
 _LOCATE_PRIORITY = 24  # right after superfences, before raw HTML blocks (20)
 _FIGURE_PRIORITY = 186
 _UNCLOSED_FIGURE_PRIORITY = 184  # after figures and math: a "{{" still there was never closed
@@ -72,18 +73,25 @@ _FIGURE = r"\{\{([^{}\n]*)\}\}"
 _MATH = r"(?<![\\$\w])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?![\w$])"
 _CODE_SPAN = re.compile(r"(`+).+?(?<!`)\1(?!`)")
 
-_SITES: dict[Path, tuple[tuple[tuple[str, int], ...], NotesSite]] = {}
+# Builders that run no hooks (Zensical) give the extension no object that lasts the build, only its
+# settings page by page: the one build state kept by the process is their site, per presets folder.
+_SITES: dict[Path, NotesSite] = {}
 
 
-def shared_site(presets_dir: str | Path) -> NotesSite:
-    """One :class:`NotesSite` per presets folder for this process (builds without hooks),
-    loaded again when a preset file changes (``zensical serve``)."""
-    folder = Path(presets_dir).resolve()
-    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
+def shared_site(settings: NotesSettings) -> NotesSite:
+    """One :class:`NotesSite` per presets folder for this process (builds without hooks), made
+    again when the settings or a preset file change (``zensical serve``)."""
+    folder = settings.presets_dir.resolve()
+    stamp = _presets_stamp(folder)
     known = _SITES.get(folder)
-    if known is None or known[0] != stamp:
-        known = _SITES[folder] = (stamp, NotesSite(folder))
-    return known[1]
+    if known is None or known.settings != settings or known.presets_stamp != stamp:
+        known = _SITES[folder] = NotesSite(settings)
+        known.presets_stamp = stamp
+    return known
+
+
+def _presets_stamp(folder: Path) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
 
 
 @dataclass
@@ -98,6 +106,7 @@ class _PageRun:
     formatted: dict[int, _Formatted] = field(default_factory=dict)  # by stash index, awaiting their line
     pending: dict[int, tuple[int | None, Drawn | BaseException]] = field(default_factory=dict)
     unfenced: list[tuple[str, int, str]] = field(default_factory=list)  # (text, line, problem): see _Locate
+    notes: Any = None  # the page's notes state (ainotes.markdown.notes), when the build has a catalogue
 
     def fail(self, exc: InputError) -> Exception:
         return self.site.error_type(str(exc))
@@ -113,7 +122,19 @@ class _PageRun:
         return None
 
 
-_RUNS: weakref.WeakKeyDictionary[Markdown, _PageRun] = weakref.WeakKeyDictionary()
+def page_run(md: Markdown) -> _PageRun | None:
+    """The page ``md`` is converting, once the extension has named it (None before, or without it).
+
+    Asked of the extension whose processors ``md`` runs: listed twice (``ainotes.markdown`` and
+    ``ainotes.markdown.extension``), the later one's replaced the earlier one's."""
+    begin = md.preprocessors[_BEGIN_NAME] if _BEGIN_NAME in md.preprocessors else None  # noqa: SIM401
+    return begin.extension.run if isinstance(begin, _Begin) else None
+
+
+def _current_run(md: Markdown) -> _PageRun:
+    run = page_run(md)
+    assert run is not None, "ainotes.markdown: a processor ran before the page was named"
+    return run
 
 
 class NotesExtension(Extension):
@@ -123,21 +144,37 @@ class NotesExtension(Extension):
         # Defaults are strings: Python-Markdown turns a None default's value into a bool.
         self.config = {
             "site": ["", "the build's NotesSite (hooks/notes.py sets it); default: one loaded from presets_dir"],
-            "presets_dir": ["presets", "folder of GPU presets when no site is given (relative: to the working folder)"],
+            "presets_dir": ["presets", "folder of GPU presets when no site is given (relative: to mkdocs.yml's folder "
+                           "under Zensical, else to the working folder)"],
             "page": ["page.md", "page name for messages when no generator names the page"],
             "url": ["", "page URL for links when no generator names the page"],
             "tags": [{}, "the tags notes may carry in front matter: tag → one line on it (ainotes.notes.meta)"],
             "bibliography": ["references.bib", "BibTeX file for [@key] citations, relative to docs_dir"],
         }
         super().__init__(**kwargs)
+        self.run: _PageRun | None = None  # the page being converted (begin() names it)
 
-    def site(self) -> NotesSite:
+    def site(self, md: Markdown) -> NotesSite:
+        """The build's site: the driver's (``site`` setting), else one for Zensical's settings, else
+        one for ``presets_dir`` alone."""
         site = self.getConfig("site")
-        return site if isinstance(site, NotesSite) else shared_site(self.getConfig("presets_dir"))
+        if isinstance(site, NotesSite):
+            return site
+        config = _zensical_config(md)
+        if config is not None:
+            settings = notes_settings(
+                root=Path(str(config.get("root_dir") or ".")), docs_dir=str(config["docs_dir"]),
+                options={"tags": self.getConfig("tags"), "bibliography": self.getConfig("bibliography"),
+                         "presets_dir": self.getConfig("presets_dir")},
+                site_url=config.get("site_url"), site_name=config.get("site_name"),
+                site_description=config.get("site_description"),
+                use_directory_urls=config.get("use_directory_urls", True), where="zensical.toml/mkdocs.yml")
+            return shared_site(settings)
+        return shared_site(presets_only(self.getConfig("presets_dir")))
 
     def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
         md.registerExtension(self)
-        md.preprocessors.register(_Begin(md, self), "ainotes_begin", _BEGIN_PRIORITY)
+        md.preprocessors.register(_Begin(md, self), _BEGIN_NAME, _BEGIN_PRIORITY)
         md.preprocessors.register(_Locate(md), "ainotes_locate", _LOCATE_PRIORITY)
         md.parser.blockprocessors.register(_BlockMath(md.parser, md), "ainotes_block_math", _BLOCK_MATH_PRIORITY)
         md.treeprocessors.register(_Settle(md), "ainotes_settle", _SETTLE_PRIORITY)
@@ -148,21 +185,16 @@ class NotesExtension(Extension):
         md.treeprocessors.register(_Scripts(md), "ainotes_scripts", _SCRIPTS_PRIORITY)
         notes_markdown.register(md, self)  # dates, tags, citations, references (ainotes.markdown.notes)
 
-    def page_run(self, md: Markdown) -> _PageRun | None:
-        """The page ``md`` is converting, once :meth:`begin` has named it (None before)."""
-        return _RUNS.get(md)
-
     @staticmethod
     def backlinks_scanner(site: NotesSite) -> Callable[[Any, str, str], None]:
         """What the notes catalogue calls on each page to find the presets it draws on."""
         return backlinks_scanner(site)
 
     def begin(self, md: Markdown, lines: list[str]) -> _PageRun:
-        site = self.site()
+        site = self.site(md)
         page = _page_identity(md, site, self.getConfig("page"), self.getConfig("url"))
-        run = _PageRun(site=site, page=page, lines=list(lines))
-        _RUNS[md] = run
-        return run
+        self.run = _PageRun(site=site, page=page, lines=list(lines))
+        return self.run
 
 
 def makeExtension(**kwargs: Any) -> NotesExtension:  # noqa: N802 (Python-Markdown's name)
@@ -175,13 +207,14 @@ def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> Page:
     announced = site.take_announced_page()
     if announced is not None:
         return site.begin_page(*announced)
-    zensical = md.preprocessors[_ZENSICAL_CONTEXT] if _ZENSICAL_CONTEXT in md.preprocessors else None  # noqa: SIM401
+    zensical = _zensical_context(md)
     context = getattr(zensical, "page", None)
     path, address = getattr(context, "path", None), getattr(context, "url", None)
     if isinstance(path, str) and isinstance(address, str):
         _one_line_errors_under_zensical()
-        config = getattr(zensical, "config", None)
-        offset = _front_matter_lines(config, path) if isinstance(config, dict) else 0
+        _say_site_assets_once(site)
+        config = _zensical_config(md)
+        offset = _front_matter_lines(config, path) if config is not None else 0
         # Zensical rewrites relative URLs in a page as relative to its source file.
         return site.begin_page(path, address, offset, links_from=path)
     return site.begin_page(page, url)
@@ -191,6 +224,18 @@ def _page_identity(md: Markdown, site: NotesSite, page: str, url: str) -> Page:
 _ZENSICAL_CONTEXT = "rendering_context"
 _FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:-{3}|\.{3})[ \t]*\n", re.S)
 _ZENSICAL_ERROR = "Python error: InputError: "
+
+
+def _zensical_context(md: Markdown) -> Any:
+    return md.preprocessors[_ZENSICAL_CONTEXT] if _ZENSICAL_CONTEXT in md.preprocessors else None  # noqa: SIM401
+
+
+def _zensical_config(md: Markdown) -> dict | None:
+    """Zensical's whole config (its rendering context holds it), or None under another builder."""
+    config = getattr(_zensical_context(md), "config", None)
+    if isinstance(config, dict) and "docs_dir" in config and "markdown_extensions" in config:
+        return config
+    return None
 
 
 def _front_matter_lines(config: dict, path: str) -> int:
@@ -204,6 +249,18 @@ def _front_matter_lines(config: dict, path: str) -> int:
         return 0
     front = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
     return 0 if front is None else front.group(0).count("\n")
+
+
+SITE_ASSETS_REMINDER = (
+    "ainotes: Zensical runs no hooks, so these pages link stylesheets, scripts and chart files that this "
+    "build does not write: run `ainotes site-assets --config mkdocs.yml SITE_DIR` after it (make site-zensical does)")
+
+
+def _say_site_assets_once(site: NotesSite) -> None:
+    """Tell a Zensical build, once, what it leaves to ``ainotes site-assets`` (else its pages link missing CSS)."""
+    if not site.told_site_assets:
+        site.told_site_assets = True
+        print(SITE_ASSETS_REMINDER, file=sys.stderr)
 
 
 def _one_line_errors_under_zensical() -> None:
@@ -282,7 +339,7 @@ def _format_fence(
         header.append("id")
     header += [f".{name}" for name in kwargs.get("classes") or ()]
     body = src + "\n" if src and not src.endswith("\n") else src  # each body line ends in one
-    _RUNS[md].formatted[md.htmlStash.html_counter] = _Formatted(language, body, sorted(header))
+    _current_run(md).formatted[md.htmlStash.html_counter] = _Formatted(language, body, sorted(header))
     return ""
 
 
@@ -324,7 +381,7 @@ class _Locate(Preprocessor):
     """
 
     def run(self, lines: list[str]) -> list[str]:
-        run = _RUNS.get(self.md)
+        run = page_run(self.md)
         if run is None:
             return lines
         source, at = run.lines, 0
@@ -431,7 +488,7 @@ class _Settle(Treeprocessor):
     """After block parsing: raise the errors and register the charts of fences in the page."""
 
     def run(self, root: Element) -> None:
-        run = _RUNS.get(self.md)
+        run = page_run(self.md)
         if run is None:
             return
         if run.unfenced:
@@ -494,7 +551,7 @@ class _Figure(InlineProcessor):
     """``{{ ridge h100 }}`` → ``295 FLOP/byte``, as plain text (escaped on output)."""
 
     def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:  # noqa: N802
-        run = _RUNS[self.md]
+        run = _current_run(self.md)
         try:
             text = run.site.figure(m.group(1), run.page, run.line_of(m.group(0)))
         except InputError as exc:
@@ -506,7 +563,7 @@ class _UnclosedFigure(InlineProcessor):
     """A ``{{`` that no complete ``{{ ... }}`` on its line took: refused, at its line."""
 
     def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:  # noqa: N802
-        run = _RUNS[self.md]
+        run = _current_run(self.md)
         written = data[m.start(0):].split("\n", 1)[0].rstrip()
         raise run.fail(InputError(f"{run.page.where(run.line_of(written))}: {figures.unclosed_message(written)}"))
 
@@ -515,7 +572,7 @@ class _InlineMath(InlineProcessor):
     """``$x^2$`` → MathML, built now so pages need no script and no web font."""
 
     def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:  # noqa: N802
-        run = _RUNS[self.md]
+        run = _current_run(self.md)
         try:
             mathml = run.site.math(m.group(1), run.page, run.line_of(m.group(0)), block=False)
         except InputError as exc:
@@ -542,7 +599,7 @@ class _BlockMath(BlockProcessor):
         return self._opening(block.split("\n")) is not None
 
     def run(self, parent: Element, blocks: list[str]) -> None:
-        run = _RUNS[self.md]
+        run = _current_run(self.md)
         lines = blocks.pop(0).split("\n")
         first = self._opening(lines)
         assert first is not None
@@ -602,7 +659,7 @@ class _Scripts(Treeprocessor):
     """
 
     def run(self, root: Element) -> None:
-        run = _RUNS.get(self.md)
+        run = page_run(self.md)
         tags = "" if run is None else run.site.scripts_html(run.page)
         if not tags:
             return
@@ -649,12 +706,14 @@ class FenceLocator(NotesSite):
         self.charts = {}
         self.error_type = InputError
         self._announced = None
+        self.settings = presets_only(".")
+        self.notes = None
         self.md: Markdown | None = None
         self.found: list[fence_body.Fence] = []
 
     def draw_fence(self, kind: str, body: str, page: Page, line: int) -> Drawn:
         assert self.md is not None
-        end = _RUNS[self.md].fence_end
+        end = _current_run(self.md).fence_end
         fence = fence_body.Fence(kind, body, line, end if end is not None else line)
         # A stand-in chart: _Settle registers it only if the fence is in the page, not in code.
         return Drawn("", Chart(f"fence-{line}", kind, "", page.url, page.src, about={"fence": fence}))
@@ -733,7 +792,7 @@ def backlinks_scanner(site: Any) -> Callable[[Any, str, str], None]:
                 continue  # reported when the page is built
             if fence.kind == "whats-new" and getattr(request, "limit", 0) is None:
                 catalogue.fence_pages.setdefault("whats-new-page", []).append(src)  # the full list
-            uses |= backlinks.request_uses(request)
+            uses |= backlinks.request_uses(request) | backlinks.implied_uses(request, site)
         for body in forms:
             uses |= backlinks.form_uses(body, known)
         catalogue.uses[src] = frozenset(uses)

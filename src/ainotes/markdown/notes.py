@@ -20,7 +20,6 @@ runs wherever the extension runs: MkDocs, ProperDocs, Zensical, ``ainotes site-a
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
@@ -40,8 +39,10 @@ from ainotes.notes import meta as notes_meta
 
 _BEGIN_PRIORITY = 25.5  # after ainotes_begin (26) names the page, before superfences (25) draws fences
 _CITE_PRIORITY = 175  # below code spans (190) and backslash escapes (180), above links (160)
+_UNCLOSED_CITE_PRIORITY = 174  # after citations: a "[@" still there has no closing bracket
 _PAGE_PRIORITY = 10  # after inline processing (20), before the table of contents (5)
 _TAGS = re.compile(r"<[^>]+>")
+_ESCAPED = re.compile(f"{util.STX}([0-9]+){util.ETX}")
 
 
 @dataclass
@@ -52,54 +53,19 @@ class _NotesRun:
     cited: dict[str, int] = field(default_factory=dict)  # key → number on this page
 
 
-_STATES: weakref.WeakKeyDictionary[Markdown, _NotesRun] = weakref.WeakKeyDictionary()
-_BIBLIOGRAPHIES: weakref.WeakKeyDictionary[notes_meta.Catalogue, citations.Bibliography | InputError | None] = (
-    weakref.WeakKeyDictionary())
-
-
 def register(md: Markdown, extension: Any) -> None:
     """Add the notes' processors to ``md`` (called from the extension's ``extendMarkdown``)."""
     md.preprocessors.register(_NotesBegin(md, extension), "ainotes_notes_begin", _BEGIN_PRIORITY)
-    md.inlinePatterns.register(_Citation(citations.CITATION, md), "ainotes_citation", _CITE_PRIORITY)
-    md.treeprocessors.register(_NotesPage(md), "ainotes_notes_page", _PAGE_PRIORITY)
+    md.inlinePatterns.register(_Citation(citations.CITATION, md, extension), "ainotes_citation", _CITE_PRIORITY)
+    md.inlinePatterns.register(_UnclosedCitation(citations.UNCLOSED_CITATION, md, extension),
+                               "ainotes_unclosed_citation", _UNCLOSED_CITE_PRIORITY)
+    md.treeprocessors.register(_NotesPage(md, extension), "ainotes_notes_page", _PAGE_PRIORITY)
 
 
-def settings_for(md: Markdown, site: Any, extension: Any) -> notes_meta.NotesSettings | None:
-    """The build's settings: the driver's, else Zensical's rendering context's, else none."""
-    known = notes_meta.settings_of(site)
-    if known is not None:
-        return known
-    for processor in md.preprocessors:  # Zensical's rendering context holds its whole config
-        config = getattr(processor, "config", None)
-        if isinstance(config, dict) and "docs_dir" in config and "markdown_extensions" in config:
-            settings = notes_meta.NotesSettings(
-                docs_dir=Path(str(config["docs_dir"])), site_url=config.get("site_url") or None,
-                site_name=str(config.get("site_name") or ""),
-                site_description=str(config.get("site_description") or ""),
-                use_directory_urls=bool(config.get("use_directory_urls", True)),
-                tags=dict(extension.getConfig("tags") or {}), bibliography=str(extension.getConfig("bibliography")),
-            )
-            notes_meta.configure(site, settings)
-            return settings
-    return None
-
-
-def bibliography(catalogue: notes_meta.Catalogue) -> citations.Bibliography | None:
-    """The build's bibliography, read once (``None`` where the file does not exist)."""
-    if catalogue not in _BIBLIOGRAPHIES:
-        settings = catalogue.settings
-        path = settings.docs_dir / settings.bibliography
-        loaded: citations.Bibliography | InputError | None = None
-        if path.is_file():
-            try:
-                loaded = citations.load_bibliography(path, f"{settings.docs_dir.name}/{settings.bibliography}")
-            except InputError as exc:
-                loaded = exc
-        _BIBLIOGRAPHIES[catalogue] = loaded
-    known = _BIBLIOGRAPHIES[catalogue]
-    if isinstance(known, InputError):
-        raise known
-    return known
+def _state(extension: Any) -> _NotesRun | None:
+    """The notes' state of the page ``extension`` is converting (None: no catalogue for this build)."""
+    run = extension.run
+    return None if run is None else run.notes
 
 
 class _NotesBegin(Preprocessor):
@@ -108,21 +74,17 @@ class _NotesBegin(Preprocessor):
         self.extension = extension
 
     def run(self, lines: list[str]) -> list[str]:
-        _STATES.pop(self.md, None)
-        run = self.extension.page_run(self.md)
-        if run is None:
-            return lines
-        settings = settings_for(self.md, run.site, self.extension)
-        if settings is None:
+        run = self.extension.run
+        if run is None or run.site.notes is None:
             return lines
         try:
-            catalogue = notes_meta.catalogue(run.site, settings, scan=self.extension.backlinks_scanner(run.site))
+            catalogue = run.site.notes.current(scan=self.extension.backlinks_scanner(run.site))
             note = catalogue.note(run.page.src)
         except InputError as exc:
             raise run.fail(exc) from None
         if note is not None and run.page.line_offset == 0 and note.front_matter_lines:
-            run.page.line_offset = _lines_cut(settings.docs_dir / run.page.src, note.front_matter_lines, lines)
-        _STATES[self.md] = _NotesRun(run, catalogue, note)
+            run.page.line_offset = _lines_cut(catalogue.docs_dir / run.page.src, note.front_matter_lines, lines)
+        run.notes = _NotesRun(run, catalogue, note)
         return lines
 
 
@@ -144,21 +106,24 @@ def _lines_cut(path: Path, front_matter_lines: int, lines: list[str]) -> int:
 class _Citation(InlineProcessor):
     """``[@key]``, ``[@key, Table 2]``, ``[@a; @b]`` → numbered links to the page's references."""
 
+    def __init__(self, pattern: str, md: Markdown, extension: Any) -> None:
+        super().__init__(pattern, md)
+        self.extension = extension
+
     def handleMatch(self, m: re.Match[str], data: str) -> tuple[Any, Any, Any]:  # noqa: N802
-        state = _STATES.get(self.md)
+        state = _state(self.extension)
         if state is None:
             return None, None, None
         run = state.run
         where = run.page.where(run.line_of(m.group(0).split("\n")[0]))
         try:
             cites = citations.parse_citation(m.group(1))
-            bib = bibliography(state.catalogue)
+            bib = state.catalogue.bibliography()
         except InputError as exc:
             message = str(exc)
-            raise run.fail(InputError(message if message.startswith(state.catalogue.settings.docs_dir.name)
+            raise run.fail(InputError(message if message.startswith(state.catalogue.docs_dir.name)
                                       else f"{where}: {message}")) from None
-        settings = state.catalogue.settings
-        shown = f"{settings.docs_dir.name}/{settings.bibliography}"
+        shown = state.catalogue.settings.bibliography_shown
         numbers = []
         for cite in cites:
             if bib is None:
@@ -176,11 +141,32 @@ class _Citation(InlineProcessor):
         return self.md.htmlStash.store(html), m.start(0), m.end(0)
 
 
+class _UnclosedCitation(InlineProcessor):
+    """A ``[@`` that no citation took (no closing bracket): refused at its line, not printed as it is."""
+
+    def __init__(self, pattern: str, md: Markdown, extension: Any) -> None:
+        super().__init__(pattern, md)
+        self.extension = extension
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[Any, Any, Any]:  # noqa: N802
+        state = _state(self.extension)
+        if state is None:
+            return None, None, None
+        written = data[m.start(0):].split("\n", 1)[0].rstrip()
+        written = util.HTML_PLACEHOLDER_RE.sub("…", written)
+        run = state.run
+        raise run.fail(InputError(f"{run.page.where(run.line_of(written))}: {citations.unclosed_message(written)}"))
+
+
 class _NotesPage(Treeprocessor):
     """Dates and tags under the title; references and the presets drawn on at the end."""
 
+    def __init__(self, md: Markdown, extension: Any) -> None:
+        super().__init__(md)
+        self.extension = extension
+
     def run(self, root: Element) -> None:
-        state = _STATES.get(self.md)
+        state = _state(self.extension)
         if state is None:
             return
         run, catalogue, note = state.run, state.catalogue, state.note
@@ -192,14 +178,14 @@ class _NotesPage(Treeprocessor):
             meta.text = self.md.htmlStash.store(notes_html.page_meta_html(catalogue, note, prefix))
             root.insert(headings[0] + 1 if headings else 0, meta)
         if state.cited:
-            bib = bibliography(catalogue)
+            bib = catalogue.bibliography()
             assert bib is not None
             cited = sorted(((number, bib.entries[key]) for key, number in state.cited.items()), key=lambda c: c[0])
             self._section(root, "References", citations.references_html(cited))
         uses = catalogue.uses.get(run.page.src, frozenset())
         if uses and note is not None and note.listed:
             try:
-                bib = bibliography(catalogue)
+                bib = catalogue.bibliography()
             except InputError:
                 bib = None  # a broken bibliography stops the build where a page cites it
             html = backlinks.draws_on_html(run.site, catalogue, uses, prefix, bib.by_url() if bib else None)
@@ -220,6 +206,8 @@ class _NotesPage(Treeprocessor):
                 continue
             text = "".join(child.itertext())
             text = util.HTML_PLACEHOLDER_RE.sub("", text)
+            # A backslash escape (\[) waits as STX + its code point + ETX until Markdown's last step.
+            text = _ESCAPED.sub(lambda m: chr(int(m.group(1))), text).replace(util.STX, "").replace(util.ETX, "")
             text = " ".join(unescape(_TAGS.sub("", text)).split())
             if text:
                 catalogue.summaries[src] = text

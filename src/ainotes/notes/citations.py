@@ -22,6 +22,7 @@ from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 
 CITATION = r"\[(@[^\[\]]*)\]"  # may wrap onto the next line, as prose does
+UNCLOSED_CITATION = r"\[@(?![^\[\]]*\])"  # "[@" with no "]" before the next "[" or the paragraph's end
 _ITEM = re.compile(r"^@(?P<key>[A-Za-z0-9_][A-Za-z0-9_:.+/-]*)(?:\s*,\s*(?P<locator>[^;]+?))?\s*$")
 _LINK_FIELDS = ("url", "doi", "eprint")
 _UNSAFE_IN_LINK = re.compile(r"[\s\"'<>\\`\x00-\x1f]")
@@ -74,6 +75,13 @@ def parse_citation(inner: str) -> list[Cite]:
             raise InputError(f"citation locator must be at most {MAX_LOCATOR_CHARS} characters: {short(locator)}")
         cites.append(Cite(match.group("key"), locator))
     return cites
+
+
+def unclosed_message(written: str) -> str:
+    """The one line for ``[@key`` left open: what was written and what was meant."""
+    shown = written if len(written) <= 40 else written[:39] + "…"
+    return (f"citation {shown!r} is never closed: end it with ']' ([@key] or [@key, locator]), "
+            "or write \\[@ for a literal bracket")
 
 
 def _entry_lines(text: str) -> dict[str, int]:

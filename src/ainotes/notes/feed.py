@@ -5,8 +5,9 @@ ProperDocs) and by ``ainotes site-assets`` (Zensical), from the same notes catal
 pages were dated from. Links are absolute, from ``site_url``; without one no feed is
 written (a feed reader cannot follow a relative link). Each item is one note: its title,
 its summary (front matter ``description``, else its first paragraph), its link, its
-created and updated dates, and its tags as categories. Items are ordered by update,
-newest first; the feeds' own dates are the newest note's, so two builds of the same
+created and updated dates, and its tags as categories; its id (:func:`entry_id`) stays the same
+wherever the site is published. Items are ordered by update, newest first (a new note first among
+those updated the same day); the feeds' own dates are the newest note's, so two builds of the same
 notes write the same bytes.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -31,6 +33,16 @@ def _moment(day: dt.date) -> dt.datetime:
 
 def _base(site_url: str) -> str:
     return site_url if site_url.endswith("/") else site_url + "/"
+
+
+# The namespace of the notes' entry ids (a random UUID, drawn once): changing it re-announces every note.
+_ENTRY_NAMESPACE = uuid.UUID("923d0e62-0d19-4bee-9cac-ecfe42f2bdeb")
+
+
+def entry_id(note: Note) -> str:
+    """The note's id in every feed: a UUID of its path in the docs folder and its creation date, so that
+    publishing the site at another address, or retitling a note, re-announces nothing."""
+    return f"urn:uuid:{uuid.uuid5(_ENTRY_NAMESPACE, f'{note.src}@{note.created}')}"
 
 
 def feed_items(catalogue: Catalogue) -> list[Note]:
@@ -76,8 +88,8 @@ def _generator(catalogue: Catalogue, notes: list[Note], base: str, self_name: st
         assert note.created is not None and note.updated is not None
         link = urljoin(base, note.url)
         entry = generator.add_entry(order="append")
-        entry.id(link)
-        entry.guid(link, permalink=True)
+        entry.id(entry_id(note))
+        entry.guid(entry_id(note), permalink=False)
         entry.title(note.title)
         entry.link(href=link)
         entry.summary(catalogue.summary(note))
@@ -95,7 +107,7 @@ def json_feed(catalogue: Catalogue, notes: list[Note], base: str, title: str, de
         assert note.created is not None and note.updated is not None
         link = urljoin(base, note.url)
         item: dict[str, object] = {
-            "id": link, "url": link, "title": note.title, "summary": catalogue.summary(note),
+            "id": entry_id(note), "url": link, "title": note.title, "summary": catalogue.summary(note),
             "content_text": catalogue.summary(note),
             "date_published": _moment(note.created).isoformat(), "date_modified": _moment(note.updated).isoformat(),
         }

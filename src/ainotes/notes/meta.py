@@ -26,14 +26,16 @@ commit, so a page that needs git then gets the fallbacks and the build warns, na
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
+import logging
 import os
 import re
 import subprocess
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -41,6 +43,8 @@ import yaml
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.notes import citations
+from ainotes.notes.settings import UNSAFE_IN_THEME, NotesSettings
 
 FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n(.*?\n)?(?:-{3}|\.{3})[ \t]*(?:\n|\Z)", re.S)
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -48,23 +52,6 @@ _ATTR_LIST = re.compile(r"\s*\{[:#.][^}]*\}\s*$")
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_MARKUP = re.compile(r"[*_`]+")
 MAX_TAGS_PER_NOTE = 12
-
-
-@dataclass(frozen=True)
-class NotesSettings:
-    """Where the notes are and how the site addresses them.
-
-    ``tags``: the allowed tags and a line on each (empty: no page may carry tags).
-    ``bibliography``: the BibTeX file, relative to ``docs_dir`` (missing: none).
-    ``site_url``: the published address (the feed's absolute links need it)."""
-
-    docs_dir: Path
-    site_url: str | None = None
-    site_name: str = ""
-    site_description: str = ""
-    use_directory_urls: bool = True
-    tags: Mapping[str, str] = field(default_factory=dict)
-    bibliography: str = "references.bib"
 
 
 @dataclass(frozen=True)
@@ -111,19 +98,28 @@ class GitHistory:
 
     state: str
     reason: str = ""
-    dates: dict[str, list[dt.date]] = field(default_factory=dict)  # src → commit dates, newest first
+    # src → dates of the commits that changed its text (front matter aside), newest first; the oldest is
+    # when the text first appeared, at this path or, for a moved note, at the one it came from
+    dates: dict[str, list[dt.date]] = field(default_factory=dict)
+
+
+_GIT_TIMEOUT_S = 60
 
 
 def read_git_history(docs_dir: Path) -> GitHistory:
-    """One ``git log`` for the whole docs folder (paths relative to it; renames not followed:
-    a renamed note counts from its rename)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(docs_dir), *args], capture_output=True, text=True, check=True,
-                              timeout=60, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+    """One ``git log`` for the whole docs folder (paths relative to it) and one ``git cat-file`` for the
+    versions it names.
+
+    A commit counts for a note only if it changed the note's text: one that only edits the front
+    matter, or only re-wraps lines, does not make it "updated"; a note moved to a new path keeps the
+    dates of the text it came from (its first version there is a version seen before)."""
+    def git(*args: str, stdin: bytes | None = None) -> bytes:
+        return subprocess.run(["git", "-C", str(docs_dir), *args], capture_output=True, check=True, input=stdin,
+                              timeout=_GIT_TIMEOUT_S, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
 
     try:
-        inside = git("rev-parse", "--is-inside-work-tree").strip()
-        shallow = git("rev-parse", "--is-shallow-repository").strip()
+        inside = git("rev-parse", "--is-inside-work-tree").decode().strip()
+        shallow = git("rev-parse", "--is-shallow-repository").decode().strip()
     except (OSError, subprocess.SubprocessError):
         return GitHistory("none", "not a git work tree")
     if inside != "true":
@@ -131,19 +127,72 @@ def read_git_history(docs_dir: Path) -> GitHistory:
     if shallow == "true":
         return GitHistory("shallow", "the git history is shallow (git rev-parse --is-shallow-repository: true)")
     try:
-        log = git("log", "--format=%x00%aI", "--name-only", "--no-renames", "--relative", "--", ".")
+        log = git("log", "--reverse", "--format=%x00%aI", "--raw", "--no-renames", "--no-abbrev", "--relative",
+                  "--", ".").decode("utf-8", "replace")
+        versions = _commit_versions(log)
+        texts = _texts_of(git, sorted({blob for _, changes in versions for _, blob in changes}))
     except (OSError, subprocess.SubprocessError) as exc:
         return GitHistory("none", f"git log failed: {' '.join(str(exc).split())}")
-    history = GitHistory("full")
+    return _history_of(versions, texts)
+
+
+def _commit_versions(log: str) -> list[tuple[dt.date, list[tuple[str, str]]]]:
+    """Each commit of ``git log --raw``, oldest first: its date and the (path, blob) of each file it wrote."""
+    commits = []
     for record in log.split("\0")[1:]:
-        stamp, _, names = record.partition("\n")
+        stamp, _, raw = record.partition("\n")
         try:
             day = dt.datetime.fromisoformat(stamp.strip()).date()
         except ValueError:
             continue
-        for name in names.split("\n"):
-            if name.strip():
-                history.dates.setdefault(name.strip(), []).append(day)
+        changes = []
+        for line in raw.split("\n"):
+            fields, _, path = line.partition("\t")
+            parts = fields.split()
+            if len(parts) == 5 and parts[0].startswith(":") and not parts[4].startswith("D") and path:
+                changes.append((path, parts[3]))
+        commits.append((day, changes))
+    return commits
+
+
+def _texts_of(git: Callable[..., bytes], blobs: list[str]) -> dict[str, str]:
+    """Each blob's text, front matter cut and white space collapsed (what a reader would see change)."""
+    if not blobs:
+        return {}
+    out = git("cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in blobs).encode())
+    texts: dict[str, str] = {}
+    at = 0
+    for blob in blobs:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # "missing": the history names an object this clone lacks
+        size = int(header[2])
+        text = out[at:at + size].decode("utf-8", "replace")
+        at += size + 1
+        texts[blob] = " ".join(FRONT_MATTER.sub("", text, count=1).split())
+    return texts
+
+
+def _history_of(versions: list[tuple[dt.date, list[tuple[str, str]]]], texts: dict[str, str]) -> GitHistory:
+    history = GitHistory("full")
+    last_text: dict[str, str] = {}
+    first_path: dict[str, str] = {}  # text → the path that first held it
+    for day, changes in versions:
+        for path, blob in changes:
+            text = texts.get(blob, blob)
+            dates = history.dates.setdefault(path, [])
+            previous = last_text.get(path)
+            origin = first_path.get(text)
+            if previous is None and origin is not None and origin != path:
+                dates.extend(history.dates[origin])  # moved (or copied): the text's own dates
+            elif previous is None or text != previous:
+                dates.append(day)
+            last_text[path] = text
+            first_path.setdefault(text, path)
+    for dates in history.dates.values():
+        dates.reverse()
     return history
 
 
@@ -220,16 +269,22 @@ def split_front_matter(text: str, src: str) -> FrontMatter:
 
 
 def _date(value: object, where: str, key: str) -> dt.date:
+    """A front-matter date; one later than tomorrow (UTC: any time zone's today passes) is a slip."""
+    day: dt.date | None = None
     if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    raise InputError(f"{where}: {key!r} must be a date such as 2026-11-29, got {short(value)}")
+        day = value.date()
+    elif isinstance(value, dt.date):
+        day = value
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):  # not a date: the message below
+            day = dt.date.fromisoformat(value.strip())
+    if day is None:
+        raise InputError(f"{where}: {key!r} must be a date such as 2026-11-29, got {short(value)}")
+    today = dt.datetime.now(dt.UTC).date()
+    if day > today + dt.timedelta(days=1):
+        raise InputError(f"{where}: {key!r} is {day}, in the future (today is {today}): "
+                         "give the date the note was written or changed")
+    return day
 
 
 def _text(value: object, where: str, key: str) -> str:
@@ -241,10 +296,42 @@ def _text(value: object, where: str, key: str) -> str:
     return " ".join(value.split())
 
 
+# Front-matter keys the theme (Material, under MkDocs, ProperDocs and Zensical alike) writes into the
+# page's HTML as they are, unescaped: in <title>, <meta content="...">, the navigation.
+THEME_TEXT_KEYS = ("title", "description", "author", "subtitle", "status", "icon")
+# The keys read here, and the theme's own; another key a letter or two from one of these is a slip.
+NOTE_KEYS = ("title", "description", "created", "updated", "changes", "tags", "listed")
+THEME_KEYS = ("author", "subtitle", "status", "icon", "hide", "template", "search")
+
+
+def _check_keys(fm: FrontMatter, src: str) -> None:
+    """Refuse a key that is a slip for one of ours (``tag:`` for ``tags:``); other keys are other tools'."""
+    known = (*NOTE_KEYS, *THEME_KEYS)
+    for key in fm.data:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.75)
+        if close:
+            raise InputError(f"{src}:{fm.lines.get(key, 1)}: unknown front-matter key {short(key)}: "
+                             f"did you mean {close[0]!r}? (the page would silently lose it)")
+
+
+def _theme_text(value: object, where: str, key: str) -> None:
+    if isinstance(value, str):
+        bad = UNSAFE_IN_THEME.search(value)
+        if bad is not None:
+            raise InputError(f"{where}: {key!r} may not hold {bad.group()!r}: the theme writes it into the page's "
+                             f"HTML as it is (write quotation marks as “ ” and spell out < and >): {short(value)}")
+
+
 def check_tags(value: object, fm: FrontMatter, src: str, allowed: Mapping[str, str]) -> tuple[str, ...]:
-    """The page's tags, each from ``allowed``; an unknown one names its line and the closest allowed."""
+    """The page's tags, each from ``allowed`` and listed once; an unknown one names its line and the closest
+    allowed."""
     where = f"{src}:{fm.lines.get('tags', 1)}"
-    items = [value] if isinstance(value, str) else value
+    if isinstance(value, str):
+        listed = ", ".join(part.strip() for part in value.split(",") if part.strip()) or value
+        raise InputError(f"{where}: 'tags' must be a list, got the text {short(value)}: write tags: [{listed}]")
+    items = value
     if not isinstance(items, list):
         raise InputError(f"{where}: 'tags' must be a list of tags, got {short(value)}")
     if len(items) > MAX_TAGS_PER_NOTE:
@@ -261,8 +348,10 @@ def check_tags(value: object, fm: FrontMatter, src: str, allowed: Mapping[str, s
             close = difflib.get_close_matches(tag, list(allowed), n=1, cutoff=0.0)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise InputError(f"{line}: unknown tag {short(tag)} (allowed: {', '.join(sorted(allowed))}){hint}")
-        if tag not in tags:
-            tags.append(tag)
+        if tag in tags:
+            first = fm.lines.get(f"tags:{items.index(tag)}", fm.lines.get("tags", 1))
+            raise InputError(f"{line}: tag {tag!r} is listed twice (first at line {first}): list each tag once")
+        tags.append(tag)
     return tuple(tags)
 
 
@@ -300,9 +389,13 @@ def read_note(path: Path, src: str, settings: NotesSettings, history: GitHistory
     def where(key: str) -> str:
         return f"{src}:{fm.lines.get(key, 1)}"
 
+    _check_keys(fm, src)
     listed = data.get("listed", True)
     if not isinstance(listed, bool):
         raise InputError(f"{where('listed')}: 'listed' must be true or false, got {short(listed)}")
+    for key in THEME_TEXT_KEYS:
+        if key in data:
+            _theme_text(data[key], where(key), key)
     title = _text(data["title"], where("title"), "title") if "title" in data else first_heading(fm.body)
     description = _text(data["description"], where("description"), "description") if "description" in data else None
     tags = check_tags(data["tags"], fm, src, settings.tags) if "tags" in data else ()
@@ -353,7 +446,7 @@ def _dates(path: Path, src: str, fm: FrontMatter, changes: list[Change], history
     return created, updated, sources
 
 
-@dataclass(eq=False)  # one per build, kept in weak dictionaries by identity
+@dataclass(eq=False)  # one per build (and per change of a page, under serve)
 class Catalogue:
     """Every page of one build: its :class:`Note`, or the error its front matter holds."""
 
@@ -375,13 +468,15 @@ class Catalogue:
         return self.notes.get(src)
 
     def listed(self) -> list[Note]:
-        """The notes (``listed`` pages with dates), newest update first, then by title. A page whose
-        front matter is wrong is left out here: its own conversion stops the build, naming it."""
+        """The notes (``listed`` pages with dates), newest update first, then the newest note (updated the
+        same day, a new note comes before older ones), then by title. A page whose front matter is wrong
+        is left out here: its own conversion stops the build, naming it."""
         notes = [n for n in self.notes.values() if n.listed and n.updated is not None]
-        return sorted(notes, key=lambda n: (-(n.updated or dt.date.min).toordinal(), n.title.lower(), n.src))
+        return sorted(notes, key=lambda n: (-(n.updated or dt.date.min).toordinal(),
+                                            -(n.created or dt.date.min).toordinal(), n.title.lower(), n.src))
 
     def events(self) -> list[Event]:
-        """What is new: each note's creation and each change, newest first."""
+        """What is new: each note's creation and each change, newest first (a day's new notes first)."""
         events: list[Event] = []
         for note in self.listed():
             assert note.created is not None and note.updated is not None
@@ -390,8 +485,10 @@ class Catalogue:
             latest = max((c.date for c in note.changes), default=note.created)
             if note.updated > latest:
                 events.append(Event(note.updated, note, "updated"))
-        order = {"updated": 0, "new": 1}
-        return sorted(events, key=lambda e: (-e.date.toordinal(), order[e.kind], e.note.title.lower()))
+        # Within a day: new notes first, then changes that say what changed, then bare updates.
+        order = {"new": 0, "updated": 1}
+        return sorted(events, key=lambda e: (-e.date.toordinal(), order[e.kind], e.text is None,
+                                             e.note.title.lower()))
 
     def tagged(self, tag: str) -> list[Note]:
         return sorted((n for n in self.listed() if tag in n.tags), key=lambda n: n.title.lower())
@@ -404,10 +501,33 @@ class Catalogue:
     def summary(self, note: Note) -> str:
         return note.description or self.summaries.get(note.src) or note.title
 
+    @property
+    def docs_dir(self) -> Path:
+        assert self.settings.docs_dir is not None  # read_catalogue refuses settings without one
+        return self.settings.docs_dir
+
+    def bibliography(self) -> citations.Bibliography | None:
+        """The build's bibliography, read once (``None`` where the file does not exist); its error,
+        if it has one, is raised each time a page asks for it."""
+        loaded = self._bibliography
+        if isinstance(loaded, InputError):
+            raise loaded
+        return loaded
+
+    @cached_property
+    def _bibliography(self) -> citations.Bibliography | InputError | None:
+        path = self.docs_dir / self.settings.bibliography
+        if not path.is_file():
+            return None
+        try:
+            return citations.load_bibliography(path, self.settings.bibliography_shown)
+        except InputError as exc:
+            return exc
+
 
 def _stamp(settings: NotesSettings, pages: list[Path]) -> tuple:
-    bib = settings.docs_dir / settings.bibliography
-    files = [*pages, bib] if bib.is_file() else pages
+    bib = settings.bibliography_path
+    files = [*pages, bib] if bib is not None and bib.is_file() else pages
     return tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
@@ -416,8 +536,10 @@ Scan = Callable[[Catalogue, str, str], None]
 
 def read_catalogue(settings: NotesSettings, *, scan: Scan | None = None) -> Catalogue:
     """Every ``*.md`` under ``settings.docs_dir``; ``scan(catalogue, src, text)`` (backlinks) sees each page."""
-    catalogue = Catalogue(settings)
     docs = settings.docs_dir
+    if docs is None:
+        raise ValueError("a notes catalogue needs settings with a docs_dir")
+    catalogue = Catalogue(settings)
     pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
     catalogue.stamp = _stamp(settings, pages)
     catalogue.history = read_git_history(docs) if pages else GitHistory("none")
@@ -442,50 +564,37 @@ def read_catalogue(settings: NotesSettings, *, scan: Scan | None = None) -> Cata
 
 
 # --------------------------------------------------------------------------
-# One catalogue per build (NotesSite), read again when a page changes (``zensical serve``)
+# One catalogue per build (NotesSite), read again when a page changes (``mkdocs serve``, ``zensical serve``)
 
-_SETTINGS: weakref.WeakKeyDictionary[Any, NotesSettings] = weakref.WeakKeyDictionary()
-_CATALOGUES: weakref.WeakKeyDictionary[Any, Catalogue] = weakref.WeakKeyDictionary()
 Warn = Callable[[str], None]
-_WARN: weakref.WeakKeyDictionary[Any, Warn] = weakref.WeakKeyDictionary()
 
 
-def configure(site: object, settings: NotesSettings, *, warn: Warn | None = None) -> None:
-    """Give a build (a ``NotesSite``) its settings; ``warn`` hears warnings (MkDocs: its logger)."""
-    _SETTINGS[site] = settings
-    _CATALOGUES.pop(site, None)
-    if warn is not None:
-        _WARN[site] = warn
+class CatalogueSource:
+    """The catalogue of one build's settings: read on first use, and again when a page or the
+    bibliography changed. ``warn`` hears the catalogue's warnings (MkDocs: its logger)."""
 
+    def __init__(self, settings: NotesSettings, warn: Warn | None = None) -> None:
+        if settings.docs_dir is None:
+            raise ValueError("a notes catalogue needs settings with a docs_dir")
+        self.settings = settings
+        self.warn: Warn = warn or logging.getLogger("ainotes").warning
+        self.known: Catalogue | None = None
 
-def settings_of(site: object) -> NotesSettings | None:
-    return _SETTINGS.get(site)
-
-
-def catalogue(site: object, fallback: NotesSettings | None = None, scan: Scan | None = None) -> Catalogue:
-    """The build's catalogue, read on first use and again when a page or the bibliography changed."""
-    settings = _SETTINGS.get(site) or fallback
-    if settings is None:
-        raise RuntimeError("ainotes: the notes catalogue was asked for before its settings were given")
-    known = _CATALOGUES.get(site)
-    if known is not None and known.settings == settings:
-        docs = settings.docs_dir
-        pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
-        if known.stamp == _stamp(settings, pages):
-            return known
-    fresh = read_catalogue(settings, scan=scan)
-    _CATALOGUES[site] = fresh
-    warn = _WARN.get(site)
-    for message in fresh.warnings:
-        if warn is not None:
-            warn(message)
-        else:
-            import logging
-
-            logging.getLogger("ainotes").warning(message)
-    return fresh
+    def current(self, scan: Scan | None = None) -> Catalogue:
+        known = self.known
+        if known is not None:
+            docs = known.docs_dir
+            pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
+            if known.stamp == _stamp(self.settings, pages):
+                return known
+        fresh = read_catalogue(self.settings, scan=scan)
+        self.known = fresh
+        for message in fresh.warnings:
+            self.warn(message)
+        return fresh
 
 
 def known_catalogue(site: object) -> Catalogue | None:
-    """The catalogue already read for ``site``, if any (fence drawers and the feed use it)."""
-    return _CATALOGUES.get(site)
+    """The catalogue already read for ``site`` (a ``NotesSite``), if any (fence drawers and the feed use it)."""
+    source = getattr(site, "notes", None)
+    return source.known if isinstance(source, CatalogueSource) else None
