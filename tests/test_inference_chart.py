@@ -370,6 +370,48 @@ def _wait_for_text(page_: Page, text: str) -> None:
                             ".textContent.includes(t)", arg=text, timeout=20_000)
 
 
+def _caption(page_: Page) -> str:
+    return page_.locator("#serve [data-live-caption]").inner_text()
+
+
+@pytest.mark.browser
+def test_title_legend_and_caption_follow_the_selects(browser: Browser, built: Path) -> None:
+    """The caption names the model, GPU and TP degree shown, with the core's figures (the same words as
+    the page's first view); the title says time or tokens per second; the legend lists the lines drawn."""
+    server = StaticServer(built).start()
+    context = browser.new_context(viewport=DESK)
+    page_ = context.new_page()
+    try:
+        page_.goto(server.origin + "/")
+        wait_for_charts(page_)
+        seventy = InferenceSetup(MODELS["lab-70b"], PRESETS["lab-gpu"], batch=1, context=8192, tp=8,
+                                 link=LINKS["lab-link"])
+        first = chart.caption_sentences(MODELS["lab-70b"], PRESETS["lab-gpu"], seventy, LINKS["lab-link"])
+        static = html.unescape(re.sub(r"<[^>]+>", "", page_.locator("#serve [data-live-caption]").inner_html()))
+        assert static == first and _caption(page_) == first
+        assert "Lab 70B" in first and PRESETS["lab-gpu"].name in first and "over 8 chips" in first
+        page_.select_option("#serve select[name='model']", "lab-13b")
+        page_.select_option("#serve select[name='tp']", "1")
+        page_.select_option("#serve select[name='gpu']", "lab-tpu")
+        thirteen = InferenceSetup(MODELS["lab-13b"], PRESETS["lab-tpu"], batch=1, context=8192, tp=1)
+        page_.wait_for_function("(t) => document.querySelector('#serve [data-live-caption]').textContent === t",
+                                arg=chart.caption_sentences(MODELS["lab-13b"], PRESETS["lab-tpu"], thirteen, None),
+                                timeout=20_000)
+        assert f"past B = {thirteen.compute_bound_batch:,.0f}" in _caption(page_)
+        page_.select_option("#serve select[name='metric']", "tokens-per-second")
+        _wait_for_text(page_, "tokens per second against batch size")
+        texts = _live_text(page_)
+        assert "tokens/s of one chip" in texts
+        for gone in ("weights P·w/W", "KV cache reads", "compute 2·B·P/F", "all-reduces"):
+            assert gone not in texts, gone  # lines tokens per second does not draw
+        page_.select_option("#serve select[name='model']", "lab-70b")
+        page_.select_option("#serve select[name='tp']", "8")
+        _wait_for_text(page_, "tokens/s of 8 chips together (÷ 8 per chip)")
+    finally:
+        context.close()
+        server.stop()
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -114,7 +114,7 @@ CAPTION_EXPRESSION = (
     "+ (isValid(datum.text) ? datum.text + '.' "
     f": 'one step at batch 1 takes ' + ({_seconds_expression('datum.step_s')}) "
     f"+ ', the matmuls turn compute-bound past B = ' + format(datum.bstar, ',.0f') + ', and ' + {_FIT} + '.' "
-    "+ (datum.ne > 0 ? ' Its attention turns compute-bound past B = ' "
+    "+ (datum.ne > 1 ? ' Its attention turns compute-bound past B = ' "
     "+ format(datum.dwc * datum.peak / (datum.bw * datum.dfl), ',.0f') + ', each expert, which sees B·k/E of the "
     "tokens, past B = ' + format(datum.bstar, ',.0f') + '; a step reads only the experts its batch touches, "
     "E·(1 − (1 − k/E)^B) a layer.' : '') "
@@ -600,8 +600,8 @@ def caption_sentences(model: ModelPreset, preset: Preset, setup: inference.Infer
     if link is not None and tp > 1:
         algorithm = inference.cc.algorithm_title("all-reduce", str(setup.allreduce_algorithm()))
         text += (f" Tensor parallelism over {tp} chips divides weights, KV cache and FLOPs by {tp} and adds two "
-                 f"all-reduces per layer, timed with the fastest algorithm of the α–β model ({algorithm} at batch 1) on "
-                 f"{link.name}.")
+                 f"all-reduces per layer, timed with the fastest algorithm of the α–β model ({algorithm} at batch 1) "
+                 f"on {link.name}.")
     return text
 
 
