@@ -12,9 +12,11 @@ b. generated sites of 10, 100 and 500 charts: build seconds and the marginal
 c. page weight of the home page, a page without charts and the two chart pages;
 d. peak resident memory of the build process;
 e. chart-level numbers: explorer render time, spec and SVG sizes, the seven
-   animated collective SVGs.
+   animated collective SVGs;
+f. the edit loop: ``make serve``'s start (warm and cold caches), a prose edit and a
+   fence edit, against a plain MkDocs serve of the same pages (bench/serve.py).
 
-``--quick`` is a smoke run (fewer repeats, small generated sites, written to
+``--serve-only`` measures part f alone. ``--quick`` is a smoke run (fewer repeats, small generated sites, written to
 bench/out/RESULTS-quick.md); ``--slow-hypothesis`` adds the 1000-example
 hostile-input tier of tests/test_hostile.py to the table.
 """
@@ -33,7 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import builds, report, sites, weight
+from bench import builds, report, serve, sites, weight
 from bench.report import Row, kb, mib, ms, seconds
 
 REPO = sites.REPO
@@ -482,11 +484,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: fewer repeats, small generated sites")
     parser.add_argument("--slow-hypothesis", action="store_true",
                         help="also run the 1000-example hostile-input tier and report it")
+    parser.add_argument("--serve-only", action="store_true", help="measure the edit loop (part f) alone")
     parser.add_argument("--output", type=Path, help="where to write the results (default bench/RESULTS.md, "
                         "bench/out/RESULTS-quick.md with --quick)")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
-    output = args.output or (WORK / "RESULTS-quick.md" if args.quick else RESULTS)
+    output = args.output or (WORK / "RESULTS-quick.md" if args.quick or args.serve_only else RESULTS)
 
     started = time.monotonic()
     deadline = started + plan.budget_s
@@ -512,12 +515,15 @@ def main(argv: list[str] | None = None) -> int:
             Row("c", "page weight", "not measured: the real-site build failed")]),
         ("scale", "b", lambda: measure_scale(plan, WORK, deadline)),
     ]
+    sections.append(("edit loop (mkdocs serve)", "f", lambda: serve.measure_serve(WORK, edits=2 if args.quick else 3)))
+    if args.serve_only:
+        sections = sections[-1:]
     failed: list[str] = []
     for name, part, run in sections:
         log(f"measuring: {name}")
         try:
             rows += run()
-        except builds.BuildError as exc:
+        except (builds.BuildError, RuntimeError) as exc:
             log(str(exc))
             failed.append(name)
             rows.append(Row(part, name, "build failed: " + str(exc).splitlines()[-1][:200], "builds", False))
@@ -525,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
         log("running the slow hypothesis tier")
         rows.append(run_slow_hypothesis())
 
-    order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4, "hyp": 5}
+    order = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4, "f": 5, "hyp": 6}
     rows.sort(key=lambda r: order[r.part])
     elapsed = time.monotonic() - started
     end_load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"

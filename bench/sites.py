@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ainotes.core.collectives import MAX_RANKS, MIN_RANKS, OPS, OPS_WITH_ROOT
-from ainotes.fences import body as fence_body
-from ainotes.fences import directives
+from ainotes.markdown.extension import locate_fences
 
 REPO = Path(__file__).resolve().parents[1]
 CHART_FENCES = ("roofline", "collective")
@@ -25,7 +24,7 @@ def copy_project(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for name in PROJECT_PARTS:
         shutil.copytree(REPO / name, dest / name)
-    config = _without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("watch",))
+    config = without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("watch",))
     (dest / "mkdocs.yml").write_text(config, encoding="utf-8")
     return dest
 
@@ -33,16 +32,16 @@ def copy_project(dest: Path) -> Path:
 def strip_chart_fences(markdown: str) -> tuple[str, int]:
     """``markdown`` without its top-level roofline and collective fences, and how many went.
 
-    The fences are found by :func:`ainotes.fences.directives.split_fences`, the
-    function the build uses, so a fence shown as an example inside a longer
-    fence stays, exactly as it stays in the real build.
+    The fences are found by :func:`ainotes.markdown.extension.locate_fences`, as
+    Markdown finds them in the real build, so a fence shown as an example inside
+    a longer fence (or an indented code block) stays, exactly as it stays there.
     """
     lines = markdown.splitlines(keepends=True)
     drop: set[int] = set()
     removed = 0
-    for part in directives.split_fences(markdown):
-        if isinstance(part, fence_body.Fence) and part.kind in CHART_FENCES:
-            drop.update(range(part.start_line - 1, part.end_line))  # 1-based, closing line included
+    for part in locate_fences(markdown):
+        if part.kind in CHART_FENCES:
+            drop.update(range(part.start_line - 1, part.end_line or part.start_line))  # 1-based, closing included
             removed += 1
     return "".join(line for index, line in enumerate(lines) if index not in drop), removed
 
@@ -62,9 +61,8 @@ def count_chart_fences(docs: Path) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for page in sorted(docs.rglob("*.md")):
         kinds: dict[str, int] = {}
-        for part in directives.split_fences(page.read_text(encoding="utf-8")):
-            if isinstance(part, fence_body.Fence):
-                kinds[part.kind] = kinds.get(part.kind, 0) + 1
+        for part in locate_fences(page.read_text(encoding="utf-8")):
+            kinds[part.kind] = kinds.get(part.kind, 0) + 1
         counts[page.relative_to(docs).as_posix()] = kinds
     return counts
 
@@ -138,7 +136,7 @@ def chart_fence(chart: int, preset_ids: list[str]) -> str:
     return _roofline_fence(chart, preset_ids) if chart % 2 == 0 else _collective_fence(chart)
 
 
-def _without_top_level_keys(config_text: str, keys: tuple[str, ...]) -> str:
+def without_top_level_keys(config_text: str, keys: tuple[str, ...]) -> str:
     """mkdocs.yml text without the named top-level keys and their blocks.
 
     Edited as text, not loaded and dumped: the file uses MkDocs's own YAML tags (``!ENV``).
@@ -162,7 +160,7 @@ def make_scale_site(dest: Path, point: ScalePoint, *, with_charts: bool) -> Path
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("presets", "hooks", "overrides"):
         shutil.copytree(REPO / name, dest / name)
-    config = _without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("nav", "watch"))
+    config = without_top_level_keys((REPO / "mkdocs.yml").read_text(encoding="utf-8"), ("nav", "watch"))
     site_name = f"Scale benchmark {point.name}"
     config = re.sub(r"^site_name:.*$", f"site_name: {site_name}", config, count=1, flags=re.M)
     (dest / "mkdocs.yml").write_text(config, encoding="utf-8")
@@ -185,8 +183,8 @@ def charts_showing(docs: Path, preset_id: str) -> int:
     list draws them all): the charts that must render again when that preset changes."""
     count = 0
     for page in sorted(docs.rglob("*.md")):
-        for part in directives.split_fences(page.read_text(encoding="utf-8")):
-            if isinstance(part, fence_body.Fence) and part.kind == "roofline":
+        for part in locate_fences(page.read_text(encoding="utf-8")):
+            if part.kind == "roofline":
                 listed = re.search(r"^presets:\s*\[([^\]]*)\]", part.body, re.M)
                 if listed is None or preset_id in [p.strip() for p in listed.group(1).split(",")]:
                     count += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -47,8 +48,9 @@ def on_config(config, **kwargs):
             use_directory_urls=config.use_directory_urls, where=config.config_file_path)
         # A user's mistake ends the build with its one line; on_post_page draws the figures,
         # while the renders run in parallel.
+        # Under serve a fence's mistake shows on its page (and in the terminal); a build still stops on it.
         site = NotesSite(settings, error_type=PluginError, defer_figures=True, render_progress=_report_renders,
-                         warn=publish.print_warning)
+                         warn=publish.print_warning, errors_on_page=_print_error if _command == "serve" else None)
     except InputError as exc:
         raise PluginError(str(exc)) from None
     if EXTENSION not in config.markdown_extensions:
@@ -88,6 +90,12 @@ def on_shutdown(**kwargs):
     from ainotes import render
 
     render.shutdown()
+
+
+def _print_error(line: str) -> None:
+    """A mistake ``mkdocs serve`` shows on its page, in the terminal as MkDocs prints its errors (not through
+    its logger: a strict serve would then refuse the whole rebuild and keep serving the old page)."""
+    print(f"ERROR   -  {line}", file=sys.stderr, flush=True)
 
 
 def _report_renders(done: int, total: int) -> None:

@@ -137,7 +137,7 @@ MISTAKES = [
             ```
             """)},
         # The flow mapping on line 23 lacks its "}"; YAML notices two lines later.
-        "index.md:23: roofline fence body is not valid YAML: did not find expected ',' or '}'",
+        "index.md:23: roofline fence body is not valid YAML: a '[' or '{' that is never closed",
         id="missing-brace-line-23",
     ),
     pytest.param(
@@ -149,7 +149,7 @@ MISTAKES = [
             title: Still inside the list
             ```
             """)},
-        "index.md:4: roofline fence body is not valid YAML: did not find expected ',' or ']'",
+        "index.md:4: roofline fence body is not valid YAML: a '[' or '{' that is never closed",
         id="missing-bracket",
     ),
     pytest.param(
@@ -162,7 +162,7 @@ MISTAKES = [
             sparsity: true
             ```
             """)},
-        "index.md:4: roofline fence body is not valid YAML: found unexpected end of stream",
+        "index.md:4: roofline fence body is not valid YAML: a quote that is never closed",
         id="unclosed-quote",
     ),
     pytest.param(
@@ -175,7 +175,7 @@ MISTAKES = [
             sparsity: true
             ```
             """)},
-        "index.md:5: roofline fence body is not valid YAML: could not find expected ':'",
+        "index.md:5: roofline fence body is not valid YAML: a key without ':'",
         id="key-without-colon",
     ),
     pytest.param(

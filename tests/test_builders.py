@@ -204,7 +204,7 @@ kernels:
 title: x
 ```
 """
-_FENCE_ERROR = "index.md:9: roofline fence body is not valid YAML: did not find expected ',' or '}'"
+_FENCE_ERROR = "index.md:9: roofline fence body is not valid YAML: a '[' or '{' that is never closed"
 
 
 def test_a_fence_error_under_zensical_is_one_line(tmp_path, cache):

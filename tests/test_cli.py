@@ -113,7 +113,7 @@ def test_validate_reports_each_bad_file_and_exits_2(capsys: pytest.CaptureFixtur
     assert len(errors) == 2
     assert errors[0] == (f"ainotes validate: {tmp_path / 'bad.yaml'}: "
                          "'memory_bandwidth_tbps' must be a finite number > 0: -3.0")
-    assert errors[1].startswith(f"ainotes validate: {tmp_path / 'worse.yml'}: line 2: YAML does not parse: ")
+    assert errors[1].startswith(f"ainotes validate: {tmp_path / 'worse.yml'}: line 1: YAML does not parse: ")
     assert out.splitlines()[-1] == "1 OK, 2 with errors"
 
 

@@ -79,7 +79,7 @@ def test_adding_a_link_is_one_file(tmp_path: Path) -> None:
     (link,) = load_links(tmp_path)
     assert (link.id, link.name, link.bandwidth_gbps, link.latency_us) == ("my-link", "Test link", 100.0, 2.0)
     assert link_by_id([link], "my-link") is link
-    with pytest.raises(InputError, match="unknown link 'nope'; known links: my-link"):
+    with pytest.raises(InputError, match=r"unknown link 'nope' \(known: my-link\)"):
         link_by_id([link], "nope")
 
 

@@ -446,7 +446,7 @@ PRESET_PAGE = (
     "ridge {{{{ ridge {id} }}}}; a GEMM is {{{{ bound {id} gemm:4096x4096x4096 }}}}-bound.\n\n"
     "```presets-table\n```\n\n"
     "```kernels-table\nkernels: [gemm:4096x4096x4096, add:1024]\npresets: [{id}]\n```\n\n"
-    "```mfu-table\njobs:\n  - {{name: job, params: 7e9, tokens_per_second: 1e5, gpus: 8, preset: {id}}}\n```\n"
+    "```mfu-table\njobs:\n  - {{name: job, params: 7e9, tokens_per_second: 1e4, gpus: 8, preset: {id}}}\n```\n"
 )
 
 
@@ -524,7 +524,7 @@ def test_markup_in_every_user_string_is_inert(tmp_path, case):
         f"kernels:\n  - {{spec: 'gemm:4096x4096x4096', label: {json.dumps(label)}}}\n"
         "  - add:1048576:fp16\n```\n\n"
         "```presets-table\n```\n\n"
-        f"```mfu-table\njobs:\n  - {{name: {json.dumps(job)}, params: 7e9, tokens_per_second: 1e5, gpus: 8, "
+        f"```mfu-table\njobs:\n  - {{name: {json.dumps(job)}, params: 7e9, tokens_per_second: 1e4, gpus: 8, "
         "preset: evil}\n```\n\n"
         f"```kernels-table\nkernels:\n  - {{spec: 'add:1024', label: {json.dumps(label)}}}\npresets: [evil]\n```\n"
     )

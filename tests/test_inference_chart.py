@@ -210,7 +210,8 @@ def test_a_gpu_preset_an_author_adds_reaches_the_chart_without_naming_it(tmp_pat
 
 @pytest.mark.parametrize(("body", "message"), [
     ("preset: lab-cpu\nlink: lab-link\n", "serve.md:4: 'preset' must be one of the chart's GPU presets ("),
-    ("models: [lab-7b]\nlink: lab-link\n", "serve.md:4: unknown model 'lab-7b' (known: lab-13b, lab-70b"),
+    ("models: [lab-7b]\nlink: lab-link\n", "serve.md:4: unknown model 'lab-7b' (did you mean 'lab-70b'? "
+     "known: lab-13b, lab-70b"),
     ("presets: [lab-nocap]\ncompute_dtype: fp8\nprecision: fp8/fp8\n",
      "serve.md:4: 'compute_dtype' fp8: preset lab-nocap has no FP8 tensor path (its peaks: "),
     ("precision: fp8-bf16\n", "serve.md:4: 'precision' must be WEIGHTS/KV dtypes such as fp8/bf16"),

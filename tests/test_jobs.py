@@ -41,9 +41,17 @@ def test_non_positive_or_non_numbers_are_refused_with_the_rule(value):
     assert info.value.field == "x"
 
 
-@pytest.mark.parametrize(("value", "expected"), [(8, 8), (8.0, 8), ("8", 8), ("1e3", 1000)])
+@pytest.mark.parametrize(("value", "expected"), [(8, 8), ("8", 8), (" 12 ", 12)])
 def test_whole_numbers(value, expected):
     assert checks.whole_number(value, "'n'") == expected
+
+
+@pytest.mark.parametrize(("value", "meant"), [(8.0, "8"), ("8.0", "8"), ("1e3", "1000"), ("7.9999999999999999", "8"),
+                                              ("1.9999999999999999", "2")])
+def test_whole_numbers_written_as_fractions_are_refused_with_what_was_meant(value, meant):
+    """One rule for flags, fences and files: 7.9999999999999999 reads as 8.0, so no fraction passes."""
+    with pytest.raises(FieldError, match=rf"^'n' must be a whole number >= 1 \(write {meant}\): "):
+        checks.whole_number(value, "'n'")
 
 
 @pytest.mark.parametrize(("value", "low", "high", "rule"),
@@ -155,7 +163,7 @@ def test_the_inline_forms_take_a_model(site: NotesSite) -> None:
 
 
 def test_a_mixture_of_experts_counts_the_experts_a_token_uses(site: NotesSite) -> None:
-    job = "model=mixtral-8x7b tokens_per_second=1e6 gpus=64 preset=h100"
+    job = "model=mixtral-8x7b tokens_per_second=1e5 gpus=64 preset=h100"
     flops = _text(_page(site, f"{{{{ flops-per-token {job} }}}}\n"))
     value, unit = flops.split()
     assert unit == "GFLOP"
@@ -189,7 +197,7 @@ def test_train_time_with_a_model_is_train_time_with_its_count(site: NotesSite) -
         ("  - name: a\n    model: palm-540b\n    layers: 118\n    tokens_per_second: 1e5\n    gpus: 8\n"
          "    preset: h100\n", "jobs.md:7: job 'a': give 'model' or 'layers', not both: the model gives it"),
         ("  - name: a\n    model: palm-541b\n    tokens_per_second: 1e5\n    gpus: 8\n    preset: h100\n",
-         "jobs.md:6: job 'a': 'model': unknown model 'palm-541b'; known models: gpt-3-175b,"),
+         "jobs.md:6: job 'a': 'model': unknown model 'palm-541b' (did you mean 'palm-540b'? known: gpt-3-175b,"),
         ("  - name: a\n    model: palm-540b\n    tokens_per_second: 1e5\n    gpus: 0\n    preset: h100\n",
          "jobs.md:8: job 'a': 'gpus' must be a whole number >= 1: 0"),
         ("  - name: a\n    model: palm-540b\n    embeddings: maybe\n    tokens_per_second: 1e5\n    gpus: 8\n"

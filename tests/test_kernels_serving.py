@@ -174,7 +174,8 @@ def test_a_roofline_fence_places_a_decode_layer(site: NotesSite) -> None:
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("model: lab-7b\n", "serve.md:4: unknown model 'lab-7b' (known: lab-13b, lab-70b, lab-moe, lab-mqa)"),
+    ("model: lab-7b\n", "serve.md:4: unknown model 'lab-7b' (did you mean 'lab-70b'? known: lab-13b, lab-70b, lab-moe, "
+     "lab-mqa)"),
     ("presets: [lab-gpu]\nmodel: lab-70b\ntp: 3\n", "serve.md:5: 'tp' 3 does not divide the 64 attention heads"),
     ("model: lab-70b\nphase: training\n", "serve.md:5: 'phase' must be one of decode, prefill: 'training'"),
     ("batch: 8\n", "serve.md:4: 'batch' goes with 'model'"),

@@ -96,3 +96,16 @@ def test_mistakes_are_one_line_and_exit_2(capsys, argv, words):
     assert main(["measured", *argv, "--presets-dir", str(PRESETS)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+def test_a_gpu_preset_gives_its_node_link(capsys, tmp_path):
+    """Without --link, --preset's node names the link: its NVLink for ranks inside one node."""
+    presets = tmp_path / "presets"
+    (presets / "links").mkdir(parents=True)
+    for link in (PRESETS / "links").glob("*.yaml"):
+        (presets / "links" / link.name).write_text(link.read_text())
+    (presets / "gpu.yaml").write_text((PRESETS / "h100.yaml").read_text().split("\nnode:")[0]
+                                      + "\nnode: {chips: 8, link: nvlink-4, inter_node_link: ib-ndr}\n")
+    assert main(["measured", str(FIXTURES / "nccl-tests" / "rtx5090-2rank-allreduce-tagged.log"), "--presets-dir",
+                 str(presets), "--preset", "gpu", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"]["link"] == "nvlink-4"

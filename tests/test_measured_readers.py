@@ -37,7 +37,19 @@ def test_tagged_mpirun_log_reads_as_printed():
     assert run.notes == ()
 
 
+def test_a_whole_two_node_run_in_a_markdown_file():
+    run = read_measured(NCCL / "h100-2node-16rank-allreduce.md")
+    assert (run.op, run.ranks, run.devices) == ("all-reduce", 16, ("NVIDIA H100 80GB HBM3",))
+    assert len(run.table) == 31 and run.notes == ()
+    row = _row(run, 8589934592)
+    assert (row["out_of_place_time_us"], row["out_of_place_algbw_gbps"], row["out_of_place_busbw_gbps"]) == (
+        47535, 180.71, 338.82)
+    assert (row["in_place_time_us"], row["in_place_busbw_gbps"]) == (47743, 337.35)
+    assert _row(run, 8)["out_of_place_time_us"] == 135.8
+
+
 @pytest.mark.parametrize("name", ["rtx5090-2rank-allreduce-tagged.log", "gb200-nvl72-allreduce-partial.txt",
+                                  "h100-2node-16rank-allreduce.md",
                                   "h100-8gpu-allgather-per-iter-timestamps.txt", "rtx5090-2rank-allreduce.json"])
 def test_footer_average_is_the_mean_of_every_printed_busbw(name):
     """nccl-tests averages busbw over every result line, out-of-place and in-place (common.cu)."""
@@ -206,3 +218,45 @@ def test_kineto_trace_gives_collectives_with_sizes_and_groups():
     assert first["busbw_gbps"] == pytest.approx(6637568 * 4 / 2636.669e-6 * 1.0 / 1e9)  # 2(n-1)/n = 1 at n = 2
     assert len(trace.collectives) == 21 and len(trace.steps) == 3
     assert trace.kernels["count"].sum() == 2700 - 21
+
+
+def test_markdown_pastes_without_the_leading_hash_and_cputime_columns(tmp_path):
+    """Threads render '#' lines as headings, so pastes lose the '#'; -C 1 names the time column cputime."""
+    text = (NCCL / "gb10-2node-allreduce-truncated.txt").read_text().splitlines()[:-1]
+    pasted = [line.lstrip("#") for line in text]
+    pasted = [line.replace("     time   algbw", "  cputime   algbw") for line in pasted]
+    path = tmp_path / "pasted.txt"
+    path.write_text("\n".join(pasted))
+    run = read_measured(path)
+    assert (run.op, run.ranks, run.time_kind) == ("all-reduce", 2, "cputime")
+    assert _row(run, 65536)["out_of_place_time_us"] == 67.93 and len(run.table) == 4
+
+
+def test_a_run_with_one_block_only(tmp_path):
+    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    rows = ["        8192          2048     float     sum      -1    35.15    0.23    0.23       0",
+            "       16384          4096     float     sum      -1    31.67    0.52    0.52       0"]
+    path = tmp_path / "one.txt"
+    path.write_text("# Collective test starting: all_reduce_perf\n" + "\n".join([header, *rows]))
+    run = read_measured(path, ranks=2)
+    assert "in_place_time_us" not in run.table and list(run.table["out_of_place_time_us"]) == [35.15, 31.67]
+
+
+def test_rows_split_by_nccl_log_lines_are_joined(tmp_path):
+    """NCCL_DEBUG=INFO output can land in the middle of a row, after its size columns and before its
+    times, with mpirun's [0] tags on both pieces (the log in NVIDIA/nccl issue 1453 looks like this)."""
+    log = "[0] h100clust-worker-1:497888:497888 [0] NCCL INFO 536870912 Bytes -> Algo 1 proto 2 time 1200.5"
+    lines = []
+    for line in (NCCL / "gb200-nvl72-allreduce-partial.txt").read_text().splitlines():
+        if line.startswith("   536870912"):
+            cut = line.index(" -1 ") + 3  # after the size, count, type, redop and root columns
+            head, tail = line[:cut], line[cut:]
+            lines += [f"[0] {head}{log}", log, f"[0] {tail}"]
+        else:
+            lines.append(f"[0] {line}")
+    path = tmp_path / "interleaved.txt"
+    path.write_text("\n".join(lines))
+    run = read_measured(path)
+    assert run.table.drop(columns="line").equals(
+        read_measured(NCCL / "gb200-nvl72-allreduce-partial.txt").table.drop(columns="line"))
+    assert run.footer_avg_busbw_gbps == 745.53

@@ -102,15 +102,35 @@ def test_korthikanti_per_layer_figures_in_bytes() -> None:
 def test_pipeline_first_stage_holds_p_micro_batches_of_its_layers() -> None:
     per_layer = memory.activation_bytes_per_layer(GPT, seq_len=S, micro_batch=B, tp=8, sequence_parallel=True,
                                                   recompute="selective")
+    # and the one layer whose attention core the backward pass computes again
+    again = memory.rematerialized_bytes(GPT, seq_len=S, micro_batch=B, tp=8, sequence_parallel=True,
+                                        recompute="selective")
+    assert again == pytest.approx(5 * 96 * S * S / 8)  # 5·a·s²·b / t: the scores, their mask and dropout
     for pp, layers_held in ((1, 96), (8, 96), (7, 14 * 7)):  # ⌈96/7⌉ = 14 layers, 7 micro-batches in flight
         config = TrainingMemory(model=GPT, tp=8, pp=pp, micro_batch=1, seq_len=S, sequence_parallel=True,
                                 recompute="selective")
-        assert config.estimate().activations_bytes == pytest.approx(per_layer * layers_held)
+        assert config.estimate().activations_bytes == pytest.approx(per_layer * layers_held + again)
+        assert config.estimate().rematerialized_bytes == pytest.approx(again)
+    # Fewer micro-batches than stages: only those are in flight.
+    few = TrainingMemory(model=GPT, tp=8, pp=8, micro_batch=1, seq_len=S, sequence_parallel=True,
+                         recompute="selective", micro_batches=3)
+    assert few.estimate().activations_bytes == pytest.approx(per_layer * 12 * 3 + again)
+
+
+def test_the_first_pipeline_stage_holds_its_layers_and_the_input_embedding() -> None:
+    table = (50_257 + 2_048) * 12_288  # GPT's token and position tables
+    one, eight = (TrainingMemory(model=GPT, pp=pp).estimate() for pp in (1, 8))
+    assert one.weights_bytes == 2 * GPT.params
+    # 12 of 96 layers and the tables: more than an eighth of the model (the tables are not split)
+    layers = (GPT.params - table - 12_288) / 96
+    assert eight.weights_bytes == pytest.approx(2 * (12 * layers + table))
+    assert eight.weights_bytes > one.weights_bytes / 8
 
 
 def test_logits_are_reported_apart_from_the_total() -> None:
     estimate = TrainingMemory(model=GPT, micro_batch=2, seq_len=2048, tp=4, preset=PRESETS["card-80"]).estimate()
-    assert estimate.logits_bytes == pytest.approx(2048 * 2 * 50257 * 4 / 4)
+    # s·b·V logits: the BF16 output (2 bytes), its FP32 copy (4) and the BF16 gradient (2), split over t = 4
+    assert estimate.logits_bytes == pytest.approx(2048 * 2 * 50257 * (2 + 4 + 2) / 4)
     assert estimate.total_bytes == pytest.approx(estimate.model_states_bytes + estimate.activations_bytes)
 
 
@@ -339,10 +359,11 @@ def test_cli_with_a_model_a_micro_batch_and_a_gpu(capsys: pytest.CaptureFixture[
     record = json.loads(out)
     assert status == 0
     # Table 2's s·b·h·34/t per layer, 96 layers' worth on the first stage (12 layers × 8 micro-batches).
-    assert record["activations_bytes"] == pytest.approx(96 * 2048 * 12288 * 34 / 8)
+    # plus the one layer whose attention core is computed again: 5·a·s²·b/t
+    assert record["activations_bytes"] == pytest.approx(96 * 2048 * 12288 * 34 / 8 + 5 * 96 * 2048**2 / 8)
     assert record["capacity_bytes"] == 80e9 and record["fits"] is True
     assert record["headroom_bytes"] == pytest.approx(80e9 - record["total_bytes"])
-    assert record["logits_bytes"] == pytest.approx(2048 * 50257 * 4 / 8)
+    assert record["logits_bytes"] == pytest.approx(2048 * 50257 * 8 / 8)
     assert record["total_bytes"] == pytest.approx(sum(record[k] for k in (
         "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes")))
 
@@ -369,7 +390,8 @@ def test_cli_text_says_whether_it_fits_and_what_the_total_leaves_out(capsys: pyt
         (["--model", "gpt-like", "--tp", "7"], "--tp 7 must divide gpt-like's 96 attention heads"),
         (["--model", "gpt-like", "--pp", "200"], "--pp 200 cannot exceed gpt-like's 96 layers"),
         (["--model", "gpt-7"], "--model: unknown model 'gpt-7' (known: "),
-        (["--params", "1e9", "--preset", "card-7"], "--preset: unknown preset 'card-7' (known: "),
+        (["--params", "1e9", "--preset", "card-7"],
+         "--preset: unknown preset 'card-7' (did you mean 'card-80'? known: "),
         (["--params", "1e9", "--model", "gpt-like"], "argument --model: not allowed with argument --params"),
         ([], "one of the arguments --model --params is required"),
         (["--model", "gpt-like", "--micro-batch", "1", "--seq-len", "8", "--recompute", "most"],

@@ -56,7 +56,7 @@ def first_view(model_id: str = "gpt-like", **fields: Any) -> TrainingMemory:
 
 
 @functools.cache
-def spec_for(optimizer: str = "adam", fp32_grad_accum: bool = False, dropout: bool = True,
+def spec_for(optimizer: str = "adam", fp32_grad_accum: bool = False, dropout: bool | None = None,
              theme: str = "light") -> dict:
     config = first_view(optimizer=optimizer, fp32_grad_accum=fp32_grad_accum, dropout=dropout)
     return chart.memory_spec(ALL_MODELS, WITH_CAPACITY, config, theme=theme)  # type: ignore[arg-type]

@@ -101,7 +101,7 @@ def test_largest_first_and_looked_up_by_id() -> None:
     models = load_models(FIXTURES)
     assert [m.id for m in models][:2] == ["palm-540b", "llama-3.1-405b"]
     assert model_by_id(models, "llama-3.1-70b").name == "Llama 3.1 70B"
-    with pytest.raises(InputError, match=r"^unknown model 'llama-9'; known models: gpt-3-175b, llama-2-13b, "):
+    with pytest.raises(InputError, match=r"^unknown model 'llama-9' \(known: gpt-3-175b, llama-2-13b, "):
         model_by_id(models, "llama-9")
 
 
@@ -438,13 +438,13 @@ def test_the_models_table_can_name_its_models(site: NotesSite) -> None:
     ("text", "message"),
     [
         ("# T\n\n```models-table\nmodels: [llama-3.1-8b, h100]\n```\n",
-         "models.md:4: 'models': unknown model 'h100'; known models: gpt-3-175b, llama-2-13b,"),
+         "models.md:4: 'models': unknown model 'h100' (known: gpt-3-175b, llama-2-13b,"),
         ("# T\n\n```models-table\nmodels: 3\n```\n", "models.md:4: 'models' must be a list of model ids or 'all': 3"),
         ("# T\n\n```models-table\nmodels: []\n```\n", "models.md:4: 'models' must be a list of model ids or 'all'"),
         ("# T\n\n```models-table\nmodel: [palm-540b]\n```\n",
          "models.md:4: unknown key 'model' in models-table fence (allowed: models)"),
         ("x\n\n{{ params }}\n", "models.md:3: 'params' needs a model id: {{ params MODEL [PART] [UNIT] [digits=N] }}"),
-        ("{{ params llama-9 }}\n", "models.md:1: unknown model 'llama-9'; known models: gpt-3-175b,"),
+        ("{{ params llama-9 }}\n", "models.md:1: unknown model 'llama-9' (known: gpt-3-175b,"),
         ("{{ params palm-540b activ }}\n", "models.md:1: 'params' does not take 'activ' (allowed: a part, total, "
                                           "active, published, embeddings, non-embedding; a unit, B, M, billion, "
                                           "exact; digits=); did you mean 'active'?"),
@@ -495,3 +495,16 @@ def test_a_model_name_is_escaped_in_the_table(tmp_path: Path) -> None:
     out = _page(NotesSite(tmp_path), "```models-table\n```\n\n{{ model-name odd }}\n")
     assert "<b>Odd" not in out and "&lt;b&gt;Odd&lt;/b&gt; &amp; co" in out and "<i>t" not in out
     assert 'href="https://example.com/?a=1&amp;b=&lt;2&gt;"' in out
+
+
+def test_a_bad_model_file_met_by_a_build_is_reported_at_its_key_not_at_the_page(tmp_path: Path) -> None:
+    presets = shutil.copytree(FIXTURES.parent, tmp_path / "presets")
+    bad = presets / "models" / "llama-2-13b.yaml"
+    text = bad.read_text(encoding="utf-8").replace("vocab: 32000", "vocab: 3200")
+    bad.write_text(text, encoding="utf-8")
+    line = text.splitlines().index("published_params: 13.0e9") + 1
+    with pytest.raises(InputError) as caught:
+        convert_page(NotesSite(presets), "# Models\n\nThere are {{ models }}.\n", "list.md", "list/")
+    message = str(caught.value)
+    # A vocabulary ten times too small is 2 % of LLaMA-2-13B's count: the published count's line says so.
+    assert message.startswith(f"{bad}:{line}: the architecture counts ") and "list.md" not in message

@@ -228,8 +228,10 @@ def test_a_bad_layout_is_one_line_naming_its_field(fields: dict[str, Any], field
 
 
 def test_a_chip_without_a_node_needs_its_links_named() -> None:
-    with pytest.raises(InputError, match=r"lab-loner .* names none"):
+    with pytest.raises(FieldError, match=r"^'link_intra' and 'link_inter' are needed: preset lab-loner .* names no "
+                                         r"node") as caught:
         step(run(model="lab-70b", preset="lab-loner", gpus=8, tp=8))
+    assert caught.value.field == "link_intra"
     named = step(run(model="lab-70b", preset="lab-loner", gpus=8, tp=8, link_intra="lab-nvlink",
                      link_inter="lab-ib"))
     assert named.of("tp")[0].link == "lab-ib"  # no shared link: every group crosses on the one named

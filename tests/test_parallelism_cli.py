@@ -89,7 +89,7 @@ def test_a_tpu_is_timed_on_its_own_ici(capsys: pytest.CaptureFixture[str]) -> No
     (["--recompute", "most"], "--recompute must be one of none, selective, full: 'most'"),
     (["--link-inter", "nvlink-9"], "--link-inter: unknown link 'nvlink-9'"),
     (["--model", "llama-9"], "--model: unknown model 'llama-9'"),
-    (["--preset", "lab-loner"], "needs the links its chips share, and preset lab-loner"),
+    (["--preset", "lab-loner"], "--link-intra and --link-inter are needed: preset lab-loner"),
     (["--gpus", "0"], "--gpus"),
 ])
 def test_a_bad_flag_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:

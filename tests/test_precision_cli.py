@@ -88,8 +88,8 @@ def test_presets_table_has_a_row_per_preset_and_a_column_per_precision(capsys: p
     rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[3:] if line.strip()
             and not line.startswith(("per-GPU", " "))}
     header = [" ".join(pair) for pair in zip(*[iter(table.splitlines()[1].split()[1:])] * 2, strict=True)]
-    assert header == ["tensor fp64", "tensor tf32", "tensor fp16", "tensor bf16", "tensor fp8", "tensor fp4",
-                      "tensor int8", "vector fp64", "vector fp32"]
+    assert header == ["matrix FP64", "matrix TF32", "matrix FP16", "matrix BF16", "matrix FP8", "matrix FP4",
+                      "matrix INT8", "vector FP64", "vector FP32"]
     assert rows["h100"] == ["66.9", "494.7", "989.4", "989.4", "1978.9", "no", "path", "1978.9", "33.5", "66.9"]
     assert rows["b200"] == ["37", "1125", "2250", "2250", "4500", "9000", "4500", "37", "75"]
 

@@ -169,6 +169,22 @@ def test_runtime_is_vega_only_deterministic_and_cached(cache, monkeypatch):
     assert render.runtime_js() == code and calls.count == 1
 
 
+def test_a_render_queued_under_another_cache_is_kept_in_this_one_too(tmp_path, monkeypatch):
+    """What made test_runtime_is_vega_only_deterministic_and_cached fail under load: a job an earlier
+    build (or test) queued while the cache was another folder, still queued or running when this one
+    asks for the same key. Its payload is served, and kept here as well, so it is not made again."""
+    monkeypatch.setenv(render.WORKERS_ENV, "0")  # the job stays queued until someone needs it
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "earlier"))
+    render.prefetch([render.RUNTIME_REQUEST])
+    monkeypatch.setenv("AINOTES_SHARED_CACHE_DIR", str(tmp_path / "now"))
+    calls = _Calls(monkeypatch, "javascript_bundle")
+    code = render.runtime_js()  # the earlier job, run now
+    assert calls.count <= 1 and _entries(tmp_path / "now")
+    render_cache.MEMO.clear()
+    render.SESSION.runtime_text.clear()
+    assert render.runtime_js() == code and calls.count <= 1  # read back from this folder, not made again
+
+
 def test_runtime_is_shared_across_render_caches_and_a_damaged_one_is_rebuilt(cache, tmp_path, monkeypatch):
     calls = _Calls(monkeypatch, "javascript_bundle")
     code = render.runtime_js()

@@ -461,7 +461,7 @@
     update();
   }
 
-  // -- a caption the chart writes (charts/inference.py and memory.py: CAPTION_EXPRESSION) --------------
+  // -- a caption the chart writes (charts/inference.py: CAPTION_EXPRESSION) --------------------------
   // The chart's own expressions put the state's sentences in a "caption_text" field; the caption's
   // [data-live-caption] span takes them whenever that dataset changes.
   function liveCaption(figure, view, spec) {
@@ -481,6 +481,23 @@
       }
     }
     view.addDataListener(name, update);
+    update();
+  }
+
+  // -- a caption per state of the selects (ainotes/charts/parallelism.py: caption_states) ------------
+  // The build writes each state's caption, keyed by the selects' values joined with "|".
+
+  function followStateCaption(figure, view) {
+    var node = figure.querySelector("[data-state-caption]");
+    var template = figure.querySelector("template.ainotes-state-captions");
+    if (!node || !template) return;
+    var data = JSON.parse(template.content ? template.content.textContent : template.textContent);
+    function update() {
+      var key = data.signals.map(function (name) { return String(view.signal(name)); }).join("|");
+      var text = data.captions[key];
+      if (typeof text === "string" && node.textContent !== text) node.textContent = text;
+    }
+    data.signals.forEach(function (name) { view.addSignalListener(name, update); });
     update();
   }
 
@@ -554,7 +571,11 @@
       if (form) {
         if (form.hasAttribute("data-ainotes-wired")) updateReadouts(entry);
         else wire(entry);
-      } else { followCaption(figure, view); liveCaption(figure, view, spec); }
+      } else {
+        followCaption(figure, view);
+        followStateCaption(figure, view);
+        liveCaption(figure, view, spec);
+      }
     }).catch(function (error) {
       // The static SVG stays; the chart is still readable.
       view.finalize();
@@ -617,13 +638,27 @@
     }).observe(document.body, {attributes: true, attributeFilter: ["data-md-color-scheme"]});
   }
 
+  // The charts' font (charts.css @font-face): Vega measures the live view's text when it draws it,
+  // so it draws once the font is there, as the stills were laid out. A browser that cannot load it
+  // draws in the fallback (Arial's metrics) rather than not at all.
+  var CHART_FONT = '12px "ainotes Sans"';
+
+  function fontsReady() {
+    if (!document.fonts || typeof document.fonts.load !== "function") return Promise.resolve();
+    return Promise.all(["", "600 ", "italic "].map(function (style) {
+      return document.fonts.load(style + CHART_FONT);
+    })).catch(function () { /* draw in the fallback */ });
+  }
+
   function start() {
     watchScheme();
-    if (window.document$ && typeof window.document$.subscribe === "function") {
-      window.document$.subscribe(renderAll);
-    } else {
-      renderAll();
-    }
+    fontsReady().then(function () {
+      if (window.document$ && typeof window.document$.subscribe === "function") {
+        window.document$.subscribe(renderAll);
+      } else {
+        renderAll();
+      }
+    });
   }
 
   if (document.readyState === "loading") {

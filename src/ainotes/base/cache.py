@@ -4,9 +4,12 @@
   :data:`CACHE_FORMAT` and the versions of the tools that made it;
 * place: ``$AINOTES_CACHE_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/ainotes/render``; what depends on
   code and tool versions only goes to :func:`shared_dir`;
-* entry: one file, a header line ``ainotes-render <format> sha256=<hex> length=<n>`` followed by the
-  payload. An entry whose payload does not match its header (truncated, corrupted) is deleted and made
-  again, never served; writes are atomic (:func:`ainotes.base.files.write_atomic`).
+* entry: one file, a header line ``ainotes-render <format> sha256=<hex> length=<n> kind=<kind>``
+  followed by the payload. The kind is what the payload was when written (:func:`payload_kind`: a PNG,
+  an SVG, JSON or UTF-8 text). An entry whose payload does not match its header (truncated,
+  corrupted) or is not what its kind must be (:func:`kind_problem`: an SVG that parses, a PNG's
+  signature, header chunk and end, JSON that loads) is deleted with one warning and made again, never
+  served; writes are atomic (:func:`ainotes.base.files.write_atomic`).
 
 An in-process memo (:data:`MEMO`, least recently used, :data:`MEMO_BYTES`) sits in front of the disk.
 Knows nothing of vl-convert: :mod:`ainotes.render` keys its renders with the engine's versions.
@@ -19,10 +22,13 @@ import json
 import logging
 import os
 import re
+import struct
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 
 import orjson
 
@@ -30,12 +36,15 @@ from ainotes.base.files import write_atomic
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the header names the payload's kind
 CACHE_DIR_ENV = "AINOTES_CACHE_DIR"
 SHARED_DIR_ENV = "AINOTES_SHARED_CACHE_DIR"
 MEMO_BYTES = 48 * 2**20  # the in-process memo's budget; PNGs are a few hundred kB each
 
-_HEADER = re.compile(rb"ainotes-render (\d+) sha256=([0-9a-f]{64}) length=(\d+)\n")
+_HEADER = re.compile(rb"ainotes-render (\d+) sha256=([0-9a-f]{64}) length=(\d+) kind=([a-z]+)\n")
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+MAX_PNG_SIDE = 1 << 16  # pixels; a chart's still at its largest scale is a few thousand
 _ENTRY_SUFFIX = ".entry"
 
 
@@ -105,8 +114,87 @@ def entry_path(key: str, folder: Path | None = None) -> Path:
     return (folder or cache_dir()) / f"{key}{_ENTRY_SUFFIX}"
 
 
+def payload_kind(payload: bytes) -> str:
+    """What a payload is, as written: ``png``, ``svg``, ``json`` or ``text`` (UTF-8), else ``bytes``."""
+    if payload.startswith(_PNG_SIGNATURE):
+        return "png"
+    head = payload[:256].lstrip()
+    if head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in payload[:4096]):
+        return "svg"
+    if head[:1] in (b"{", b"[") and kind_problem("json", payload) is None:
+        return "json"
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return "bytes"
+    return "text"
+
+
+def kind_problem(kind: str, payload: bytes) -> str | None:
+    """Why ``payload`` is not a sound ``kind`` (``"the SVG does not parse"``), or ``None``.
+
+    A PNG: the signature, an ``IHDR`` chunk of 13 bytes whose CRC holds and whose width and height are
+    1 to :data:`MAX_PNG_SIDE`, and the ``IEND`` chunk last. An SVG: well-formed XML (expat) whose root is
+    ``<svg>``. JSON: it loads. Text: UTF-8. ``bytes``: anything."""
+    check = _KIND_CHECKS.get(kind)
+    return check(payload) if check is not None else f"unknown kind {kind!r}"
+
+
+def _json_problem(payload: bytes) -> str | None:
+    try:
+        orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return "the JSON does not load"
+    return None
+
+
+def _text_problem(payload: bytes) -> str | None:
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return "the text is not UTF-8"
+    return None
+
+
+def _png_problem(payload: bytes) -> str | None:
+    if not payload.startswith(_PNG_SIGNATURE) or len(payload) < 8 + 25 + len(_PNG_END):
+        return "not a PNG (no signature, or too short)"
+    length, chunk = struct.unpack(">I4s", payload[8:16])
+    if length != 13 or chunk != b"IHDR":
+        return "the PNG does not start with its IHDR chunk"
+    (crc,) = struct.unpack(">I", payload[29:33])
+    if zlib.crc32(payload[12:29]) != crc:
+        return "the PNG's IHDR chunk is damaged"
+    width, height = struct.unpack(">II", payload[16:24])
+    if not (1 <= width <= MAX_PNG_SIDE and 1 <= height <= MAX_PNG_SIDE):
+        return f"the PNG is {width} × {height} pixels"
+    if not payload.endswith(_PNG_END):
+        return "the PNG has no IEND chunk at its end"
+    return None
+
+
+def _svg_problem(payload: bytes) -> str | None:
+    roots: list[str] = []
+    parser = expat.ParserCreate()
+    parser.StartElementHandler = lambda name, attrs: roots.append(name) if not roots else None
+    try:
+        parser.Parse(payload, True)
+    except expat.ExpatError as exc:
+        return f"the SVG does not parse ({expat.ErrorString(exc.code)}, line {exc.lineno})"
+    if not roots or roots[0].rsplit(":", 1)[-1].rsplit(" ", 1)[-1] != "svg":
+        return "the XML's root is not <svg>"
+    return None
+
+
+_KIND_CHECKS: dict[str, Callable[[bytes], str | None]] = {
+    "png": _png_problem, "svg": _svg_problem, "json": _json_problem, "text": _text_problem, "bytes": lambda _: None,
+}
+
+
 def read_entry(path: Path) -> bytes | None:
-    """The payload of a sound entry; ``None`` if missing. A damaged entry is deleted."""
+    """The payload of a sound entry; ``None`` if missing. A damaged entry (its header does not match its
+    payload, or the payload is not what its kind must be: :func:`kind_problem`) is deleted, with one
+    warning when it was an entry of this format (an older format's entry is dropped quietly)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -115,19 +203,26 @@ def read_entry(path: Path) -> bytes | None:
         log.debug("render cache: cannot read %s: %s", path, exc)
         return None
     header = _HEADER.match(data)
+    problem = "its header does not match its payload"
     if header is not None and int(header.group(1)) == CACHE_FORMAT:
         payload = data[header.end():]
         if len(payload) == int(header.group(3)) and hashlib.sha256(payload).hexdigest() == header.group(2).decode():
-            return payload
-    log.debug("render cache: damaged entry %s deleted", path)
+            problem = kind_problem(header.group(4).decode(), payload) or ""
+            if not problem:
+                return payload
+    if data.startswith(b"ainotes-render ") and not data.startswith(f"ainotes-render {CACHE_FORMAT} ".encode()):
+        log.debug("render cache: entry %s of an older format deleted", path)
+    else:
+        log.warning("render cache: %s was damaged (%s); deleted, it is made again", path.name, problem)
     path.unlink(missing_ok=True)
     return None
 
 
 def write_entry(path: Path, payload: bytes) -> bool:
-    """Write an entry atomically (:func:`ainotes.base.files.write_atomic`), its checksum header first.
-    ``False`` when the disk refused it."""
-    header = f"ainotes-render {CACHE_FORMAT} sha256={hashlib.sha256(payload).hexdigest()} length={len(payload)}\n"
+    """Write an entry atomically (:func:`ainotes.base.files.write_atomic`), its header first: checksum,
+    length and :func:`payload_kind`. ``False`` when the disk refused it."""
+    header = (f"ainotes-render {CACHE_FORMAT} sha256={hashlib.sha256(payload).hexdigest()} length={len(payload)} "
+              f"kind={payload_kind(payload)}\n")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, header.encode("ascii") + payload)

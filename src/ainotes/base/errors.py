@@ -9,3 +9,8 @@ class InputError(ValueError):
     ``presets/h100.yaml: 'memory_bandwidth_tbps' must be > 0: -3.0``.
     Adapters (CLI, MkDocs hooks) print it as it is, without a traceback.
     """
+
+
+class PresetFileError(InputError):
+    """A preset file (a GPU, link or model) is wrong: its message names the file and the key's line, so
+    no page prefixes its own place when a build meets it (``presets/models/x.yaml:7: 'vocab' ...``)."""

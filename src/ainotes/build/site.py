@@ -14,12 +14,13 @@ import re
 import secrets
 import shutil
 from collections.abc import Callable, Mapping
+from html import escape
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from ainotes import render
-from ainotes.base.errors import InputError
+from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
@@ -40,12 +41,14 @@ from ainotes.html.page import (
 from ainotes.inline import figures
 from ainotes.notes.meta import CatalogueSource
 from ainotes.notes.settings import NotesSettings, presets_only
+from ainotes.presets.every import load_every_preset
 from ainotes.presets.gpus import load_presets
 from ainotes.presets.links import default_links_dir, load_links
 from ainotes.presets.models import default_models_dir, load_models
 
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
-                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css")
+                   "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css",
+                   *(f"fonts/ainotesSans-{style}.ttf" for style in ("Regular", "Bold", "Italic", "BoldItalic")))
 _DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
 _T = TypeVar("_T")
 
@@ -55,7 +58,8 @@ class NotesSite:
 
     def __init__(self, settings: NotesSettings | str | Path, *, error_type: Callable[[str], Exception] = InputError,
                  defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None,
-                 warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None):
+                 warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None,
+                 errors_on_page: Callable[[str], None] | None = None):
         """``settings``: the build's (:func:`ainotes.notes.settings.notes_settings`, built once by the
         driver), or a presets folder alone for a build of loose pages (no notes catalogue).
         ``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
@@ -64,7 +68,9 @@ class NotesSite:
         (:func:`ainotes.render.prefetch`), instead of one page at a time. ``render_progress(done, total)``
         hears how far the renders are, every few seconds, when there are many. ``warn`` hears the notes'
         warnings (a shallow git history). ``renders``: the renderer the drawers use (default: the
-        process's own, :data:`ainotes.render.SESSION`)."""
+        process's own, :data:`ainotes.render.SESSION`). ``errors_on_page(line)``: a driver that previews
+        (``mkdocs serve``) has a fence's, form's or formula's error shown as a box where it stands on the
+        page, and hears its line; without it (every build) the error stops the build."""
         self.settings = settings if isinstance(settings, NotesSettings) else presets_only(settings)
         self.presets_dir = self.settings.presets_dir
         self.presets: tuple[Preset, ...] = load_presets(self.presets_dir)
@@ -72,9 +78,12 @@ class NotesSite:
         # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
         self.notes = CatalogueSource(self.settings, warn) if self.settings.docs_dir is not None else None
         self.presets_stamp: tuple = ()  # the preset files' times, for a driver that reloads on a change
+        self.error_report = errors_on_page
+        self.errors_on_page = errors_on_page is not None
         self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
-        self._links: dict[str, Link] | None = None
-        self._models: dict[str, ModelPreset] | None = None
+        every = load_every_preset(self.presets_dir)  # every link and model file, used by a page or not
+        self._links: dict[str, Link] | None = every.links
+        self._models: dict[str, ModelPreset] | None = every.models
         self.charts: dict[str, Chart] = {}
         self.error_type = error_type
         self._announced: tuple[str, str, int] | None = None
@@ -111,6 +120,8 @@ class NotesSite:
         try:
             request = fence_kind.parse(fence, page.src, self.presets_by_id)
             return fence_kind.draw(self, request, page)
+        except PresetFileError:
+            raise  # it names the file and line of its key; the page that loaded it is no place for it
         except InputError as exc:
             message = str(exc)
             if not message.startswith(f"{page.src}:"):  # raised while drawing, not while parsing
@@ -131,6 +142,8 @@ class NotesSite:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
             return figures.evaluate(body, self.presets_by_id, self.links, self.models)
+        except PresetFileError:
+            raise
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -140,6 +153,16 @@ class NotesSite:
             return figures.mathml(latex, block=block)
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
+
+    def error_html(self, message: str, *, inline: bool = False) -> str:
+        """A user's mistake shown where it stands (``errors_on_page``), its line told to the driver."""
+        if self.error_report is not None:
+            self.error_report(message)
+        text = escape(message)
+        if inline:
+            return f'<span class="ainotes-error" role="alert">⚠ <code>{text}</code></span>'
+        return ('<div class="admonition failure ainotes-error" role="alert"><p class="admonition-title">Not drawn: '
+                f'a build stops here (this preview shows the error in its place)</p><p><code>{text}</code></p></div>')
 
     def scripts_html(self, page: Page) -> str:
         """The ``<script>`` tags the page's charts need, or ``""``."""
@@ -160,13 +183,19 @@ class NotesSite:
     def links(self) -> dict[str, Link]:
         """The interconnect presets in ``<presets>/links``, loaded when a page first needs them."""
         if self._links is None:
-            self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+            try:
+                self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
+            except InputError as exc:
+                raise PresetFileError(str(exc)) from None
         return self._links
 
     def models(self) -> dict[str, ModelPreset]:
         """The model presets in ``<presets>/models``, loaded when a page first needs them."""
         if self._models is None:
-            self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+            try:
+                self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
+            except InputError as exc:
+                raise PresetFileError(str(exc)) from None
         return self._models
 
     # -- helpers for drawers ---------------------------------------------------
@@ -257,6 +286,7 @@ class NotesSite:
         package_assets = resources.files("ainotes") / "assets"
         for name in _PACKAGE_ASSETS:
             with resources.as_file(package_assets / name) as path:
+                (assets / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, assets / name)
         self.renders.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
         if any(chart.kind in VEGA_KINDS for chart in self.charts.values()):

@@ -99,13 +99,16 @@ THEME = ChartTheme(
 
 # --- the expressions, written from the core's formulas --------------------------------------------
 
-#: Bytes of activations on the first pipeline stage: s·b·⌈L/p⌉·p × the core's bytes per token of a layer
-#: (:meth:`ainotes.core.memory.ActivationCoefficients.bytes_per_token`, :func:`ainotes.core.memory.layers_in_flight`).
-ACTIVATIONS_EXPRESSION = (
-    "mb * seq * ceil(datum.layers / pp) * pp * (recompute == 'full' ? datum.input / (sp ? tp : 1)"
-    " : datum.rep / (sp ? tp : 1) + datum.shard"
-    " + (recompute == 'selective' ? 0 : attention == 'fused' ? datum.stats : datum.score * seq))"
-)
+#: Bytes a token stores in one layer without recomputation, and under the selected recomputation
+#: (:meth:`ainotes.core.memory.ActivationCoefficients.bytes_per_token`).
+_ALL_PER_TOKEN = "(datum.rep / (sp ? tp : 1) + datum.shard + (attention == 'fused' ? datum.stats : datum.score * seq))"
+_KEPT_PER_TOKEN = ("(recompute == 'full' ? datum.input / (sp ? tp : 1) : datum.rep / (sp ? tp : 1) + datum.shard"
+                   " + (recompute == 'selective' ? 0 : attention == 'fused' ? datum.stats : datum.score * seq))")
+#: Bytes of activations on the first pipeline stage: s·b·⌈L/p⌉·p × the kept bytes per token of a layer
+#: (:func:`ainotes.core.memory.layers_in_flight`, a step of at least p micro-batches), plus the one layer
+#: the backward pass computes again (:func:`ainotes.core.memory.rematerialized_bytes`).
+ACTIVATIONS_EXPRESSION = (f"mb * seq * (ceil(datum.layers / pp) * pp * {_KEPT_PER_TOKEN} + {_ALL_PER_TOKEN}"
+                          f" - {_KEPT_PER_TOKEN})")
 #: s·b·V·4 ÷ t (:func:`ainotes.core.memory.logits_bytes`).
 LOGITS_EXPRESSION = f"mb * seq * datum.vocab * {memory.LOGITS_BYTES} / tp"
 
@@ -119,7 +122,9 @@ def part_expression(part: str) -> str:
         return ACTIVATIONS_EXPRESSION
     if part not in memory.SHARDED_FROM_STAGE:
         raise InputError(f"memory chart: no part {short(part)}")
-    return (f"datum.params / (tp * pp) * bpp.{part} / "
+    # the first stage's parameters (ainotes.core.memory.stage_params): ⌈L/p⌉ layers and the embedding
+    held = "(pp == 1 ? datum.params : ceil(datum.layers / pp) * datum.lp + datum.tab)"
+    return (f"{held} / tp * bpp.{part} / "
             f"(datum.stage >= {memory.SHARDED_FROM_STAGE[part]} ? dp : 1)")
 
 
@@ -153,7 +158,7 @@ def _with_parts(chart: Any, *, stage: str | None = None) -> Any:
     chart = (
         chart.transform_calculate(m="model", tk=_key("model", "tp"), bad=_key("model", "tp", "pp"))
         .transform_lookup(lookup="m", from_=alt.LookupData(alt.NamedData(name="models"), "m",
-                                                           ["name", "params", "layers", "vocab"]))
+                                                           ["name", "params", "layers", "vocab", "lp", "tab"]))
         .transform_lookup(lookup="tk", from_=alt.LookupData(alt.NamedData(name="acts"), "k",
                                                             ["rep", "shard", "score", "stats", "input"]))
         .transform_lookup(lookup="bad", from_=alt.LookupData(alt.NamedData(name="invalid"), "k", ["why"]))
@@ -343,12 +348,14 @@ def _wrap(message: str, width: int = 44) -> str:
     return "\n".join(textwrap.wrap(message, width))
 
 
-def chart_rows(models: Sequence[ModelPreset], *, dropout: bool) -> dict[str, list[dict[str, Any]]]:
-    """The datasets ``models``, ``acts`` and ``invalid`` for these models (see the module docstring)."""
+def chart_rows(models: Sequence[ModelPreset], *, dropout: bool | None) -> dict[str, list[dict[str, Any]]]:
+    """The datasets ``models``, ``acts`` and ``invalid`` for these models (see the module docstring);
+    ``dropout`` ``None``: each model as it was trained (its preset's ``dropout``)."""
     model_rows, acts, invalid = [], [], []
     for model in models:
         model_rows.append({"m": model.id, "name": model.name, "params": model.params, "layers": model.layers,
-                           "vocab": model.vocab})
+                           "vocab": model.vocab, "lp": _round(memory.layer_params(model)),
+                           "tab": memory.input_table_params(model)})
         for tp in TP_CHOICES:
             for pp in PP_CHOICES:
                 try:
@@ -359,7 +366,8 @@ def chart_rows(models: Sequence[ModelPreset], *, dropout: bool) -> dict[str, lis
                 TrainingMemory(model=model, tp=tp, label=_control_label)
             except InputError:
                 continue
-            c = memory.activation_coefficients(model, tp=tp, dropout=dropout)
+            c = memory.activation_coefficients(
+                model, tp=tp, dropout=model.trained_with_dropout if dropout is None else dropout)
             acts.append({"k": f"{model.id}|{tp}", "rep": c.replicated, "shard": c.sharded, "score": c.scores,
                          "stats": c.stats, "input": c.layer_input})
     return {"models": model_rows, "acts": acts, "invalid": invalid}
@@ -444,7 +452,7 @@ def default_title() -> str:
 
 def subtitle(config: TrainingMemory) -> str:
     extra = ", FP32 gradient accumulation" if config.fp32_grad_accum else ""
-    dropout = "" if config.dropout else ", no dropout"
+    dropout = {None: ", dropout as each model was trained", True: "", False: ", no dropout"}[config.dropout]
     return f"{memory.OPTIMIZER_TITLES[config.optimizer]}{extra}{dropout}; first pipeline stage"
 
 

@@ -21,8 +21,12 @@ from ainotes.charts.grammar import deep_merge
 Theme = Literal["light", "dark"]
 SCHEMES: tuple[Theme, ...] = ("light", "dark")
 
-# The site loads no web fonts: the system's sans-serif, as Material's own stack falls back to.
-FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+# Every chart's text: the font the package ships (ainotes/assets/fonts, Liberation Sans 2.1.5 under a
+# name of its own), which the renderer measures and the site serves (assets/charts.css, @font-face),
+# so a still is laid out, and a page shows it, in one font on any machine. Arial has its metrics,
+# should a browser not load it.
+FONT_FAMILY = "ainotes Sans"
+FONT = f"'{FONT_FAMILY}', Arial, Helvetica, sans-serif"
 
 THEME_BACKGROUNDS = {"light": "#ffffff", "dark": "#1e2129"}
 # The colours every chart shares. Dark: Material's slate scheme (--md-default-bg-color hsl(232 15% 14%),

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from ainotes.base.errors import InputError
+from ainotes.base.files import short_path
 from ainotes.cli import catalogue, charts, comms, measured, parallel, serving, shared, site, training
 
 COMMAND_GROUPS = (catalogue, charts, comms, measured, training, parallel, serving, site)
@@ -51,13 +52,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = shared.flagged(" ".join(str(exc).splitlines()), parser, args.command)
         print(f"ainotes {args.command}: {message}", file=sys.stderr)
         return shared.EXIT_USER_ERROR
+    except OSError as exc:  # a path no check above could foresee (a disk error, a name too long)
+        if isinstance(exc, BrokenPipeError):
+            return _quiet_broken_pipe()
+        place = f"{short_path(str(exc.filename))}: " if exc.filename else ""
+        print(f"ainotes {args.command}: {place}{exc.strerror or exc.__class__.__name__}", file=sys.stderr)
+        return shared.EXIT_USER_ERROR
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # The reader went away (`ainotes presets | head`): stop quietly, as other tools do.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 1
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader went away (`ainotes presets | head`): stop quietly, as other tools do."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 1

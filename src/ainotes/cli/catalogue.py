@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ainotes.base import units
-from ainotes.base.errors import InputError
+from ainotes.base.files import path_state
 from ainotes.cli import shared
-from ainotes.core.hardware import UNITS, Preset
+from ainotes.core.hardware import NEUTRAL_UNIT_TERMS, PRECISION_LABELS, UNITS, Preset
+from ainotes.core.precision import PRECISIONS
+from ainotes.presets.every import file_kind
 from ainotes.presets.gpus import validate_paths
 
 
@@ -109,13 +111,16 @@ def _cmd_presets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"presets": [_preset_record(p) for p in presets]}, indent=2, ensure_ascii=False))
         return 0
-    header = ["id", "name", "dense TFLOP/s", "sparse TFLOP/s", "TB/s", "ridge FLOP/B", "sparse ridge FLOP/B"]
+    header = ["id", "name", "matrix / vector units", "memory", "dense TFLOP/s", "sparse TFLOP/s", "TB/s",
+              "ridge FLOP/B", "sparse ridge FLOP/B"]
     rows = []
     for p in presets:
         record = _preset_record(p)
         rows.append([
             p.id,
             p.name,
+            f"{p.unit_term('tensor')} / {p.unit_term('vector')}" if p.unit_names else "not named",
+            p.memory_capacity_label or "not given",
             f"{p.dense_fp16_tflops:.6g}",
             f"{record['sparse_fp16_tflops']:.6g}" if p.structured_sparsity else "-",
             f"{p.memory_bandwidth_tbps:.6g}",
@@ -123,12 +128,16 @@ def _cmd_presets(args: argparse.Namespace) -> int:
             units.fixed(record["dense_ridge_flop_per_byte"], 1),
             units.fixed(record["sparse_ridge_flop_per_byte"], 1) if p.structured_sparsity else "-",
         ])
-    print(shared.table(header, rows, right={2, 3, 4, 5, 6}))
-    columns = [(unit, precision) for unit, precision, _ in presets[0].all_paths()] if presets else []
+    print(shared.table(header, rows, right={3, 4, 5, 6, 7, 8}))
+    # Every (unit, precision) any preset states, in table order (a matrix FP32 rate where one file gives it).
+    columns = list(dict.fromkeys((unit, precision) for p in presets for unit, precision, _ in p.all_paths()))
+    columns.sort(key=lambda pair: (UNITS.index(pair[0]), PRECISIONS.index(pair[1])))
     print()
-    print("dense peak per precision, TFLOP/s (TOPS for int8); 'no path': the GPU has none; "
-          "'not given': the preset file is silent")
-    print(shared.table(["id", *(f"{unit} {precision}" for unit, precision in columns)],
+    print("dense peak per precision, TFLOP/s (TOPS for INT8), on the matrix units (NVIDIA's tensor cores, AMD's "
+          "Matrix Cores, Google's MXUs) and the vector units; 'no path': the GPU has none; 'not given': the preset "
+          "file is silent")
+    print(shared.table(["id", *(f"{NEUTRAL_UNIT_TERMS[unit].split()[0]} {PRECISION_LABELS[precision]}"
+                              for unit, precision in columns)],
                  [[p.id, *(_peak_cell(p, unit, precision) for unit, precision in columns)] for p in presets],
                  right=set(range(1, len(columns) + 1))))
     notes = [f"{p.id}: {p.derivation}" for p in presets if p.derivation]
@@ -141,31 +150,12 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    """GPU presets, and interconnect presets where they live: a ``links/`` folder beside the
-    GPU files, or a file inside one. Each file gets an OK line or one error line."""
-    from ainotes.presets import links
-
+    """GPU, link and model presets: a presets folder (its ``links/`` and ``models/`` beside the GPU files),
+    a ``links/`` or ``models/`` folder, or files, each checked as the kind its folder or its keys say
+    (:func:`ainotes.presets.every.file_kind`). Each file gets an OK line or one error line."""
     outcomes: list[tuple[str, str | None]] = []  # (OK text, None) or ("", error)
     for given in args.paths or [shared.presets_dir(args)]:
-        path = Path(given)
-        link_files: list[Path] = []
-        if _model_outcomes(path, outcomes, whole=True):
-            continue
-        if path.is_file() and links.is_link_path(path):
-            link_files = [path]
-        else:
-            for check in validate_paths([path]):
-                outcomes.append((f"{check.path}: {check.preset.id} ({check.preset.name})", None)
-                                if check.preset is not None else ("", check.error))
-            if path.is_dir() and (path / links.LINKS_SUBDIR).is_dir():
-                try:
-                    link_files = list(links.link_files(path / links.LINKS_SUBDIR))
-                except InputError as exc:
-                    outcomes.append(("", str(exc)))
-        for link_check in links.validate_link_files(link_files):
-            outcomes.append((f"{link_check.path}: link {link_check.link.id} ({link_check.link.name})", None)
-                            if link_check.link is not None else ("", link_check.error))
-        _model_outcomes(path, outcomes, whole=False)
+        _validate_path(Path(given), outcomes)
     for ok, error in outcomes:
         if error is None:
             print(f"OK {ok}")
@@ -176,34 +166,50 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return shared.EXIT_USER_ERROR if failed else 0
 
 
-def _model_outcomes(path: Path, outcomes: list[tuple[str, str | None]], *, whole: bool) -> bool:
-    """Model presets for ``ainotes validate``: with ``whole``, ``path`` itself if it is a model
-    file or a ``models/`` folder (then True: nothing else to check there); else the
-    ``models/`` subfolder of a presets folder, when it has one."""
+def _validate_path(path: Path, outcomes: list[tuple[str, str | None]]) -> None:
+    from ainotes.presets import links, models
+
+    state = path_state(path)
+    if state == "file":
+        kind = file_kind(path)
+        if kind == "model":
+            _model_outcomes([path], outcomes)
+        elif kind == "link":
+            _link_outcomes([path], outcomes)
+        else:
+            _gpu_outcomes(path, outcomes)
+    elif state == "dir" and path.name == models.MODELS_SUBDIR:
+        _model_outcomes([path], outcomes)
+    elif state == "dir" and path.name == links.LINKS_SUBDIR:
+        _link_outcomes([path], outcomes)
+    else:  # a presets folder, or a path that is missing or cannot be looked at (its one line)
+        _gpu_outcomes(path, outcomes)
+        for sub, check in ((links.LINKS_SUBDIR, _link_outcomes), (models.MODELS_SUBDIR, _model_outcomes)):
+            if state == "dir" and path_state(path / sub) == "dir":
+                check([path / sub], outcomes)
+
+
+def _gpu_outcomes(path: Path, outcomes: list[tuple[str, str | None]]) -> None:
+    for check in validate_paths([path]):
+        outcomes.append((f"{check.path}: {check.preset.id} ({check.preset.name})", None)
+                        if check.preset is not None else ("", check.error))
+
+
+def _link_outcomes(paths: list[Path], outcomes: list[tuple[str, str | None]]) -> None:
+    from ainotes.presets import links
+
+    for check in links.validate_link_files(paths):
+        outcomes.append((f"{check.path}: link {check.link.id} ({check.link.name})", None)
+                        if check.link is not None else ("", check.error))
+
+
+def _model_outcomes(paths: list[Path], outcomes: list[tuple[str, str | None]]) -> None:
     from ainotes.presets import models
 
-    if whole:
-        if path.is_file() and models.is_model_path(path):
-            files: list[Path] = [path]
-        elif path.is_dir() and path.name == models.MODELS_SUBDIR:
-            folder = path
-        else:
-            return False
-    elif path.is_dir() and (path / models.MODELS_SUBDIR).is_dir():
-        folder = path / models.MODELS_SUBDIR
-    else:
-        return False
-    if not (whole and path.is_file()):
-        try:
-            files = list(models.model_files(folder))
-        except InputError as exc:
-            outcomes.append(("", str(exc)))
-            return True
-    for check in models.validate_model_files(files):
+    for check in models.validate_model_files(paths):
         model = check.model
         outcomes.append((f"{check.path}: model {model.id} ({model.name}, {model.params / 1e9:.2f} B parameters)", None)
                         if model is not None else ("", check.error))
-    return True
 
 
 def _cmd_models(args: argparse.Namespace) -> int:

@@ -22,7 +22,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     measured.add_argument("--format", choices=("nccl-tests", "ncu", "kineto"), help="the file's format "
                           "(default: told from the file)")
     measured.add_argument("--preset", metavar="ID",
-                          help="GPU preset for an ncu file's roofline (see 'ainotes presets')")
+                          help="GPU preset: an ncu file's roofs; for nccl-tests without --link, the link its "
+                          "node uses for that many ranks (see 'ainotes presets')")
     measured.add_argument("--link", metavar="ID", help="link preset for an nccl-tests file's α–β model "
                           "(see 'ainotes links')")
     measured.add_argument("--ranks", type=shared.count, metavar="N", help="rank count, when the file does not list "
@@ -43,9 +44,13 @@ def _cmd_measured(args: argparse.Namespace) -> int:
     run = read_measured(Path(args.file), format_name=args.format, op=args.op, ranks=args.ranks)
     if isinstance(run, NcclTestsRun):
         link = None
-        if args.link:
+        link_id = args.link
+        if link_id is None and args.preset:  # the GPU's node: its NVLink inside a node, its NIC across nodes
+            gpu = shared.preset_flag(shared.load_gpu_presets(args), args.preset)
+            link_id = report.preset_link_id(gpu, run.ranks)
+        if link_id:
             try:
-                link = link_by_id(shared.load_link_presets(args), args.link)
+                link = link_by_id(shared.load_link_presets(args), link_id)
             except InputError as exc:
                 raise InputError(f"--link: {exc}") from None
         record = report.nccl_record(run, link)

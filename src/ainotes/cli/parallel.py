@@ -60,17 +60,25 @@ def _cmd_parallel(args: argparse.Namespace) -> int:
 
     presets_dir = shared.presets_dir(args)
     fields = {key: getattr(args, key) for key in FIELDS if getattr(args, key, None) is not None}
-    run = ParallelRun.from_fields(
-        fields, models={m.id: m for m in load_models(default_models_dir(presets_dir))},
-        presets={p.id: p for p in load_presets(presets_dir)},
-        links={link.id: link for link in shared.load_link_presets(args)}, label=shared.flag)
+    models = {m.id: m for m in load_models(default_models_dir(presets_dir))}
+    presets = {p.id: p for p in load_presets(presets_dir)}
+    links = {link.id: link for link in shared.load_link_presets(args)}
+
+    def checked(given: dict[str, Any]) -> ParallelRun:
+        return ParallelRun.from_fields(given, models=models, presets=presets, links=links, label=shared.flag)
+
     if args.search:
-        found = search(run, zero=args.zero)
+        # The batch is --global-batch-tokens, else the layout given's; each split of --gpus then shares it.
+        tokens = fields.get("global_batch_tokens") or checked(fields).layout.global_batch_tokens
+        base = {k: v for k, v in fields.items() if k not in ("dp", "tp", "pp", "ep", "cp", "micro_batches", "zero")}
+        run = checked({**base, "gpus": 1, "global_batch_tokens": tokens})
+        found = search(run, zero=args.zero, gpus=args.gpus)
         if args.json:
             print(json.dumps({"layouts": [b.record() for b in found]}, indent=2, ensure_ascii=False))
             return 0
-        _print_search(run.model.name, run.preset.name, run.layout.gpus, found)
+        _print_search(run.model.name, run.preset.name, args.gpus, found)
         return 0
+    run = checked(fields)
     breakdown = step(run)
     if args.json:
         print(json.dumps(breakdown.record(), indent=2, ensure_ascii=False))

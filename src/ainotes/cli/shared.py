@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
+from ainotes.base.textcheck import MAX_NAME_CHARS, short
 from ainotes.core import checks
 from ainotes.core.hardware import Preset, preset_by_id
 from ainotes.presets.gpus import default_presets_dir, load_presets
@@ -38,9 +39,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def integer(text: str) -> int:
+    """A flag's value as a whole number, written with digits (the one rule, ``ainotes.core.checks``);
+    its range is the core's to check."""
     try:
-        return int(text.strip())
-    except ValueError:
+        return checks.whole_number(text, "", low=-(2**63))
+    except InputError:
         raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
 
 
@@ -69,9 +72,14 @@ def number(text: str) -> float:
 
 
 def one_line(text: str) -> str:
-    if not text.strip() or "\n" in text or "\r" in text:
-        raise argparse.ArgumentTypeError(f"must be one non-empty line: {text!r}")
-    return text.strip()
+    """A title: one non-empty line, at most the one cap of names and titles, no control character
+    (``ainotes.core.checks.one_line_text``, as in a fence)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must be one non-empty line: {short(text)}")
+    try:
+        return checks.one_line_text(text, "", max_chars=MAX_NAME_CHARS)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
 
 
 def flag(key: str) -> str:

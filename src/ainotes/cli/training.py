@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from ainotes.base import units
@@ -103,7 +102,10 @@ def _register_memory(commands: Any, common: argparse.ArgumentParser) -> None:
     memory.add_argument("--fp32-grad-accum", action="store_true", default=None,
                         help="keep an FP32 gradient buffer (4 more bytes a parameter)")
     memory.add_argument("--no-dropout", dest="dropout", action="store_false", default=None,
-                        help="a model trained without dropout (no masks stored)")
+                        help="store no dropout masks (default: as the model preset says it was trained; Korthikanti "
+                        "et al.'s masks where it says nothing)")
+    memory.add_argument("--dropout", dest="dropout", action="store_true", default=None,
+                        help="store the dropout masks whatever the model preset says")
     memory.add_argument("--json", action="store_true", help="print JSON")
     memory.set_defaults(handler=_cmd_memory)
 
@@ -148,9 +150,6 @@ def _cmd_mfu(args: argparse.Namespace) -> int:
               f"of {result.peak_flops_per_s_per_gpu / 1e12:g} TFLOP/s peak ({peak_source})")
         print(result.counts)
         print(f"N = {result.params:.6g} ({job.params_convention}); {job.attention_convention}")
-    if result.hfu > 1:
-        print("ainotes mfu: warning: utilization above 100 % cannot happen; check the units of "
-              "--params, --tokens-per-second and the peak", file=sys.stderr)
     return 0
 
 
@@ -205,8 +204,11 @@ def _memory_record(config: Any, estimate: Any) -> dict[str, Any]:
                   preset=config.preset.id if config.preset else None)
     record["config"] = {key: getattr(config, key) for key in (
         "zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", "sequence_parallel", "attention",
-        "optimizer", "fp32_grad_accum", "dropout")}
-    record["not_in_total"] = ("logits_bytes (FP32 logits for the cross-entropy, last pipeline stage), allocator "
+        "optimizer", "fp32_grad_accum")}
+    record["config"]["dropout"] = config.with_dropout if config.model is not None else config.dropout
+    record["rematerialized_bytes"] = estimate.rematerialized_bytes
+    record["not_in_total"] = ("logits_bytes (the logits' BF16 output, FP32 copy and BF16 gradient, last pipeline "
+                              "stage), allocator "
                               "fragmentation, communication buffers, temporary workspaces, the CUDA context")
     return record
 
@@ -230,7 +232,10 @@ def _memory_lines(config: Any, estimate: Any) -> list[str]:
     if estimate.activations_bytes is not None:
         lines.append(f"activations: micro-batch {config.micro_batch} × {config.seq_len} tokens, recompute "
                      f"{config.recompute}, {config.attention} attention"
-                     f"{', sequence parallel' if config.sequence_parallel else ''}, first pipeline stage")
+                     f"{', sequence parallel' if config.sequence_parallel else ''}"
+                     f"{'' if config.with_dropout else ', no dropout masks'}, first pipeline stage"
+                     + (f"; {units.si(estimate.rematerialized_bytes, 'B')} of it the layer the backward pass "
+                        "computes again" if estimate.rematerialized_bytes else ""))
     else:
         lines.append("activations: not counted (they need --model, --micro-batch and --seq-len)")
     if config.preset is not None:
@@ -243,6 +248,7 @@ def _memory_lines(config: Any, estimate: Any) -> list[str]:
             lines.append(f"{config.preset.name}, {label}: {verdict}")
     above = "allocator fragmentation, communication buffers, temporary workspaces, the CUDA context"
     if estimate.logits_bytes is not None:
-        above = f"the logits ({units.si(estimate.logits_bytes, 'B')} in FP32, last stage), " + above
+        above = (f"the logits ({units.si(estimate.logits_bytes, 'B')}: BF16 output, FP32 copy and BF16 gradient, "
+                 "last stage), " + above)
     lines.append(f"not in the total (measured memory sits above it): {above}")
     return lines

@@ -11,6 +11,7 @@ failed, so a fence can point at its line.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -89,20 +90,56 @@ def fraction(value: Any, name: str, field: str = "", *, text: bool = True) -> fl
     return result
 
 
+class QuotedText(str):
+    """Text a YAML file wrote in quotes that reads as a number (``context: "8192"``): a fence body's loader
+    marks it, so that a whole-number key can say the quotes are the mistake rather than take it."""
+
+    __slots__ = ()
+
+
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+
+
+def _whole_hint(value: Any) -> str:
+    """``" (write 8)"`` for a whole value written as a fraction or with an exponent (``8.0``, ``"1e3"``)."""
+    as_float = _as_float(value)
+    if as_float is None or not math.isfinite(as_float) or not as_float.is_integer() or abs(as_float) > 1e18:
+        return ""
+    return f" (write {int(as_float)})"
+
+
 def whole_number(value: Any, name: str, field: str = "", *, low: int = 1, high: int | None = None) -> int:
-    """A whole number from ``low`` to ``high`` (``high=None``: no upper bound). ``8``, ``8.0``
-    and ``"8"`` pass; ``2.5``, ``"two"`` and ``True`` do not."""
+    """A whole number from ``low`` to ``high`` (``high=None``: no upper bound): the one whole-number rule
+    of every flag, fence, inline form and file.
+
+    An int passes, and so does the text of one written with digits only (a flag, an inline option:
+    ``"8"``). A fraction does not, even a whole one (``8.0``, ``"8.0"``, ``"1e3"``: the message says
+    ``write 8``), since ``7.9999999999999999`` reads as 8.0 and ``1e-400`` as 0.0; nor do a bool, quoted
+    YAML (:class:`QuotedText`), or a value out of range.
+    """
     rule = f">= {low}" if high is None else f"from {low} to {high}"
     if isinstance(value, int) and not isinstance(value, bool):
         result = value
+    elif isinstance(value, QuotedText):
+        raise FieldError(f"{name} must be a whole number, not quoted text (write {value.strip()} without the "
+                         f"quotes): {short(str(value))}", field)
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()) and len(value.strip()) <= 40:
+        result = int(value.strip())
     else:
-        as_float = _as_float(value)
-        if as_float is None or not math.isfinite(as_float) or as_float != int(as_float):
-            raise FieldError(f"{name} must be a whole number {rule}: {short(value)}", field)
-        result = int(as_float)
+        raise FieldError(f"{name} must be a whole number {rule}{_whole_hint(value)}: {short(value)}", field)
     if result < low or (high is not None and result > high):
         raise FieldError(f"{name} must be a whole number {rule}: {short(value)}", field)
     return result
+
+
+def power_of_two(value: int, name: str, field: str = "") -> int:
+    """``value`` if it is a power of two (1, 2, 4, 8, ...): the rank counts of the collectives' algorithms
+    (recursive halving and doubling) and of the chart's rings; else one line naming the nearest ones."""
+    if value < 1 or value & (value - 1):
+        below = 1 << (value.bit_length() - 1) if value > 0 else 1
+        raise FieldError(f"{name} must be a power of two (1, 2, 4, 8, ...): {value} (did you mean {below} or "
+                         f"{below * 2}?)", field)
+    return value
 
 
 def one_of(value: Any, name: str, field: str = "", *, choices: Sequence[str]) -> str:

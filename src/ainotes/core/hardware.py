@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Literal, TypeVar, overload
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 
 # The precisions per unit come from the one precision table; older importers find them here too.
@@ -405,5 +405,4 @@ def item_by_id(items: Iterable[_T], item_id: str, what: str) -> _T:
     for item in items:
         if getattr(item, "id", None) == item_id:
             return item
-    known = ", ".join(sorted(str(getattr(item, "id", "")) for item in items)) or "none"
-    raise InputError(f"unknown {what} {short(item_id)}; known {what}s: {known}")
+    raise InputError(unknown_id(what, item_id, (str(getattr(item, "id", "")) for item in items)))

@@ -661,6 +661,22 @@ class Prefill:
 # --- a layer as its operators (LLM-Viewer style) ----------------------------------------------
 
 
+def _checked_layer(model: ModelPreset, phase: str, batch: int, context: int, tp: int, weights_dtype: str,
+                   kv_dtype: str, compute_dtype: str) -> tuple[int, int, int, str, str, str]:
+    """:func:`layer_kernels`' settings, checked: batch, context, TP degree and the three dtypes."""
+    if phase not in PHASES:
+        raise FieldError(f"'phase' must be one of {', '.join(PHASES)}: {short(phase)}", "phase")
+    batch = checks.whole_number(batch, "'batch'", "batch", high=MAX_BATCH)
+    context = checks.whole_number(context, "'context'", "context", high=MAX_CONTEXT)
+    tp = check_tp(model, tp)
+    weights = _storage(weights_dtype, "weights_dtype")
+    kv = _storage(kv_dtype, "kv_dtype")
+    compute = checks.one_of(compute_dtype, "'compute_dtype'", "compute_dtype", choices=tuple(DTYPE_BYTES))
+    if STORAGE_DTYPE_BYTES[weights] > DTYPE_BYTES[compute]:
+        raise FieldError(f"'compute_dtype' {compute} is narrower than the {weights} weights", "compute_dtype")
+    return batch, context, tp, weights, kv, compute
+
+
 def layer_kernels(model: ModelPreset, phase: str = "decode", *, batch: int = 1, context: int = 1,
                   weights_dtype: str = DEFAULT_DTYPE, kv_dtype: str = DEFAULT_DTYPE,
                   compute_dtype: str = DEFAULT_DTYPE, tp: int = 1) -> tuple[Kernel, ...]:
@@ -682,16 +698,8 @@ def layer_kernels(model: ModelPreset, phase: str = "decode", *, batch: int = 1, 
     attention the projections are the down-projections to the latents and the up-projections from
     them, and attention reads the cached latent and RoPE key (one head of d_c + d_rope for all).
     """
-    if phase not in PHASES:
-        raise FieldError(f"'phase' must be one of {', '.join(PHASES)}: {short(phase)}", "phase")
-    batch = checks.whole_number(batch, "'batch'", "batch", high=MAX_BATCH)
-    context = checks.whole_number(context, "'context'", "context", high=MAX_CONTEXT)
-    tp = check_tp(model, tp)
-    weights = _storage(weights_dtype, "weights_dtype")
-    kv = _storage(kv_dtype, "kv_dtype")
-    compute = checks.one_of(compute_dtype, "'compute_dtype'", "compute_dtype", choices=tuple(DTYPE_BYTES))
-    if STORAGE_DTYPE_BYTES[weights] > DTYPE_BYTES[compute]:
-        raise FieldError(f"'compute_dtype' {compute} is narrower than the {weights} weights", "compute_dtype")
+    batch, context, tp, weights, kv, compute = _checked_layer(model, phase, batch, context, tp, weights_dtype,
+                                                              kv_dtype, compute_dtype)
     tokens = batch if phase == "decode" else batch * context
     h, d = model.d_model, model.head_dim
     heads, kv_heads = model.heads // tp, kv_heads_per_chip(model, tp)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import UNIT_PRECISIONS, Preset, item_by_id
@@ -191,7 +191,7 @@ def job_peak(fields: Mapping[str, Any], presets: Mapping[str, Preset], *, label:
     preset = presets.get(preset_id) if isinstance(preset_id, str) else None
     if preset is None:
         raise FieldError(
-            f"{label('preset')}: unknown preset {short(preset_id)} (known: {', '.join(presets)})", "preset"
+            f"{label('preset')}: {unknown_id('preset', preset_id, presets)}", "preset"
         )
     found = preset_peak_tflops(preset, precision)
     if found is None:
@@ -248,6 +248,20 @@ class TrainingJob:
             set_(self, key, checks.whole_number(getattr(self, key), label(key), key))
         if self.tokens is not None:
             set_(self, "tokens", checks.positive_number(self.tokens, label("tokens"), "tokens"))
+        self._check_possible()
+
+    def _check_possible(self) -> None:
+        """No job runs its devices past their peak: HFU (≥ MFU) above 100 % is a slip in a unit, most often
+        per-GPU throughput given as the job's, a count in billions, or a peak in PFLOP/s."""
+        result = self.utilization()
+        if result.hfu > 1:
+            label = self.label
+            raise FieldError(
+                f"{label('tokens_per_second')} {self.tokens_per_second:g} over {self.gpus} devices of "
+                f"{self.peak_tflops:g} TFLOP/s gives an MFU of {result.mfu * 100:.1f} % "
+                f"(HFU {result.hfu * 100:.1f} %), above the 100 % no job reaches: check the units of "
+                f"{label('params')}, {label('tokens_per_second')} (the whole job's, not one GPU's) and the peak",
+                "tokens_per_second")
 
     def _check_model(self) -> None:
         """With a model, params and the attention shape must be the model's (:func:`model_count`)."""

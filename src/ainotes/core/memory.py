@@ -28,9 +28,11 @@ weights. With K bytes of optimizer state a parameter and Ψ parameters::
 
 The paper's example, Ψ = 7.5 B, N_d = 64, K = 12: 120, 31.4, 16.6 and 1.9 GB. The FP32
 gradient-accumulation buffer is a gradient here, sharded from stage 2 on with the BF16
-ones. Tensor parallelism over t ranks and pipeline parallelism over p stages each hold a
-1/(t·p) slice of the model, so every model state is divided by t·p as well (ideal
-division: real layouts keep a few replicated norms and the embeddings on end stages).
+ones. Tensor parallelism over t ranks divides every model state by t. Pipeline parallelism
+over p stages gives each stage ⌈L/p⌉ layers, and the end stages what sits outside the layers:
+the first the input embedding (and learned positions), the last the output head and final
+norm (a tied table is kept on both, as Megatron keeps it). The estimate is the first stage's,
+(⌈L/p⌉·layer + embedding)/t (:func:`stage_params`); without a model, Ψ/(t·p).
 
 **Activations** per layer follow Korthikanti et al., "Reducing Activation Recomputation
 in Large Transformer Models" (arXiv:2205.05198, 2022, Section 4 and Table 2), for
@@ -47,13 +49,20 @@ dropout masks::
 :func:`activation_coefficients` derives those numbers term by term, per token of a layer,
 so that the same count covers SwiGLU, grouped-query attention and fused attention
 (see its docstring). Times L layers; with pipeline parallelism over p stages the first
-stage holds ⌈L/p⌉ layers for p micro-batches at once under the 1F1B schedule
-(Narayanan et al. 2021), so it stores ⌈L/p⌉·p layers' worth (Korthikanti et al., Section 4.2.3).
+stage holds ⌈L/p⌉ layers for min(m, p) micro-batches at once under the 1F1B schedule
+(Narayanan et al. 2021), so it stores ⌈L/p⌉·p layers' worth when the m micro-batches of a step
+are at least p (Korthikanti et al., Section 4.2.3), ⌈L/p⌉·m with fewer.
+
+With recomputation the stash is not the peak: the backward pass of each layer first computes
+its dropped activations again, so one layer's full set (selective: its attention core) is live
+beside the stash of every other (:func:`rematerialized_bytes`; one layer of Llama 3.1 8B at 4k
+tokens, with dropout masks, is 3.29 GB against a 1.07 GB stash of all 32 layers' inputs).
 
 **Above the estimate** (the notes say so rather than promise a fit): the logits of the
-last stage, s·b·V·4 bytes for an FP32 cross-entropy (:func:`logits_bytes`, reported
-apart), the allocator's fragmentation, communication buckets and temporary buffers,
-the CUDA context and libraries' workspaces.
+last stage, s·b·V·8 bytes (the head's BF16 output, its FP32 copy for the cross-entropy and
+the BF16 gradient that flows back, :func:`logits_bytes`, reported apart), the allocator's
+fragmentation, communication buckets and temporary buffers, the CUDA context and libraries'
+workspaces.
 """
 
 from __future__ import annotations
@@ -64,7 +73,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import Preset
@@ -94,7 +103,10 @@ ATTENTIONS: tuple[str, ...] = ("standard", "fused")
 ACTIVATION_BYTES = 2  # 16-bit activations
 DROPOUT_MASK_BYTES = 1
 SOFTMAX_STATS_BYTES = 4  # a fused kernel's FP32 log-sum-exp per query row and head
-LOGITS_BYTES = 4  # FP32 logits for the cross-entropy
+#: Bytes per logit the last stage holds: the head's BF16 output, the FP32 copy the cross-entropy reads,
+#: the BF16 gradient the backward pass sends back into the head.
+LOGITS_PARTS_BYTES: Mapping[str, int] = {"bf16 output": 2, "fp32 copy": 4, "bf16 gradient": 2}
+LOGITS_BYTES = sum(LOGITS_PARTS_BYTES.values())
 # Limits of what a configuration may ask for: beyond any real run, small enough to catch a typo.
 MAX_DEGREE = 1_000_000
 MAX_MICRO_BATCH = 1_000_000
@@ -102,7 +114,8 @@ MAX_SEQ_LEN = 100_000_000
 MAX_PARAMS = 1e15
 
 FIELDS: tuple[str, ...] = ("model", "params", "preset", "zero", "dp", "tp", "pp", "micro_batch", "seq_len",
-                           "recompute", "sequence_parallel", "attention", "optimizer", "fp32_grad_accum", "dropout")
+                           "recompute", "sequence_parallel", "attention", "optimizer", "fp32_grad_accum", "dropout",
+                           "micro_batches")
 ACTIVATION_FIELDS: tuple[str, ...] = ("recompute", "sequence_parallel", "attention", "dropout")
 
 
@@ -296,16 +309,53 @@ def activation_bytes_per_layer(model: ModelPreset, *, seq_len: int, micro_batch:
         seq_len=seq_len, tp=tp, sequence_parallel=sequence_parallel, recompute=recompute, attention=attention)
 
 
-def layers_in_flight(layers: int, pp: int) -> int:
-    """Layers' worth of activations the first pipeline stage holds: ⌈L/p⌉ layers for p
-    micro-batches in flight under 1F1B (Korthikanti et al. 2022, Section 4.2.3), L without
-    pipelining."""
-    return math.ceil(layers / pp) * pp
+def layers_in_flight(layers: int, pp: int, micro_batches: int | None = None) -> int:
+    """Layers' worth of activations the first pipeline stage holds: ⌈L/p⌉ layers for min(m, p)
+    micro-batches in flight under 1F1B (Korthikanti et al. 2022, Section 4.2.3; ``None``: m ≥ p),
+    L without pipelining."""
+    in_flight = pp if micro_batches is None else min(pp, micro_batches)
+    return math.ceil(layers / pp) * in_flight
+
+
+def rematerialized_bytes(model: ModelPreset, *, seq_len: int, micro_batch: int, tp: int = 1,
+                         sequence_parallel: bool = False, recompute: str = "none", attention: str = "standard",
+                         dropout: bool = True) -> float:
+    """What one layer's backward pass computes again and holds beside the stash: that layer's activations
+    without recomputation less what the stash keeps of it (0 without recomputation). Full: everything
+    but the layer's input; selective: the attention core (scores, or a fused kernel's statistics)."""
+    if recompute == "none":
+        return 0.0
+    def one(mode: str) -> float:
+        return activation_bytes_per_layer(model, seq_len=seq_len, micro_batch=micro_batch, tp=tp,
+                                          sequence_parallel=sequence_parallel, recompute=mode,
+                                          attention=attention, dropout=dropout)
+    return one("none") - one(recompute)
+
+
+def input_table_params(model: ModelPreset) -> int:
+    """The input embedding and learned positions: what the first pipeline stage holds besides its layers."""
+    return (model.vocab + model.learned_positions) * model.d_model
+
+
+def layer_params(model: ModelPreset) -> float:
+    """An average layer's parameters: all of them less the input table, a separate output head and the
+    final norm, over L (dense first layers and MoE layers averaged)."""
+    head = 0 if model.tied_embeddings else model.vocab * model.d_model
+    return (model.params - input_table_params(model) - head - model.d_model) / model.layers
+
+
+def stage_params(model: ModelPreset, pp: int) -> float:
+    """Parameters the first of p pipeline stages holds: all of them without pipelining, else ⌈L/p⌉ average
+    layers (:func:`layer_params`) and the input table (the head and final norm sit on the last stage)."""
+    if pp == 1:
+        return float(model.params)
+    return math.ceil(model.layers / pp) * layer_params(model) + input_table_params(model)
 
 
 def logits_bytes(model: ModelPreset, *, seq_len: int, micro_batch: int, tp: int = 1) -> float:
-    """s·b·V·4 bytes of FP32 logits for the cross-entropy on the last stage, ÷ t where the
-    output layer is split over the vocabulary (Megatron's vocabulary-parallel cross-entropy)."""
+    """s·b·V·8 bytes of logits on the last stage (:data:`LOGITS_PARTS_BYTES`: the BF16 output, its FP32
+    copy for the cross-entropy, the BF16 gradient), ÷ t where the output layer is split over the
+    vocabulary (Megatron's vocabulary-parallel cross-entropy)."""
     return seq_len * micro_batch * model.vocab * LOGITS_BYTES / tp
 
 
@@ -336,8 +386,9 @@ class TrainingMemory:
     attention: str = "standard"
     optimizer: str = "adam"
     fp32_grad_accum: bool = False
-    dropout: bool = True
+    dropout: bool | None = None  # None: as the model was trained (its preset's ``dropout``)
     preset: Preset | None = None
+    micro_batches: int | None = None  # a step's micro-batches m; None: at least p
     label: Callable[[str], str] = field(default=quoted, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -357,8 +408,12 @@ class TrainingMemory:
         for key in ("dp", "tp", "pp"):
             set_(self, key, checks.whole_number(getattr(self, key), label(key), key, high=MAX_DEGREE))
         for key in ("sequence_parallel", "fp32_grad_accum", "dropout"):
-            if not isinstance(getattr(self, key), bool):
-                raise FieldError(f"{label(key)} must be true or false: {short(getattr(self, key))}", key)
+            value = getattr(self, key)
+            if not isinstance(value, bool) and not (key == "dropout" and value is None):
+                raise FieldError(f"{label(key)} must be true or false: {short(value)}", key)
+        if self.micro_batches is not None:
+            set_(self, "micro_batches", checks.whole_number(self.micro_batches, label("micro_batches"),
+                                                            "micro_batches", high=MAX_MICRO_BATCH))
         checks.one_of(self.recompute, label("recompute"), "recompute", choices=RECOMPUTE_MODES)
         checks.one_of(self.attention, label("attention"), "attention", choices=ATTENTIONS)
         checks.one_of(self.optimizer, label("optimizer"), "optimizer", choices=OPTIMIZERS)
@@ -411,21 +466,20 @@ class TrainingMemory:
                 raise FieldError(f"{label(stray[0])} is about activations: give {label('micro_batch')} and "
                                  f"{label('seq_len')} too (with {label('model')})", stray[0])
         for key in ("sequence_parallel", "fp32_grad_accum", "dropout"):
-            if key in values:
+            if key in values and not (key == "dropout" and values[key] is None):  # None: as trained
                 values[key] = boolean(values[key], label(key), key)
         model = values.pop("model", None)
         if model is not None:
             found = models.get(model) if isinstance(model, str) else None
             if found is None:
-                raise FieldError(f"{label('model')}: unknown model {short(model)} (known: {', '.join(models)})",
+                raise FieldError(f"{label('model')}: {unknown_id('model', model, models)}",
                                  "model")
             values["model"] = found
         preset_id = values.pop("preset", None)
         if preset_id is not None:
             preset = presets.get(preset_id) if isinstance(preset_id, str) else None
             if preset is None:
-                raise FieldError(f"{label('preset')}: unknown preset {short(preset_id)} "
-                                 f"(known: {', '.join(presets)})", "preset")
+                raise FieldError(f"{label('preset')}: {unknown_id('preset', preset_id, presets)}", "preset")
             values["preset"] = preset
         return cls(**values, label=label)  # the constructor checks the numbers
 
@@ -439,6 +493,13 @@ class TrainingMemory:
         assert self.params is not None  # the constructor saw to it
         return self.params
 
+    @property
+    def with_dropout(self) -> bool:
+        """Whether dropout masks are stored: ``dropout`` where given, else as the model was trained."""
+        if self.dropout is not None:
+            return self.dropout
+        return self.model.trained_with_dropout if self.model is not None else True
+
     def with_zero(self, zero: int) -> TrainingMemory:
         """The same run at another ZeRO stage."""
         from dataclasses import replace
@@ -447,19 +508,25 @@ class TrainingMemory:
 
     def estimate(self) -> MemoryEstimate:
         """Bytes per GPU (the first pipeline stage's, which holds the most activations)."""
-        states = model_state_bytes(self.param_count, zero=self.zero, dp=self.dp, tp=self.tp, pp=self.pp,
+        # Ψ/(t·p) without a model; the first stage's layers and embedding with one (stage_params).
+        held = self.param_count if self.model is None else stage_params(self.model, self.pp) * self.pp
+        states = model_state_bytes(held, zero=self.zero, dp=self.dp, tp=self.tp, pp=self.pp,
                                    optimizer=self.optimizer, fp32_grad_accum=self.fp32_grad_accum)
         activations = logits = None
+        rematerialized = 0.0
         if self.model is not None and self.micro_batch is not None and self.seq_len is not None:
+            model, seq_len, micro_batch = self.model, self.seq_len, self.micro_batch
             per_layer = activation_bytes_per_layer(
-                self.model, seq_len=self.seq_len, micro_batch=self.micro_batch, tp=self.tp,
-                sequence_parallel=self.sequence_parallel, recompute=self.recompute, attention=self.attention,
-                dropout=self.dropout)
-            activations = per_layer * layers_in_flight(self.model.layers, self.pp)
-            logits = logits_bytes(self.model, seq_len=self.seq_len, micro_batch=self.micro_batch, tp=self.tp)
+                model, seq_len=seq_len, micro_batch=micro_batch, tp=self.tp, sequence_parallel=self.sequence_parallel,
+                recompute=self.recompute, attention=self.attention, dropout=self.with_dropout)
+            rematerialized = rematerialized_bytes(
+                model, seq_len=seq_len, micro_batch=micro_batch, tp=self.tp, sequence_parallel=self.sequence_parallel,
+                recompute=self.recompute, attention=self.attention, dropout=self.with_dropout)
+            activations = per_layer * layers_in_flight(model.layers, self.pp, self.micro_batches) + rematerialized
+            logits = logits_bytes(model, seq_len=seq_len, micro_batch=micro_batch, tp=self.tp)
         capacity = self.preset.memory_capacity_bytes if self.preset is not None else None
         return MemoryEstimate(states.weights_bytes, states.gradients_bytes, states.optimizer_bytes, activations,
-                              logits, capacity)
+                              logits, capacity, rematerialized)
 
 
 @dataclass(frozen=True)
@@ -474,9 +541,10 @@ class MemoryEstimate:
     weights_bytes: float
     gradients_bytes: float
     optimizer_bytes: float
-    activations_bytes: float | None
+    activations_bytes: float | None  # the stash and, with recomputation, one layer computed again
     logits_bytes: float | None
     capacity_bytes: float | None
+    rematerialized_bytes: float = 0.0  # of the activations: the layer the backward pass recomputes
 
     @property
     def model_states_bytes(self) -> float:

@@ -162,11 +162,10 @@ def step(run: ParallelRun) -> StepBreakdown:
                          exposed, collectives, run.memory(), model_flops, peak)
 
 
-def _candidates(run: ParallelRun, zero_stages: tuple[int, ...]) -> Iterator[Layout]:
-    """Every split of the chips into tp·pp·cp·dp (ep over the experts' divisors inside dp) that the
-    model takes, at the run's micro-batch, sequence and global batch, for each ZeRO stage given."""
-    base, gpus = run.layout, run.layout.gpus
-    tokens = base.global_batch_tokens
+def _candidates(run: ParallelRun, zero_stages: tuple[int, ...], gpus: int, tokens: int) -> Iterator[Layout]:
+    """Every split of ``gpus`` chips into tp·pp·cp·dp (ep over the experts' divisors inside dp) that the
+    model takes, at the run's micro-batch and sequence and ``tokens`` a step, for each ZeRO stage given."""
+    base = run.layout
     for tp in divisors(gpus):
         for pp in divisors(gpus // tp):
             for cp in divisors(gpus // (tp * pp)):
@@ -183,18 +182,23 @@ def _candidates(run: ParallelRun, zero_stages: tuple[int, ...]) -> Iterator[Layo
                         yield replace(base, dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero=zero, micro_batches=m)
 
 
-def search(run: ParallelRun, *, zero: int | None = None) -> tuple[StepBreakdown, ...]:
-    """Every layout of ``run``'s chips that fits the chips' memory, fastest first (ties by layout).
+def search(run: ParallelRun, *, zero: int | None = None, gpus: int | None = None,
+           global_batch_tokens: int | None = None) -> tuple[StepBreakdown, ...]:
+    """Every layout of ``run``'s chips (or ``gpus``) that fits the chips' memory, fastest first (ties by
+    layout).
 
-    The micro-batch, sequence length, global batch, recomputation, sequence parallelism and interleave
-    stay the run's; each (tp, pp, cp, dp, ep) split is tried at ``zero`` (default: every stage, keeping
-    the fastest that fits). A preset without a memory capacity fits nothing: an :class:`InputError`."""
+    The micro-batch, sequence length, global batch (or ``global_batch_tokens``), recomputation,
+    sequence parallelism and interleave stay the run's; each (tp, pp, cp, dp, ep) split is tried at
+    ``zero`` (default: every stage, keeping the fastest that fits). A preset without a memory capacity
+    fits nothing: an :class:`InputError`."""
     if run.preset.memory_capacity_bytes is None:
         raise InputError(f"searching layouts needs preset {run.preset.id}'s memory capacity, which its file "
                          "does not give")
     best: dict[tuple[int, ...], StepBreakdown] = {}
     stages = (zero,) if zero is not None else (0, 1, 2, 3)
-    for count, layout in enumerate(_candidates(run, stages)):
+    chips = gpus if gpus is not None else run.layout.gpus
+    tokens = global_batch_tokens if global_batch_tokens is not None else run.layout.global_batch_tokens
+    for count, layout in enumerate(_candidates(run, stages, chips, tokens)):
         if count >= MAX_SEARCHED:
             break
         try:

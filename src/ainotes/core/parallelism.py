@@ -226,6 +226,11 @@ class ParallelRun:
 
     def __post_init__(self) -> None:
         check_layout(self.model, self.layout, self.label)
+        if self.preset.node is None and (self.link_intra is None or self.link_inter is None):
+            where = f" ({self.preset.file_label})" if self.preset.file else ""
+            raise FieldError(f"{self.label('link_intra')} and {self.label('link_inter')} are needed: preset "
+                             f"{self.preset.id}{where} names no node (add node: {{chips: N, link: ID, "
+                             "inter_node_link: ID} to its file), so it has no links of its own", "link_intra")
         for key in ("link_intra", "link_inter"):
             link_id = getattr(self, key)
             if link_id is not None and link_id not in self.links:
@@ -401,7 +406,7 @@ def timed(op: str, ranks: int, message_bytes: float, link: Link, bandwidth_bytes
     """One collective on ``link`` (its α) at B = ``bandwidth_bytes_per_s``: the α–β model's fastest
     algorithm at this size and rank count."""
     if ranks > cc.MAX_RANKS:
-        raise InputError(f"a {op} over {ranks:,} ranks is beyond the collective model's {cc.MAX_RANKS:,}: "
+        raise InputError(f"a group of {ranks:,} ranks ({op}) is beyond the collective model's {cc.MAX_RANKS:,}: "
                          "choose a layout with smaller groups")
     return cc.best_algorithm(op, ranks, message_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s,
                              latency_s=link.latency_s)

@@ -14,16 +14,17 @@ from typing import Any, NoReturn, TypeVar
 
 import yaml
 
+from ainotes.base import yamlread
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import MAX_NAME_CHARS, short, unknown_id
 from ainotes.core import checks
-from ainotes.core.checks import FieldError
+from ainotes.core.checks import FieldError, QuotedText
 
 _T = TypeVar("_T")
 
 
 MAX_PRESETS_PER_CHART = 16
-MAX_TITLE_CHARS = 120
+MAX_TITLE_CHARS = MAX_NAME_CHARS  # the one cap of names and titles
 MAX_FENCE_BODY_CHARS = 20_000
 
 
@@ -59,7 +60,13 @@ def _construct_mapping_with_lines(loader: _LineLoader, node: yaml.MappingNode):
     lines: dict[object, int] = {None: node.start_mark.line}
     for key_node, _ in node.value:
         if isinstance(key_node, yaml.ScalarNode):
-            lines[loader.construct_object(key_node)] = key_node.start_mark.line
+            key = loader.construct_object(key_node)
+            if key in lines:  # the second of two equal keys, at its own line
+                above = key_node.start_mark.line - lines[key]
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {short(key)} ({above} line{'s' if above != 1 else ''} above "
+                    "gives it already; keep one)", key_node.start_mark)
+            lines[key] = key_node.start_mark.line
     loader.key_lines[id(data)] = lines
     loader._keep_alive.append(data)
     yield data
@@ -76,11 +83,32 @@ def _construct_sequence_with_lines(loader: _LineLoader, node: yaml.SequenceNode)
     data.extend(loader.construct_sequence(node))
 
 
+def _construct_string(loader: _LineLoader, node: yaml.ScalarNode) -> str:
+    """A string, marked :class:`~ainotes.core.checks.QuotedText` where quotes hold a number
+    (``context: "8192"``), so that a whole-number key refuses the quotes by name."""
+    text = loader.construct_scalar(node)
+    if node.style in ("'", '"') and _looks_numeric(text):
+        return QuotedText(text)
+    return text
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping_with_lines)
 _LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence_with_lines)
+_LineLoader.add_constructor("tag:yaml.org,2002:str", _construct_string)
 
 
 def load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict[object, int]]]:
+    """The fence body's mapping and the 0-based line of every key and item (see :class:`BodyReader`);
+    a body that is too long, is not YAML, nests too deep (:mod:`ainotes.base.yamlread`), repeats a key or
+    is not a mapping is one line at the line to fix."""
     if len(fence.body) > MAX_FENCE_BODY_CHARS:
         raise InputError(
             f"{where}:{fence.start_line}: {fence.kind} fence body must be at most "
@@ -89,13 +117,14 @@ def load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict[
     loader = None
     try:
         loader = _LineLoader(fence.body)  # the reader refuses control characters here
-        data = loader.get_single_data() if fence.body.strip() else {}
-    except yaml.YAMLError as exc:
-        line = fence.start_line + 1 + _yaml_error_line(exc, fence.body)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{where}:{line}: {fence.kind} fence body is not valid YAML: {problem}") from None
-    except (ValueError, TypeError, RecursionError) as exc:  # e.g. unhashable keys, deep nesting
-        raise InputError(f"{where}:{fence.start_line}: {fence.kind} fence body cannot be read: {exc}") from None
+        data = yamlread.load_text(fence.body, loader) if fence.body.strip() else {}
+    except yamlread.YamlMistakeError as exc:
+        line = fence.start_line + 1 + (exc.line or 0)
+        said = "is not valid YAML" if exc.parse else "cannot be read"
+        raise InputError(f"{where}:{line}: {fence.kind} fence body {said}: {exc.words}") from None
+    except (ValueError, TypeError, RecursionError) as exc:  # e.g. unhashable keys
+        problem = " ".join(str(exc).split())[:200]
+        raise InputError(f"{where}:{fence.start_line}: {fence.kind} fence body cannot be read: {problem}") from None
     finally:
         if loader is not None:
             loader.dispose()
@@ -107,33 +136,6 @@ def load_body(fence: Fence, where: str) -> tuple[dict[str, Any], dict[int, dict[
             f"not {_type_name(data)}"
         )
     return data, loader.key_lines
-
-
-def _yaml_error_line(exc: yaml.YAMLError, body: str) -> int:
-    """The 0-based line of ``body`` that holds the mistake YAML found, which is not always
-    where the reader noticed it.
-
-    An unclosed ``[`` or ``{`` is noticed at the next ``key:``, lines on: the mistake ends the
-    last value read before that. An unclosed quote is noticed at the end, a ``key`` without
-    ``:`` on the next line: the mistake is where the quote or the key began."""
-    problem = getattr(exc, "problem_mark", None)
-    context = getattr(exc, "context_mark", None)
-    if problem is None:
-        return 0
-    if isinstance(exc, yaml.parser.ParserError) and str(exc.context or "").startswith("while parsing a flow"):
-        last = None
-        try:
-            for token in yaml.scan(body, Loader=yaml.SafeLoader):
-                if token.start_mark.index >= problem.index:
-                    break
-                last = token
-        except yaml.YAMLError:
-            pass
-        return problem.line if last is None else last.start_mark.line
-    stated = str(getattr(exc, "problem", "") or "")
-    if context is not None and ("end of stream" in stated or "could not find expected ':'" in stated):
-        return context.line
-    return problem.line
 
 
 class BodyReader:
@@ -211,7 +213,7 @@ class BodyReader:
         ids = []
         for index, item in enumerate(value):
             if item not in known:
-                self.fail("presets", f"unknown preset {short(item)} (known: {', '.join(known)})", item=index)
+                self.fail("presets", f"{unknown_id('preset', item, known)}", item=index)
             if item not in ids:
                 ids.append(item)
         return tuple(ids)

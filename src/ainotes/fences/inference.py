@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.charts import inference as inference_chart
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
@@ -67,6 +67,7 @@ class InferenceChartRequest:
                      for p in self.preset_ids for tp in self.tps if tp > 1}
         return uses
     link_where: str = ""  # page:line of its 'link' key, or of the fence
+    tp_where: str | None = None  # page:line of a 'tp' the body gives: every model shown must take it
 
 
 _CHART_KEYS = ("models", "model", "presets", "preset", "context", "contexts", "precision", "precisions",
@@ -118,6 +119,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
         link_where=key_where(fence, where, lines, data, "link"),
         model_id=_initial_model(reader, data, model_ids),
         first_preset_id=_initial_preset(reader, data, preset_ids),
+        tp_where=key_where(fence, where, lines, data, "tp") if "tp" in data else None,
     )
 
 
@@ -200,7 +202,7 @@ def chart_links(request: InferenceChartRequest, presets: Sequence[Preset], links
                     chosen[(preset.id, tp)] = inference.tp_link(preset, tp, links)
                     continue
                 if link_id not in links:
-                    raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+                    raise InputError(unknown_id("link", link_id, links))
             except InputError as exc:
                 raise InputError(f"{request.link_where or request.where}: {exc}") from None
             chosen[(preset.id, tp)] = links[link_id]
@@ -247,6 +249,11 @@ def _fits_compute(precision: str, compute: str) -> bool:
 
 def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
     models = resolve_models(request.model_ids, site.models(), request.where)
+    for model in models if request.tp_where is not None else ():
+        try:  # the command line's rule (inference.check_tp): a tp the author wrote fits every model shown
+            inference.check_tp(model, request.tp)
+        except InputError as exc:
+            raise InputError(f"{request.tp_where}: {exc}") from None
     first = models[0]
     if request.model_id is not None:
         first = resolve_models((request.model_id,), site.models(), request.where)[0]
@@ -277,7 +284,7 @@ def resolve_models(model_ids: tuple[str, ...] | None, models: Mapping[str, Model
         return tuple(models.values())
     for model_id in model_ids:
         if model_id not in models:
-            raise InputError(f"{where}: unknown model {short(model_id)} (known: {', '.join(sorted(models))})")
+            raise InputError(f"{where}: {unknown_id('model', model_id, models)}")
     return tuple(models[m] for m in model_ids)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ainotes.base.errors import InputError
+from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.textcheck import short
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
@@ -119,6 +119,8 @@ def table_rows(request: InferenceTableRequest, models: Sequence[ModelPreset], pr
                     one = inference.InferenceSetup.from_fields(
                         {k: v for k, v in fields.items() if v is not None}, models={model.id: model},
                         presets=presets, links=links)
+                except PresetFileError:
+                    raise  # a link file: it names its own file and line
                 except InputError as exc:
                     raise InputError(f"{request.where}: {model.id} on {preset.id}: {exc}") from None
                 chosen = one

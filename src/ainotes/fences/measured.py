@@ -94,18 +94,21 @@ def read_request(site: DrawSite, request: MeasuredRequest) -> dict:
     from ainotes.measurements.read import read_measured
 
     path = resolve_docs_file(site, request.file)
-    link = None
-    if request.link_id is not None:
-        links = site.links()
-        if request.link_id not in links:
-            raise InputError(f"{request.where}: unknown link {short(request.link_id)} (known: {', '.join(links)})")
-        link = links[request.link_id]
     try:
         run = read_measured(path, format_name=request.format_name, op=request.op, ranks=request.ranks,
                             shown_as=request.file)
     except InputError as exc:
         raise InputError(f"{request.where}: {exc}") from None
     if isinstance(run, NcclTestsRun):
+        link_id = request.link_id
+        if link_id is None and request.preset_ids:  # the GPU's node link for that many ranks
+            link_id = report.preset_link_id(site.presets_by_id[request.preset_ids[0]], run.ranks)
+        link = None
+        if link_id is not None:
+            links = site.links()
+            if link_id not in links:
+                raise InputError(f"{request.where}: unknown link {short(link_id)} (known: {', '.join(links)})")
+            link = links[link_id]
         return report.nccl_record(run, link)
     if isinstance(run, KinetoTrace):
         return report.kineto_record(run)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import unknown_id
 from ainotes.base.units import bytes_text
 from ainotes.core import memory
 from ainotes.core.checks import FieldError
@@ -81,7 +81,7 @@ def memory_fit_table_html(request: MemoryFitTableRequest, models: Mapping[str, M
     ids = request.model_ids if request.model_ids is not None else tuple(models)
     for model_id in ids:
         if model_id not in models:
-            raise request.fail("models", f"unknown model {short(model_id)} (known: {', '.join(models)})")
+            raise request.fail("models", f"{unknown_id('model', model_id, models)}")
     chosen = [presets[i] for i in request.preset_ids]
     # Short headers (the id and the capacity as printed), the full name on hover: six GPUs fit a page.
     head = "".join(
@@ -125,7 +125,8 @@ def fit_table_caption(fields: Mapping[str, Any]) -> str:
         parts.append(f"micro-batch {config['micro_batch']} × {int(config['seq_len']):,} tokens, recompute "
                      f"{config['recompute']}, {config['attention']} attention"
                      f"{', sequence parallel' if config['sequence_parallel'] else ''}"
-                     f"{'' if config['dropout'] else ', no dropout'}")
+                     + {None: ", dropout as each model was trained", True: ", dropout masks", False: ", no dropout"}[
+                         config["dropout"]])
         activations = "activations of the first pipeline stage included"
     else:
         activations = "model states only (no micro-batch given, so no activations)"

@@ -58,7 +58,10 @@ def draw_note_cards(site: DrawSite, request: NoteCardsRequest, page: Page) -> Dr
     catalogue, prefix = site_catalogue(site, "note-cards"), relative_prefix(page.links_from)
     # Drawn after every page is converted where the driver allows (the hooks, site-assets): a note without
     # a description shows its first paragraph, known once that note is converted.
-    return Drawn(site.figure_html(lambda: note_cards_html(catalogue, prefix, limit=request.limit)))
+    # Out of the search index, as the figures are: the cards repeat the notes' own summaries, and the
+    # index is read before a deferred part is drawn.
+    cards = site.figure_html(lambda: note_cards_html(catalogue, prefix, limit=request.limit))
+    return Drawn(f'<div class="ainotes-note-cards" data-search-exclude>{cards}</div>')
 
 
 KIND = FenceKind("note-cards", parse_note_cards, draw_note_cards, chart=False)

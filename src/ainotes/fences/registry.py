@@ -31,6 +31,7 @@ FENCE_MODULES: tuple[str, ...] = (
     "memory_fit_table",
     "inference",
     "inference_table",
+    "parallelism",
     "measured",
     "validation",
 )

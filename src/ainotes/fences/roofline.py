@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import bad_character, short
+from ainotes.base.textcheck import bad_character, short, unknown_id
 from ainotes.charts import explorer
 from ainotes.charts import roofline as roofline_chart
 from ainotes.core import checks, inference
@@ -152,7 +152,7 @@ def layer_request_kernels(request: LayerRequest, models: Mapping[str, ModelPrese
     """The fence's own ``kernels`` followed by the layer's; errors name the ``model`` key's line."""
     try:
         if request.model_id not in models:
-            raise InputError(f"unknown model {short(request.model_id)} (known: {', '.join(sorted(models))})")
+            raise InputError(f"{unknown_id('model', request.model_id, models)}")
         layer = inference.layer_kernels(
             models[request.model_id], request.phase, batch=request.batch, context=request.context,
             weights_dtype=request.weights_dtype, kv_dtype=request.kv_dtype, compute_dtype=request.compute_dtype,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.charts import memory as memory_chart
 from ainotes.charts.memory import CHOICES
 from ainotes.core import memory
@@ -28,7 +28,8 @@ CONFIG_KEYS = ("zero", "dp", "tp", "pp", "micro_batch", "seq_len", "recompute", 
 
 CHART_DEFAULTS: Mapping[str, Any] = {"zero": 0, "dp": 8, "tp": 1, "pp": 1, "micro_batch": 1, "seq_len": 2048,
                                      "recompute": "none", "sequence_parallel": False, "attention": "standard",
-                                     "optimizer": "adam", "fp32_grad_accum": False, "dropout": True}
+                                     "optimizer": "adam", "fp32_grad_accum": False,
+                                     "dropout": None}  # None: each model as it was trained
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def read_capacity_presets(reader: Any, data: Mapping[str, Any], presets: Mapping
         return ids
     for preset_id in ids:
         if preset_id not in presets:
-            reader.fail("presets", f"unknown preset {short(preset_id)} (known: {', '.join(presets)})")
+            reader.fail("presets", f"{unknown_id('preset', preset_id, presets)}")
         if presets[preset_id].memory_capacity_bytes is None:
             reader.fail("presets", f"preset {preset_id} gives no memory capacity (add memory_capacity_gb to "
                                    "its file)")
@@ -142,12 +143,12 @@ def resolve_models(request: TrainingMemoryRequest, models: Mapping[str, ModelPre
     ids = request.model_ids if request.model_ids is not None else tuple(models)
     for model_id in ids:
         if model_id not in models:
-            raise request.fail("models", f"unknown model {short(model_id)} (known: {', '.join(models)})")
+            raise request.fail("models", f"{unknown_id('model', model_id, models)}")
     if not ids:
         raise request.fail("models", "no model presets to offer (presets/models/ is empty)")
     initial = request.model_id if request.model_id is not None else ids[0]
     if initial not in models:
-        raise request.fail("model", f"unknown model {short(initial)} (known: {', '.join(models)})")
+        raise request.fail("model", f"{unknown_id('model', initial, models)}")
     return tuple(models[i] for i in ids), models[initial]
 
 

@@ -70,19 +70,21 @@ def _error_cell(row: ValidationRow) -> str:
 
 
 def validation_html(rows: tuple[ValidationRow, ...], title: str | None) -> str:
-    head = ["run", "quantity", "measured", "estimate", "error", "how the estimate is made", "source"]
+    head = ["run", "source, and how the estimate is made", "quantity", "measured", "estimate", "error"]
     body = []
     for row in rows:
         published = row.published
         how = row.how + (f". {published.note}" if published.note else "")
-        body.append([escape(published.name) + f"<br><small>{escape(published.run)}</small>", escape(published.quantity),
-                     escape(_value(published.measured, published.unit)), escape(_value(row.estimate, published.unit)),
-                     _error_cell(row), escape(how), tables.safe_link(published.source, published.url)])
+        body.append([escape(published.name) + f"<br><small>{escape(published.run)}</small>",
+                     tables.safe_link(published.source, published.url) + f"<br><small>{escape(how)}</small>",
+                     escape(published.quantity), escape(_value(published.measured, published.unit)),
+                     escape(_value(row.estimate, published.unit)), _error_cell(row)])
     caption = (f'<p class="ainotes-validation__title">{escape(title)}</p>' if title else "") + (
         f'<p class="ainotes-table-key">error = estimate ÷ measured − 1; rows beyond ±{TOLERANCE * 100:.0f} % are '
         "marked. Every estimate is computed from the presets when the site is built.</p>")
-    return f'<div class="ainotes-validation">{caption}' + tables.notes_table(head, body, "ainotes-validation-table",
-                                                                              numeric_from=2) + "</div>"
+    table = tables.notes_table(head, body, "ainotes-validation-table", numeric_from=3,
+                               labels=["run", "source", *head[2:]])
+    return f'<div class="ainotes-validation">{caption}{table}</div>'
 
 
 def _draw_validation(site: DrawSite, request: ValidationRequest, page: Page) -> Drawn:

@@ -285,6 +285,16 @@ def _asset_text(name: str) -> str:
     return (resources.files("ainotes") / "assets" / name).read_text(encoding="utf-8")
 
 
+# Where a standalone page (in embed/) finds the fonts charts.css names (in assets/ainotes/fonts/).
+STANDALONE_FONTS_URL = "../assets/ainotes/fonts/"
+
+
+def standalone_charts_css() -> str:
+    """``charts.css`` as a standalone page inlines it: its fonts found from ``embed/``, on the site
+    that serves the page (a copy of the page opened elsewhere falls back to Arial's metrics)."""
+    return _asset_text("charts.css").replace('url("fonts/', f'url("{STANDALONE_FONTS_URL}')
+
+
 def _colours(spec: Mapping[str, Any]) -> tuple[str, str]:
     config = spec.get("config", {})
     return (_css_colour(str(config.get("background", "#ffffff")), "#ffffff"),
@@ -310,7 +320,7 @@ def standalone_html(figure: VegaFigure | FigureRenders, *, title: str, chart_id:
     light_bg, light_fg = _colours(spec_light)
     dark_bg, dark_fg = _colours(spec_dark) if spec_dark is not None else (light_bg, light_fg)
     css = (_STANDALONE_CSS.replace("LIGHT_BG", light_bg).replace("LIGHT_FG", light_fg)
-           .replace("DARK_BG", dark_bg).replace("DARK_FG", dark_fg)) + _asset_text("charts.css")
+           .replace("DARK_BG", dark_bg).replace("DARK_FG", dark_fg)) + standalone_charts_css()
     scheme = f"<script>{_SCHEME_JS}</script>\n" if spec_dark is not None else ""
     return (
         "<!doctype html>\n"

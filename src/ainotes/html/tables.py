@@ -125,8 +125,9 @@ def presets_table_html(presets: Sequence[Preset]) -> str:
             ridge,
         ])
         details = [escape(_sentence(text)) for text in (p.variant, p.notes) if text]
-        details.append(f"{escape(MATRIX_UNITS.capitalize())}: {escape(p.unit_term('tensor'))}; "
-                       f"{escape(VECTOR_UNITS)}: {escape(p.unit_term('vector'))}.")
+        if p.unit_names:  # the vendor's own words beside the notes' (without them there is nothing to add)
+            details.append(f"{escape(MATRIX_UNITS.capitalize())}: {escape(p.unit_term('tensor'))}; "
+                           f"{escape(VECTOR_UNITS)}: {escape(p.unit_term('vector'))}.")
         if p.derivation:
             details.append("Derived from system totals: " + escape(p.derivation) + ".")
         derived = [f"{escape(ceiling_words(path.precision, path.unit))}: {escape(path.derivation)}"

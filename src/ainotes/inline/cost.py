@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 from ainotes.core import collective_cost as cc
 from ainotes.core.collectives import OPS
@@ -55,7 +55,7 @@ LinksLoader = Callable[[], Mapping[str, Link]]
 
 def link_for(links: Mapping[str, Link], link_id: str) -> Link:
     if link_id not in links:
-        raise InputError(f"unknown link {short(link_id)} (known: {', '.join(sorted(links)) or 'none'})")
+        raise InputError(f"{unknown_id('link', link_id, links)}")
     return links[link_id]
 
 
@@ -140,7 +140,7 @@ def message_bytes(options: dict[str, str], models: ModelsLoader | None, form: st
     known: Mapping[str, ModelPreset] = models()
     model = known.get(options["model"])
     if model is None:
-        raise InputError(f"'{form}': unknown model {short(options['model'])} (known: {', '.join(sorted(known))})")
+        raise InputError(f"'{form}': {unknown_id('model', options['model'], known)}")
     if quantity == "activation":
         for key in ("tp", "pp"):
             if key in options:

@@ -58,7 +58,7 @@ from latex2mathml.converter import convert as latex_to_mathml
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks, collective_cost, kernels, roofline
 from ainotes.core.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.inline import cost as cost_forms
@@ -215,7 +215,7 @@ class _Form:
 def _preset(preset_id: str, presets: Mapping[str, Preset], form: str) -> Preset:
     preset = presets.get(preset_id)
     if preset is None:
-        raise InputError(f"unknown preset {preset_id!r} in '{form}' (known: {', '.join(presets)})")
+        raise InputError(f"{unknown_id('preset', preset_id, presets)} in '{form}'")
     return preset
 
 

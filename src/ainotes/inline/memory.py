@@ -7,7 +7,8 @@ and the inline forms below. Every number comes from :mod:`ainotes.core.memory`.
                                                                    ``weights``, ``gradients``, ``optimizer``
 ``{{ memory-per-gpu MODEL [zero= dp= tp= pp= micro_batch=``        the whole estimate; P adds
 ``seq_len= recompute= sequence_parallel= attention= optimizer=``   ``activations``, ``model_states``,
-``fp32_grad_accum= dropout= preset=] [part=P] [unit=] [decimals=]``  ``logits``, ``capacity``, ``headroom``
+``fp32_grad_accum= dropout= micro_batches= preset=] [part=P]``      ``logits``, ``capacity``, ``headroom``
+``[unit=] [decimals=]``                                            (dropout= default: as the model was trained)
 ``}}``                                                             (``… free`` / ``… short``), ``fits``
                                                                    (``fits`` / ``does not fit``) and
                                                                    ``lowest-stage`` (``ZeRO stage 2``)
@@ -161,7 +162,7 @@ def activations_per_layer(args: list[str], options: dict[str, str], context: For
     value = memory.activation_bytes_per_layer(
         config.model, seq_len=config.seq_len, micro_batch=config.micro_batch, tp=config.tp,
         sequence_parallel=config.sequence_parallel, recompute=config.recompute, attention=config.attention,
-        dropout=config.dropout)
+        dropout=config.with_dropout)
     return bytes_text(value, unit, decimals)
 
 

@@ -18,9 +18,13 @@ the published thresholds. Every number comes from :mod:`ainotes.core.parallelism
                                                                        ``algorithm``, ``op``; ``per=layer``
                                                                        divides count and times by the
                                                                        layers a chip holds
+``{{ layout-best MODEL PRESET gpus=N [LAYOUT] [rank=R] [part=P] }}``    the R-th fastest layout that fits
+                                                                       (default 1), its ``layout-step`` part
+                                                                       (default ``layout``), or ``count``:
+                                                                       how many fit
 ``{{ bubble pp=P micro_batches=M [interleave=V] [part=fraction|ratio]``  (p−1)/(v·m+p−1) of the pipeline,
 ``}}``                                                                 or (p−1)/(v·m) of the ideal
-``{{ threshold NAME PRESET [model=ID] }}``                             NAME: ``dp`` (in a node), ``dp-inter``,
+``{{ threshold NAME PRESET [model=ID | d_ff=F] }}``                    NAME: ``dp`` (in a node), ``dp-inter``,
                                                                        ``dp-axes``, ``moe`` (tokens per chip),
                                                                        ``tp`` (a degree), ``fsdp-tp`` (tokens
                                                                        per chip); from the preset's peak and
@@ -43,9 +47,15 @@ from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.core import checks
-from ainotes.core.parallel_step import step
+from ainotes.core.parallel_step import search, step
 from ainotes.core.parallelism import FIELDS, KIND_TITLES, Collective, ParallelRun, StepBreakdown, bubble_fraction
-from ainotes.core.thresholds import THRESHOLD_NAMES, preset_thresholds, training_at_threshold
+from ainotes.core.thresholds import (
+    THRESHOLD_NAMES,
+    fsdp_tp_batch_floor,
+    preset_thresholds,
+    tp_degree_limit,
+    training_at_threshold,
+)
 from ainotes.inline.cost import scientific, seconds_text
 from ainotes.inline.formcontext import Form, FormContext
 
@@ -126,6 +136,42 @@ def layout_step(args: list[str], options: dict[str, str], context: FormContext) 
     return "fits" if b.fits else "does not fit"
 
 
+def layout_best(args: list[str], options: dict[str, str], context: FormContext) -> str:
+    """``{{ layout-best llama-3.1-70b h100 gpus=1024 global_batch_tokens=2097152 }}`` → ``dp 512 · tp 2, ZeRO-3``:
+    :func:`ainotes.core.parallel_step.search` at the layout's batch, the R-th fastest that fits."""
+    form = "layout-best"
+    _allowed(form, options, (*_LAYOUT_KEYS, "rank", "part"))
+    part = _choice(form, options, "part", (*_STEP_PARTS, "count"), "layout")
+    rank = checks.whole_number(options.get("rank", "1"), "rank=", "rank")
+    if "global_batch_tokens" in options:  # the batch as given; else the layout given's
+        if len(args) != 2 or "gpus" not in options:
+            raise InputError(f"'{form}' needs MODEL PRESET and gpus=")
+        tokens = checks.whole_number(options["global_batch_tokens"], "global_batch_tokens=", "global_batch_tokens")
+        gpus = checks.whole_number(options["gpus"], "gpus=", "gpus")
+    else:
+        _, given, _ = _breakdown(form, args, options, context, 2)
+        tokens, gpus = given.layout.global_batch_tokens, given.layout.gpus
+    fields = {key: value for key, value in options.items() if key in _LAYOUT_KEYS and key not in (
+        "dp", "tp", "pp", "ep", "cp", "micro_batches", "gpus", "global_batch_tokens", "zero")}
+    zero = checks.whole_number(options["zero"], "zero=", "zero", low=0, high=3) if "zero" in options else None
+    try:
+        base = ParallelRun.from_fields({"model": args[0], "preset": args[1], **fields, "gpus": 1,
+                                        "global_batch_tokens": tokens},
+                                       models=context.models(), presets=context.presets, links=context.links(),
+                                       label=_label)
+        found = search(base, gpus=gpus, zero=zero)
+    except InputError as exc:
+        raise InputError(f"'{form}': {exc}") from None
+    if part == "count":
+        return f"{len(found):,}"
+    if rank > len(found):
+        raise InputError(f"'{form}': rank={rank}, but only {len(found)} layouts of these chips fit their memory")
+    b = found[rank - 1]
+    if part in _STEP_TEXT:
+        return _STEP_TEXT[part](b)
+    return units.bytes_text(b.memory.capacity_bytes or 0) if part == "capacity" else "fits"
+
+
 def _chosen(form: str, b: StepBreakdown, axis: str, op: str | None) -> tuple[Collective, ...]:
     if axis not in KIND_TITLES:
         raise InputError(f"'{form}': the axis must be one of {', '.join(KIND_TITLES)}: {short(axis)}")
@@ -182,14 +228,23 @@ def bubble(args: list[str], options: dict[str, str], context: FormContext) -> st
 def threshold(args: list[str], options: dict[str, str], context: FormContext) -> str:
     """``{{ threshold dp tpu-v5p }}`` → ``2,550 tokens``; ``{{ threshold tp h100 model=llama-3.1-70b }}`` → ``…``."""
     form = "threshold"
-    _allowed(form, options, ("model",))
+    _allowed(form, options, ("model", "d_ff"))
     if len(args) != 2 or args[0] not in THRESHOLD_NAMES:
         raise InputError(f"'{form}' needs a threshold ({', '.join(THRESHOLD_NAMES)}) and a preset: "
                          f"{{{{ threshold dp h100 }}}} (given: {short(' '.join(args) or 'nothing')})")
     name, preset = args[0], context.preset(args[1])
     model = context.model(options["model"]) if "model" in options else None
     try:
-        value = preset_thresholds(preset, context.links()).value(name, model)
+        found = preset_thresholds(preset, context.links())
+        if "d_ff" in options:  # an MLP width of its own, as the book's F = 30,000
+            if name not in ("tp", "fsdp-tp") or model is not None:
+                raise InputError(f"d_ff= goes with tp or fsdp-tp, instead of model=: {short(name)}")
+            d_ff = checks.whole_number(options["d_ff"], "d_ff=", "d_ff")
+            bandwidth = found.intra_link.bandwidth_bytes_per_s
+            value = (tp_degree_limit(d_ff, found.peak_flops_per_s, bandwidth) if name == "tp"
+                     else fsdp_tp_batch_floor(d_ff, found.peak_flops_per_s, bandwidth))
+        else:
+            value = found.value(name, model)
     except InputError as exc:
         raise InputError(f"'{form}': {exc}") from None
     if name == "tp":
@@ -225,6 +280,7 @@ def threshold_train(args: list[str], options: dict[str, str], context: FormConte
 FORMS: dict[str, Form] = {
     "layout-step": layout_step,
     "layout-collective": layout_collective,
+    "layout-best": layout_best,
     "bubble": bubble,
     "threshold": threshold,
     "threshold-train": threshold_train,

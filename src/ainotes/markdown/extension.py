@@ -54,6 +54,7 @@ from ainotes.html import backlinks
 from ainotes.html.page import Chart, Drawn, Page
 from ainotes.inline import figures
 from ainotes.markdown import notes as notes_markdown
+from ainotes.markdown.kinds import misspelt_kind
 from ainotes.notes.settings import NotesSettings, notes_settings, presets_only
 
 # Priorities. Superfences' preprocessor is 25 and Python-Markdown's whitespace
@@ -110,6 +111,10 @@ class _PageRun:
 
     def fail(self, exc: InputError) -> Exception:
         return self.site.error_type(str(exc))
+
+    def shown(self, exc: InputError, *, inline: bool) -> str | None:
+        """The error as a box in the page (``mkdocs serve``: the site shows errors there), else None."""
+        return self.site.error_html(str(exc), inline=inline) if self.site.errors_on_page else None
 
     def line_of(self, text: str) -> int | None:
         """The first line (1-based) holding ``text`` outside code spans, else anywhere."""
@@ -407,7 +412,7 @@ class _Locate(Preprocessor):
             self._draw(run, index, line, end)
             return
         name = None if opening is None else (opening.group("name") or opening.group("attr_name"))
-        hint = _misspelt_kind(name)
+        hint = misspelt_kind(name)
         if hint is not None:
             run.pending[index] = (line, InputError(f"{run.page.where(line)}: {hint}"))
 
@@ -419,7 +424,7 @@ class _Locate(Preprocessor):
         if opening is None or name is None:
             return
         text = run.lines[at][len(opening.group("ws")):].strip()
-        hint = _misspelt_kind(name)
+        hint = misspelt_kind(name)
         if name in FENCE_KINDS:
             header = opening.group("rest").strip()
             hint = (f"a {name} fence takes its settings in its body, not after its name: {header}" if header
@@ -445,45 +450,6 @@ class _Locate(Preprocessor):
         run.pending[index] = (line, outcome)
 
 
-def _misspelt_kind(name: str | None) -> str | None:
-    """"did you mean 'roofline'?" for a fence name a letter or two from one of ours, else None.
-
-    A name Pygments knows is a language, never a misspelling."""
-    if not name or name in FENCE_KINDS:
-        return None
-    lowered = name.lower()
-    distance, kind = min((_edit_distance(lowered, kind), kind) for kind in FENCE_KINDS)
-    if distance > (1 if len(kind) <= 5 else 2) or _is_language(name):
-        return None
-    return f"'{name}' is not a fence kind: did you mean '{kind}'? (fence kinds: {', '.join(sorted(FENCE_KINDS))})"
-
-
-def _edit_distance(a: str, b: str) -> int:
-    """Edits (insert, delete, replace, swap two neighbours) that turn ``a`` into ``b``."""
-    before: list[int] = []
-    row = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        earlier, before, row = before, row, [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            row[j] = min(before[j] + 1, row[j - 1] + 1, before[j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], earlier[j - 2] + 1)
-    return row[-1]
-
-
-def _is_language(name: str) -> bool:
-    try:
-        from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
-        from pygments.util import ClassNotFound  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover (Material and pymdown-extensions bring Pygments)
-        return False
-    try:
-        get_lexer_by_name(name)
-    except ClassNotFound:
-        return False
-    return True
-
-
 class _Settle(Treeprocessor):
     """After block parsing: raise the errors and register the charts of fences in the page."""
 
@@ -501,7 +467,11 @@ class _Settle(Treeprocessor):
             if index not in used:
                 continue  # superfences put the source back: an indented code block
             if isinstance(outcome, InputError):
-                raise run.fail(outcome)
+                box = run.shown(outcome, inline=False)
+                if box is None:
+                    raise run.fail(outcome)
+                self.md.htmlStash.rawHtmlBlocks[index] = box
+                continue
             if isinstance(outcome, BaseException):
                 raise outcome
             if outcome.chart is not None:
@@ -555,7 +525,10 @@ class _Figure(InlineProcessor):
         try:
             text = run.site.figure(m.group(1), run.page, run.line_of(m.group(0)))
         except InputError as exc:
-            raise run.fail(exc) from None
+            box = run.shown(exc, inline=True)
+            if box is None:
+                raise run.fail(exc) from None
+            return self.md.htmlStash.store(box), m.start(0), m.end(0)
         return text, m.start(0), m.end(0)
 
 
@@ -576,7 +549,9 @@ class _InlineMath(InlineProcessor):
         try:
             mathml = run.site.math(m.group(1), run.page, run.line_of(m.group(0)), block=False)
         except InputError as exc:
-            raise run.fail(exc) from None
+            mathml = run.shown(exc, inline=True) or ""
+            if not mathml:
+                raise run.fail(exc) from None
         return self.md.htmlStash.store(mathml), m.start(0), m.end(0)
 
 
@@ -648,7 +623,10 @@ class _BlockMath(BlockProcessor):
         try:
             return run.site.math(latex, run.page, line, block=True)
         except InputError as exc:
-            raise run.fail(exc) from None
+            box = run.shown(exc, inline=False)
+            if box is None:
+                raise run.fail(exc) from None
+            return box
 
 
 class _Scripts(Treeprocessor):

@@ -81,7 +81,10 @@ class _NotesBegin(Preprocessor):
             catalogue = run.site.notes.current(scan=self.extension.backlinks_scanner(run.site))
             note = catalogue.note(run.page.src)
         except InputError as exc:
-            raise run.fail(exc) from None
+            box = run.shown(exc, inline=False)
+            if box is None:
+                raise run.fail(exc) from None
+            return [self.md.htmlStash.store(box), "", *lines]  # serve: the page without its notes part
         if note is not None and run.page.line_offset == 0 and note.front_matter_lines:
             run.page.line_offset = _lines_cut(catalogue.docs_dir / run.page.src, note.front_matter_lines, lines)
         run.notes = _NotesRun(run, catalogue, note)
@@ -115,30 +118,39 @@ class _Citation(InlineProcessor):
         if state is None:
             return None, None, None
         run = state.run
-        where = run.page.where(run.line_of(m.group(0).split("\n")[0]))
         try:
-            cites = citations.parse_citation(m.group(1))
-            bib = state.catalogue.bibliography()
+            numbers = self._numbers(state, m.group(1), run.page.where(run.line_of(m.group(0).split("\n")[0])))
         except InputError as exc:
-            message = str(exc)
-            raise run.fail(InputError(message if message.startswith(state.catalogue.docs_dir.name)
-                                      else f"{where}: {message}")) from None
-        shown = state.catalogue.settings.bibliography_shown
-        numbers = []
-        for cite in cites:
-            if bib is None:
-                raise run.fail(InputError(f"{where}: citation [@{cite.key}], but there is no bibliography "
-                                          f"({shown} does not exist)"))
-            if bib.get(cite.key) is None:
-                close = bib.closest(cite.key)
-                hint = f"; did you mean {close!r}?" if close else ""
-                raise run.fail(InputError(f"{where}: unknown citation key {cite.key!r}: {shown} has no such "
-                                          f"entry{hint}"))
-            number = state.cited.setdefault(cite.key, len(state.cited) + 1)
-            numbers.append((number, cite.key, cite.locator))
+            box = run.shown(exc, inline=True)
+            if box is None:
+                raise run.fail(exc) from None
+            return self.md.htmlStash.store(box), m.start(0), m.end(0)
+        bib = state.catalogue.bibliography()
         titles = {key: entry.text for key, entry in bib.entries.items() if key in state.cited} if bib else {}
         html = citations.citation_html(numbers, titles)
         return self.md.htmlStash.store(html), m.start(0), m.end(0)
+
+
+    @staticmethod
+    def _numbers(state: _NotesRun, inner: str, where: str) -> list[tuple[int, str, str | None]]:
+        """Each cite's number on the page, key and locator; an :class:`InputError` at ``where`` if one is wrong."""
+        try:
+            cites = citations.parse_citation(inner)
+            bib = state.catalogue.bibliography()
+        except InputError as exc:
+            message = str(exc)
+            raise InputError(message if message.startswith(state.catalogue.docs_dir.name)
+                             else f"{where}: {message}") from None
+        shown = state.catalogue.settings.bibliography_shown
+        for cite in cites:
+            if bib is None:
+                raise InputError(f"{where}: citation [@{cite.key}], but there is no bibliography "
+                                 f"({shown} does not exist)")
+            if bib.get(cite.key) is None:
+                close = bib.closest(cite.key)
+                hint = f"; did you mean {close!r}?" if close else ""
+                raise InputError(f"{where}: unknown citation key {cite.key!r}: {shown} has no such entry{hint}")
+        return [(state.cited.setdefault(c.key, len(state.cited) + 1), c.key, c.locator) for c in cites]
 
 
 class _UnclosedCitation(InlineProcessor):
@@ -155,7 +167,11 @@ class _UnclosedCitation(InlineProcessor):
         written = data[m.start(0):].split("\n", 1)[0].rstrip()
         written = util.HTML_PLACEHOLDER_RE.sub("…", written)
         run = state.run
-        raise run.fail(InputError(f"{run.page.where(run.line_of(written))}: {citations.unclosed_message(written)}"))
+        error = InputError(f"{run.page.where(run.line_of(written))}: {citations.unclosed_message(written)}")
+        box = run.shown(error, inline=True)
+        if box is None:
+            raise run.fail(error)
+        return self.md.htmlStash.store(box), m.start(0), m.start(0) + 2  # the "[@"; the rest stays text
 
 
 class _NotesPage(Treeprocessor):

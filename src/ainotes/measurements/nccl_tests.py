@@ -66,6 +66,8 @@ _AVERAGE = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.IGNORECASE)
 _NTHREAD = re.compile(r"^#?\s*nThread\s+\d+\s+nGpus\s+\d+")
 _ALGO_ENV = re.compile(r"NCCL_ALGO=([A-Za-z,^_]+)")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# NCCL's own log line (host:pid:tid [dev] NCCL INFO ...), which can land in the middle of a result row.
+_NCCL_LOG = re.compile(r"\S+:\d+:\d+\s+(?:\[\d+\]\s+)?NCCL\s+(?:INFO|WARN|TRACE|ABORT)\b")
 
 _PREFIX_NAMES = ("size", "count", "type", "redop", "root")
 _TIME_NAMES = frozenset({"time", "cputime"})
@@ -145,6 +147,7 @@ class _Segment:
     rows: list[dict] = field(default_factory=list)
     footer_avg: float | None = None
     out_of_bounds: int | None = None
+    partial: tuple[int, list[str]] | None = None  # a row whose cells continue on later lines
 
 
 def clean_line(raw: str) -> str | None:
@@ -250,6 +253,8 @@ def _read_line(segment: _Segment, number: int, text: str, path: str, banner: str
         return banner
     if (tokens := _row_tokens(stripped)) is not None and not stripped.startswith("#"):
         _add_row(segment, tokens, number, path)
+    elif not stripped.startswith("#"):
+        _cut_short_check(segment, path)
     return banner
 
 
@@ -275,8 +280,31 @@ def _read_metadata(segment: _Segment, number: int, stripped: str, path: str) -> 
         return True
     return False
 
+def _cut_short_check(segment: _Segment, path: str) -> None:
+    """A row left unfinished when a line that cannot continue it comes: the file is cut short there."""
+    if segment.partial is not None:
+        number, tokens = segment.partial
+        width = segment.layout.width if segment.layout else _CURRENT.width
+        raise MeasuredFileError(f"{where(path, number)}: a result row with {len(tokens)} of its {width} fields: "
+                                "the file is cut short here or mixes two formats")
+
+
+def _continue_row(segment: _Segment, text: str, path: str) -> bool:
+    """Append a line's cells to an unfinished row (NCCL's log lines can split one); ``True`` if it did."""
+    if segment.partial is None:
+        return False
+    number, tokens = segment.partial
+    segment.partial = None
+    _add_row(segment, tokens + text.split(), number, path)
+    return True
+
+
 def _add_row(segment: _Segment, tokens: list[str], number: int, path: str) -> None:
     layout = segment.layout
+    width = layout.width if layout else _CURRENT.width
+    if len(tokens) < width:  # the rest of the row follows, after the log lines that interrupted it
+        segment.partial = (number, tokens)
+        return
     if layout is None:
         if len(tokens) != _CURRENT.width:
             raise MeasuredFileError(
@@ -302,13 +330,23 @@ def _segments(text: str, path: str) -> list[_Segment]:
         line = clean_line(raw)
         if line is None:
             continue
+        log = _NCCL_LOG.search(line)
+        if log is not None:
+            line = line[: log.start()]
         stripped = line.strip()
         current = segments[-1]
+        if not stripped or (current.partial is not None and not stripped.startswith("#")
+                            and _continue_row(current, stripped, path)):
+            continue
         if current.rows and (_STARTING.search(stripped) or _NTHREAD.match(stripped)
                              or header_layout(number, stripped, banner)):
+            _cut_short_check(current, path)
             segments.append(_Segment(number))
             banner = None
+        if stripped.startswith("#"):
+            _cut_short_check(segments[-1], path)
         banner = _read_line(segments[-1], number, line, path, banner)
+    _cut_short_check(segments[-1], path)
     return [s for s in segments if s.rows or s.devices or s.started]
 
 
@@ -449,7 +487,7 @@ def _resolve_ranks(device_ranks: int | None, asked: int | None, path: str) -> tu
         raise MeasuredFileError(f"{path}: --ranks {asked}, but the file's device lines list ranks 0 to "
                                 f"{device_ranks - 1} ({device_ranks} ranks)")
     if device_ranks:
-        return device_ranks, "the device lines (highest rank + 1)"
+        return device_ranks, "the device lines"
     if asked:
         return asked, "--ranks"
     return None, ""

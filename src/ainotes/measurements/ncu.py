@@ -132,7 +132,7 @@ def _long_form(header: list[str], rows: list[list[str]], path: str, header_line:
         launch_id = row[column["ID"]] if "ID" in column else str(len(launches))
         record = launches.setdefault(launch_id, {"name": row[column["Kernel Name"]], "line": header_line + offset})
         metric, unit, text = row[column["Metric Name"]], row[column.get("Metric Unit", -1)], row[column["Metric Value"]]
-        if metric in _WANTED:
+        if metric in _WANTED and text.strip().lower() not in ("", "n/a"):  # n/a: not collected on this GPU
             record[metric] = _metric_value(text, unit if "Metric Unit" in column else "", here, metric)
     devices = tuple(dict.fromkeys(row[column["Device"]] for row in rows)) if "Device" in column else ()
     return launches, devices

@@ -24,7 +24,11 @@ ABOVE_ROOF_TOLERANCE = 0.02
 
 def figure(value: float | None, digits: int = 4) -> str:
     """A measured or modelled figure as the command and the page both print it: ``digits`` significant."""
-    return "—" if value is None else f"{value:.{digits}g}"
+    if value is None:
+        return "—"
+    if 10**digits <= abs(value) < 1e15:  # whole numbers past the digits: no exponent (19090, not 1.909e+04)
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
 
 
 def percent(value: float | None) -> str:
@@ -89,10 +93,25 @@ def nccl_record(run: NcclTestsRun, link: Link | None) -> dict:
                 "times": block,
                 "rows": [{"bytes": m.message_bytes, "time_s": m.time_s, "measured_s": m.measured_s, "error": m.error,
                           "algorithm": m.algorithm} for m in modelled]}
+            if run.op == "all-reduce" and link.id.startswith("nvlink") and not run.nccl_algo:
+                notes.append("on an NVSwitch node NCCL runs an all-reduce with NVLink SHARP (NVLS) when it can, "
+                             "which reduces inside the switch: the α–β model has no such algorithm, and such a run's "
+                             "busbw can pass the link's wire rate")
         else:
             notes.append(f"the α–β model has no {run.op} on {run.ranks} ranks")
     result["notes"] = notes
     return result
+
+
+def preset_link_id(preset: Preset, ranks: int | None) -> str | None:
+    """The link a run of ``ranks`` ranks on ``preset``'s nodes talks over (:func:`ainotes.core.topology.group_link`):
+    the node's own link while the ranks fit in one node, the link between nodes past it; ``None`` without
+    a node in the preset or a rank count."""
+    from ainotes.core.topology import group_link
+
+    if preset.node is None or not ranks:
+        return None
+    return group_link(preset, ranks).link_id
 
 
 def roof_flops_per_s(preset: Preset, intensity: float, precision: str, unit: str) -> float | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, url_problem
 
 CITATION = r"\[(@[^\[\]]*)\]"  # may wrap onto the next line, as prose does
 UNCLOSED_CITATION = r"\[@(?![^\[\]]*\])"  # "[@" with no "]" before the next "[" or the paragraph's end
@@ -118,7 +118,8 @@ def load_bibliography(path: Path, shown_as: str) -> Bibliography:
             if value is None:
                 continue
             bad = _UNSAFE_IN_LINK.search(value)
-            scheme = urlsplit(value).scheme.lower()
+            unreadable = url_problem(value) if name == "url" else None  # https://[::1: urlsplit raises
+            scheme = "" if unreadable else urlsplit(value).scheme.lower()
             if bad is not None or (name == "url" and scheme not in ("http", "https")):
                 raise InputError(f"{shown_as}:{lines.get(key, 1)}: entry {key!r}: {name!r} must be "
                                  f"{'an http(s) URL' if name == 'url' else 'an identifier'} without spaces "

@@ -8,19 +8,27 @@ parse), the key, the rule and the value.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
-from urllib.parse import urlsplit
 
 import yaml
 
+from ainotes.base import yamlread
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import bad_character, short
+from ainotes.base.files import UnreadableFileError, path_state, read_user_text, short_path
+from ainotes.base.textcheck import (
+    MAX_NAME_CHARS,
+    MAX_NOTES_CHARS,
+    MAX_SOURCE_TITLE_CHARS,
+    bad_character,
+    closest,
+    short,
+    url_problem,
+)
 from ainotes.core import checks
 from ainotes.core.hardware import Source, check_figure
 
@@ -28,13 +36,14 @@ __all__ = [
     "PRESETS_DIR_ENV", "PRESET_SUFFIXES", "FileCheck", "PresetLoader", "check_boolean", "check_figure",
     "check_file_name", "check_mapping", "check_sources", "check_text", "check_unique_ids", "check_url",
     "default_presets_dir", "duplicate_message", "folder_files", "kind", "load_folder", "parse_yaml",
-    "sources_of", "subfolder", "validate_paths",
+    "short_path", "sources_of", "subfolder", "validate_paths",
 ]
 T = TypeVar("T")
 
 PRESET_SUFFIXES = (".yaml", ".yml")
 PRESETS_DIR_ENV = "AINOTES_PRESETS_DIR"
 SOURCE_SCHEMES = ("http", "https")
+MAX_URL_CHARS = 2000
 
 
 def default_presets_dir() -> Path:
@@ -55,13 +64,19 @@ def folder_files(directory: str | Path, what: str) -> tuple[Path, ...]:
     for a folder that is missing, is a file, or holds none. ``what`` names a file's kind (``preset``,
     ``link``, ``model``); the folder is the ``what``\\ s folder."""
     folder = Path(directory)
-    if not folder.exists():
-        raise InputError(f"{folder}: {what}s folder does not exist")
-    if not folder.is_dir():
-        raise InputError(f"{folder}: the {what}s folder is a file, not a folder")
-    files = sorted(p for p in folder.iterdir() if p.suffix in PRESET_SUFFIXES)
+    state = path_state(folder)
+    if state == "missing":
+        raise InputError(f"{short_path(folder)}: {what}s folder does not exist")
+    if state == "file":
+        raise InputError(f"{short_path(folder)}: the {what}s folder is a file, not a folder")
+    if state != "dir":
+        raise InputError(f"{short_path(folder)}: the {what}s folder {state}")
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix in PRESET_SUFFIXES)
+    except OSError as exc:
+        raise InputError(f"{short_path(folder)}: the {what}s folder cannot be read: {exc.strerror or exc}") from None
     if not files:
-        raise InputError(f"{folder}: {what}s folder holds no {what} files (*.yaml, *.yml)")
+        raise InputError(f"{short_path(folder)}: {what}s folder holds no {what} files (*.yaml, *.yml)")
     return tuple(files)
 
 
@@ -121,16 +136,20 @@ def validate_paths(paths: Iterable[str | Path], load_one: Callable[[Path], T], *
     found: list[FileCheck[T]] = []
     for given in paths:
         path = Path(given)
-        if path.is_dir():
+        state = path_state(path)
+        if state == "dir":
             try:
                 files: tuple[Path, ...] = folder_files(path, what)
             except InputError as exc:
                 found.append(FileCheck(str(path), None, str(exc)))
                 continue
-        elif path.exists():
+        elif state == "file":
             files = (path,)
+        elif state == "missing":
+            found.append(FileCheck(str(path), None, f"{short_path(path)}: no such file or folder"))
+            continue
         else:
-            found.append(FileCheck(str(path), None, f"{path}: no such file or folder"))
+            found.append(FileCheck(str(path), None, f"{short_path(path)}: {state}"))
             continue
         for file in files:
             try:
@@ -150,7 +169,10 @@ def validate_paths(paths: Iterable[str | Path], load_one: Callable[[Path], T], *
 # --- reading -----------------------------------------------------------------
 
 
-class PresetLoader(yaml.SafeLoader):
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where built
+
+
+class PresetLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]  # a base chosen at import
     """Safe YAML loading that refuses duplicate keys and reads YAML 1.2 floats.
 
     PyYAML follows YAML 1.1, where ``1e3`` is a string; a preset author writing
@@ -180,24 +202,21 @@ PresetLoader.add_implicit_resolver(
 
 
 def parse_yaml(path: Path, where: str) -> Any:
-    """The file's YAML (:class:`PresetLoader`); an error names the file and, where YAML says, the line."""
+    """The file's YAML (:class:`PresetLoader`): one line naming the file for a file that is not a
+    regular, bounded UTF-8 file (:func:`ainotes.base.files.read_user_text`), and the file and the line
+    for YAML that does not parse or nests too deep (:mod:`ainotes.base.yamlread`)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{where}: the file is not UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(f"{where}: cannot read the file: {exc.strerror or exc}") from None
+        text = read_user_text(path)
+    except UnreadableFileError as exc:
+        raise InputError(f"{short_path(where)}: the file {exc}") from None
+    loader = PresetLoader(text)
     try:
-        return yaml.load(text, Loader=PresetLoader)  # a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
-        if problem.startswith("duplicate key"):
-            raise InputError(f"{where}: {line}{problem}") from None
-        raise InputError(f"{where}: {line}YAML does not parse: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{where}: YAML does not parse: {' '.join(str(exc).split())}") from None
+        return yamlread.load_text(text, loader)
+    except yamlread.YamlMistakeError as exc:
+        line = f"line {exc.line + 1}: " if exc.line is not None else ""
+        raise InputError(f"{where}: {line}{'YAML does not parse: ' if exc.parse else ''}{exc.words}") from None
+    finally:
+        loader.dispose()
 
 
 # --- checking ----------------------------------------------------------------
@@ -220,21 +239,28 @@ def check_mapping(data: Any, where: str, allowed: Iterable[str], required: Itera
     allowed = tuple(allowed)
     for key in data:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1) if suggest else []
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            near = closest(key, allowed) if suggest else None
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
             raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {', '.join(allowed)}")
     for key in required:
         if key not in data:
             raise InputError(f"{where}: missing required key {short(key)}")
 
 
-def check_text(where: str, key: str, value: Any, *, one_line: bool = True) -> None:
+def check_text(where: str, key: str, value: Any, *, one_line: bool = True, max_chars: int | None = None) -> None:
+    """Text that is not empty, on one line (unless ``one_line=False``: ``notes``), at most ``max_chars``
+    long (default: :data:`~ainotes.base.textcheck.MAX_NAME_CHARS` for one line, the notes' cap else), with
+    no control character."""
     if not isinstance(value, str):
         raise InputError(f"{where}: {short(key)} must be text, not {kind(value)}: {short(value)}")
     if not value.strip():
         raise InputError(f"{where}: {short(key)} must not be empty: {short(value)}")
     if one_line and ("\n" in value or "\r" in value):
         raise InputError(f"{where}: {short(key)} must be one line: {short(value)}")
+    cap = max_chars if max_chars is not None else (MAX_NAME_CHARS if one_line else MAX_NOTES_CHARS)
+    if len(value.strip()) > cap:
+        raise InputError(f"{where}: {short(key)} must be at most {cap:,} characters: {len(value.strip()):,} "
+                         f"({short(value)})")
     bad = bad_character(value)
     if bad is not None:
         raise InputError(f"{where}: {short(key)} holds a control character ({bad}), which no page or SVG can show")
@@ -246,12 +272,18 @@ def check_boolean(where: str, key: str, value: Any) -> None:
 
 
 def check_url(where: str, key: str, value: Any) -> None:
+    """An http(s) URL with a host, no spaces or control characters, that :func:`urllib.parse.urlsplit`
+    can read (``https://[::1`` cannot: an unclosed IPv6 host), at most :data:`MAX_URL_CHARS` long."""
     if not isinstance(value, str):
         raise InputError(f"{where}: {short(key)} must be text, not {kind(value)}: {short(value)}")
-    parts = urlsplit(value)
     if not value.startswith(tuple(f"{scheme}://" for scheme in SOURCE_SCHEMES)):
         raise InputError(f"{where}: {short(key)} must be an http or https URL: {short(value)}")
-    if not parts.netloc or any(ch.isspace() or ord(ch) < 32 for ch in value) or bad_character(value):
+    if len(value) > MAX_URL_CHARS:
+        raise InputError(f"{where}: {short(key)} must be at most {MAX_URL_CHARS:,} characters: {len(value):,}")
+    problem = url_problem(value)
+    if problem is not None:
+        raise InputError(f"{where}: {short(key)} {problem}: {short(value)}")
+    if any(ch.isspace() or ord(ch) < 32 for ch in value) or bad_character(value):
         raise InputError(f"{where}: {short(key)} must be a full http(s) URL with a host and no spaces: {short(value)}")
 
 
@@ -272,7 +304,7 @@ def check_sources(where: str, value: Any) -> None:
         for key in ("title", "url"):
             if key not in item:
                 raise InputError(f"{where}: missing required key {f'{at}.{key}'!r}")
-        check_text(where, f"{at}.title", item["title"])
+        check_text(where, f"{at}.title", item["title"], max_chars=MAX_SOURCE_TITLE_CHARS)
         check_url(where, f"{at}.url", item["url"])
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import jsonschema
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import closest, short
 from ainotes.core.hardware import GIBI, GIGA, MAX_TORUS_AXES, UNITS, NodeTopology, PeakPath, Preset, Source
 from ainotes.core.precision import FILE_PRECISIONS, FP16_PRECISIONS, rate_unit
 from ainotes.presets import folder
@@ -69,6 +69,9 @@ PEAK_ENTRY_KEYS = ("dense_tflops", "sparse_tflops", "structured_sparsity", "sour
 PLAUSIBLE_BANDWIDTH_TBPS = (0.05, 100.0)
 MAX_PLAUSIBLE_DENSE_TFLOPS = 100_000.0  # 100 PFLOP/s
 PLAUSIBLE_RIDGE_FLOP_PER_BYTE = (1.0, 10_000.0)  # the dense FP16/BF16 tensor ridge
+# Device memory per chip: from the few GB of an edge part to past the 288 GB of HBM3e parts (B300) and the
+# terabyte HBM4 roadmaps promise.
+PLAUSIBLE_CAPACITY_GB = (1.0, 2000.0)
 # A dense rate twice what its neighbouring precisions predict, with no sparse figure beside it, is most
 # likely the vendor's 2:4 sparse figure; within 3 % of twice (vendors round their tables).
 SPARSE_LOOK_TOLERANCE = 0.03
@@ -111,6 +114,8 @@ def load_presets(directory: str | Path | None = None) -> tuple[Preset, ...]:
     folder = Path(directory) if directory is not None else default_presets_dir()
     presets = load_folder(folder, lambda path: _say_warnings(load_preset(path)), what="preset",
                           id_of=_preset_id, file_of=_preset_file)
+    for _, message in sparse_copies(presets):
+        raise InputError(message)
     return tuple(sorted(presets, key=lambda p: (-p.dense_fp16_tflops, p.id)))
 
 
@@ -152,7 +157,42 @@ def validate_paths(paths: Iterable[str | Path]) -> tuple[PresetCheck, ...]:
     without preset files; a preset id seen in an earlier file makes the later file an error."""
     found = folder.validate_paths(paths, lambda path: _say_warnings(load_preset(path)), what="preset",
                                   id_of=_preset_id)
-    return tuple(PresetCheck(check.path, check.item, check.error) for check in found)
+    copies = dict(sparse_copies([check.item for check in found if check.item is not None]))
+    return tuple(PresetCheck(check.path, None, copies[check.path]) if check.path in copies else
+                 PresetCheck(check.path, check.item, check.error) for check in found)
+
+
+def sparse_copies(presets: Iterable[Preset]) -> list[tuple[str, str]]:
+    """(file, one line) for each preset whose dense tensor rate is another preset's 2:4 sparse figure at
+    the same precision, with no sparse figure of its own beside it: the vendor's "with sparsity" column
+    copied as dense (an H200 at 1,979 TFLOP/s FP16 beside the H100's 1,978.9 with sparsity). Only parts that
+    have 2:4 sparsity are asked; a part whose dense rate truly is that high gives its own ``sparse_tflops``.
+    """
+    presets = list(presets)
+    sparse_figures: dict[str, list[tuple[float, Preset]]] = {}
+    for preset in presets:
+        for precision in FILE_PRECISIONS["tensor"]:
+            path = preset.path(precision)
+            if path is not None and path.dense_tflops is not None and path.sparse_supported:
+                sparse = path.printed_sparse_tflops or 2 * path.dense_tflops
+                sparse_figures.setdefault(precision, []).append((sparse, preset))
+    found: list[tuple[str, str]] = []
+    for preset in presets:
+        for precision in FILE_PRECISIONS["tensor"]:
+            path = preset.path(precision)
+            if path is None or path.dense_tflops is None or not path.sparse_supported or path.printed_sparse_tflops:
+                continue
+            dense = path.dense_tflops
+            other = next((pair for pair in sparse_figures.get(precision, ())
+                          if pair[1].id != preset.id and abs(pair[0] - dense) <= SPARSE_RATIO_TOLERANCE * dense), None)
+            if other is not None:
+                key = "dense_fp16_tflops" if precision in FP16_PRECISIONS else f"peaks.tensor.{precision}"
+                found.append((preset.file, f"{preset.file}: {short(key)} {dense:g} is {other[1].file}'s "
+                              f"{precision.upper()} rate with 2:4 sparsity ({other[0]:g}): the 'with sparsity' "
+                              f"column copied as dense? Give the dense rate ({dense / 2:g} if so), with the "
+                              f"sparse figure beside it as peaks.tensor.{precision}.sparse_tflops"))
+                break
+    return found
 
 
 # --- checking ----------------------------------------------------------------
@@ -168,7 +208,9 @@ def _check_document(data: Any, where: str) -> None:
     for key in data:
         if key not in properties:
             allowed = ", ".join(properties)
-            raise InputError(f"{where}: unknown key {short(key)}; allowed keys: {allowed}")
+            near = closest(key, properties)
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
+            raise InputError(f"{where}: unknown key {short(key)}{hint}; allowed keys: {allowed}")
 
     _check_form(where, data, schema["required"])
 
@@ -376,6 +418,7 @@ def _check_fp16_entry(where: str, at: str, fp16_key: str, fields: dict[str, Any]
     """fp16/bf16 entries restate the required FP16/BF16 rate: they must agree with it."""
     dense, reference = float(fields["dense_tflops"]), float(data[fp16_key])
     if dense != reference:
+        _check_thousandfold(where, at, fp16_key, dense, reference)
         raise InputError(f"{where}: {short(at)} must equal {short(fp16_key)} ({reference:g}), "
                          f"the FP16/BF16 tensor rate: {dense:g}")
     top = data.get("structured_sparsity", False)
@@ -384,6 +427,16 @@ def _check_fp16_entry(where: str, at: str, fp16_key: str, fields: dict[str, Any]
         raise InputError(f"{where}: {short(at)} says 2:4 sparsity is {'' if implied else 'not '}supported "
                          f"but 'structured_sparsity' is {str(top).lower()}; the FP16/BF16 rate follows "
                          "'structured_sparsity'")
+
+
+def _check_thousandfold(where: str, at: str, fp16_key: str, dense: float, reference: float) -> None:
+    """Two statements of the FP16/BF16 rate 1,000 × apart: the one in ``fp16_key`` is in PFLOP/s or
+    GFLOP/s, the unit hint a file without ``peaks`` gets, rather than "must equal" the wrong figure."""
+    for factor, unit in ((1000.0, "PFLOP/s"), (0.001, "GFLOP/s")):
+        if abs(reference * factor - dense) <= SPARSE_RATIO_TOLERANCE * dense:
+            raise InputError(f"{where}: {short(fp16_key)} {reference:g} is {short(at)} {dense:g} "
+                             f"{'÷' if factor > 1 else '×'} 1,000: {unit} typed as TFLOP/s? ({reference:g} {unit} = "
+                             f"{reference * factor:g} TFLOP/s)")
 
 
 # --- plausibility ------------------------------------------------------------
@@ -411,6 +464,8 @@ def _check_plausible(data: dict[str, Any], where: str) -> tuple[str, ...]:
     """
     system_form = "gpu_count" in data
     gpus: int = data.get("gpu_count", 1)
+    _check_capacity(data, where, gpus)
+    _check_nvidia_fp32_matrix(data, where)
     per_chip = " per chip" + (f" ({data['gpu_count']} GPUs share the total: is 'gpu_count' right?)"
                               if system_form else "")
     prefix = "system_" if system_form else ""
@@ -446,6 +501,39 @@ def _check_plausible(data: dict[str, Any], where: str) -> tuple[str, ...]:
                          f"{'below' if ridge < low else 'above'} {low if ridge < low else high:,g}, "
                          f"where no accelerator's lies: {slip}")
     return _sparse_look(data, where, peaks_key, fp16_key)
+
+
+def _check_capacity(data: dict[str, Any], where: str, gpus: int) -> None:
+    """Device memory per chip within :data:`PLAUSIBLE_CAPACITY_GB`, or one line naming the unit slip
+    (141,000 is MB typed as GB; 0.141 TB typed as GB)."""
+    key = next((key for key in CAPACITY_KEYS if key in data), None)
+    if key is None:
+        return
+    unit = "GiB" if key.endswith("_gib") else "GB"
+    stated = float(data[key])
+    per_chip = stated / (gpus if key.startswith("system_") else 1)
+    low, high = PLAUSIBLE_CAPACITY_GB
+    if low <= per_chip <= high:
+        return
+    hint = (f"MB typed as {unit}? ({stated:g} MB = {stated / 1000:g} GB)" if per_chip > high
+            else f"TB typed as {unit}? ({stated:g} TB = {stated * 1000:g} GB)")
+    raise InputError(f"{where}: {short(key)} {stated:g} is outside {low:g}-{high:,g} {unit} per chip, where every "
+                     f"accelerator's device memory lies: {hint}")
+
+
+def _check_nvidia_fp32_matrix(data: dict[str, Any], where: str) -> None:
+    """NVIDIA's tensor cores have no FP32 matrix path: their FP32 matrix work is TF32, so a tensor
+    ``fp32`` rate on an NVIDIA part (by its name, or its matrix units named tensor cores) is a slip for
+    ``tf32`` or for the CUDA cores' ``vector`` ``fp32``."""
+    for peaks_key in ("peaks", "system_peaks"):
+        entry = data.get(peaks_key, {}).get("tensor", {}).get("fp32")
+        if entry is None or _is_no_path(entry):
+            continue
+        names = f"{data.get('name', '')} {data.get('system', '')} {data.get('unit_names', {}).get('tensor', '')}"
+        if "nvidia" in names.lower() or "tensor core" in names.lower():
+            raise InputError(f"{where}: {short(f'{peaks_key}.tensor.fp32')}: NVIDIA's tensor cores have no FP32 "
+                             f"matrix path (their FP32 matrix work is TF32): write the rate as "
+                             f"{peaks_key}.tensor.tf32, or as {peaks_key}.vector.fp32 if it is the CUDA cores' FP32")
 
 
 def _predicted_dense(precision: str, fp16: float, tensor: Mapping[str, float]) -> tuple[float, str] | None:

@@ -8,11 +8,14 @@ worker's bytes are the build's bytes. Keys (:func:`cache_key`) carry the engine'
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from ainotes.base import cache
@@ -20,11 +23,30 @@ from ainotes.base import cache
 log = logging.getLogger("ainotes.render")
 
 
+def fonts_dir() -> Path:
+    """The fonts the package ships (``ainotes/assets/fonts``): every chart's text is set in them."""
+    return Path(str(resources.files("ainotes") / "assets" / "fonts"))
+
+
+@functools.cache
 def _vlc() -> Any:
-    """vl-convert, imported on first use: parsing and checking a page's fences never loads it."""
+    """vl-convert, imported on first use (parsing and checking a page's fences never loads it), with
+    the package's fonts registered: the layout measures text in the font the charts name
+    (:data:`ainotes.charts.theme.FONT`), whatever fonts the machine has or lacks."""
     import vl_convert
 
+    vl_convert.register_font_directory(str(fonts_dir()))
     return vl_convert
+
+
+@functools.cache
+def fonts_digest() -> str:
+    """SHA-256 over the shipped fonts (each file's name, then its bytes): part of every render's key."""
+    digest = hashlib.sha256()
+    for path in sorted(fonts_dir().glob("*.ttf")):
+        digest.update(path.name.encode("utf-8") + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 PNG_SCALE = 2.0  # device pixels per CSS pixel of the PNGs a site offers
@@ -55,7 +77,8 @@ def vega_lite_version(spec: dict[str, Any]) -> str:
 
 @functools.cache
 def _engine_versions() -> dict[str, str]:
-    return {"vl_convert": str(getattr(_vlc(), "__version__", "")), "vega": _vlc().get_vega_version()}
+    return {"vl_convert": str(getattr(_vlc(), "__version__", "")), "vega": _vlc().get_vega_version(),
+            "fonts": fonts_digest()}
 
 
 def cache_key(kind: str, payload: Any, **options: Any) -> str:

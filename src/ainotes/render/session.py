@@ -70,6 +70,11 @@ class RenderSession:
             if payload is None:
                 payload = make()
                 cache.write_entry(path, payload)
+            elif not path.exists():
+                # A job queued while the cache was another folder (the environment changed since, as
+                # between two builds or tests in one process) wrote its entry there: keep one here too,
+                # or the next process renders it again.
+                cache.write_entry(path, payload)
         cache.MEMO.put(key, payload)
         return payload
 
