@@ -69,7 +69,7 @@ def test_links_table_lists_every_link_with_its_sources(site: NotesSite) -> None:
         ("# T\n\n```collective-cost\nop: all-reduce\nranks: 6\n```\n", "f.md:5: 'ranks' must be a power of two"),
         ("# T\n\n```collective-cost\nop: all-reduce\nranks: 2048\n```\n",
          "f.md:5: 'ranks' must be a whole number from 2 to 1024: 2048"),
-        ("# T\n\n```collective-cost\nop: all-reduce\nlink: nvlink-9\n```\n", "f.md:3: unknown link 'nvlink-9'"),
+        ("# T\n\n```collective-cost\nop: all-reduce\nlink: nvlink-9\n```\n", "f.md:5: unknown link 'nvlink-9'"),
         ("# T\n\n```collective-cost\nop: all-reduce\ncolour: red\n```\n", "f.md:5: unknown key 'colour'"),
         ("# T\n\n```collective-cost\nop: all-reduce\ntitle: \"a\\x01b\"\n```\n", "f.md:5: 'title' holds a control"),
         ("# T\n\n```links-table\nlinks: [x]\n```\n", "f.md:4: unknown key 'links'"),

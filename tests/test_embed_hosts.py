@@ -206,3 +206,29 @@ def test_the_listener_sets_only_the_frame_that_spoke():
     listener = frame.HOST_LISTENER_HTML
     assert "e.source" in listener and f"iframe[{frame.FRAME_ATTRIBUTE}]" in listener
     assert str(frame.MAX_FRAME_HEIGHT_PX) in listener and "innerHTML" not in listener
+
+
+@pytest.mark.parametrize(("site_url", "absolute"), [
+    ("https://notes.example.org/ai/", True), ("https://notes.example.org/ai", True),
+    (None, False), ("http://127.0.0.1:8000/", False),  # no address, or the local preview's: relative
+])
+def test_embed_snippets_are_absolute_in_the_html_where_the_site_has_an_address(site_url, absolute):
+    """The snippets a reader copies name the files by the address the site is published at, in the
+    built HTML itself (a host that strips scripts, or a copy made without running them, gets them
+    right); without one they stay relative to the page, for vega-charts.js to make absolute."""
+    import dataclasses
+
+    from ainotes.build.site import NotesSite
+    from ainotes.markdown.extension import convert_page
+    from ainotes.notes.settings import presets_only
+    from preset_support import FIXTURE_PRESETS
+
+    site = NotesSite(dataclasses.replace(presets_only(FIXTURE_PRESETS), site_url=site_url))
+    page = convert_page(site, "```collective\nop: all-reduce\nranks: 4\nid: ring\n```\n", "comm/ring.md",
+                        "comm/ring/")
+    snippets = [html.unescape(text) for text in re.findall(r'<code class="ainotes-embed__snippet"[^>]*>(.*?)</code>',
+                                                           page, re.S)]
+    assert snippets
+    iframe = next(s for s in snippets if "<iframe" in s)
+    src = re.search(r'<iframe src="([^"]+)"', iframe).group(1)
+    assert src == ("https://notes.example.org/ai/embed/ring.html" if absolute else "../../embed/ring.html")

@@ -293,3 +293,17 @@ def test_a_damaged_entry_is_made_again(tmp_path, monkeypatch):
     assert cache.cached(key, make) == SOUND["svg"]
     assert len(made) == 2
     assert cache.read_entry(cache.entry_path(key)) == SOUND["svg"], "the fresh render is kept"
+
+
+@pytest.mark.parametrize(("kind", "body"), [
+    ("collective-cost", "op: all-reduce\nranks: 8\ntitle: Cost\nlink: nvlink4\n"),
+    ("inference-table", "models: [llama-3.1-8b]\npresets: [h100]\ntp: 2\nlink: nvlink4\n"),
+])
+def test_a_link_typo_is_reported_at_the_link_key_with_the_nearest_id(project, kind, body):
+    site = NotesSite(project)
+    page = f"# T\n\n```{kind}\n{body}```\n"
+    with pytest.raises(InputError) as caught:
+        convert_page(site, page, "page.md", "page/")
+    message = str(caught.value)
+    assert message.startswith("page.md:7: "), message  # the 'link:' line, not the fence's first
+    assert "unknown link 'nvlink4' (did you mean 'nvlink-4'?" in message, message

@@ -273,8 +273,10 @@ def test_moe_layer_has_a_router_and_spreads_tokens_over_experts() -> None:
 BAD = [
     ({"batch": 0}, "'batch' must be a whole number from 1 to 1048576: 0"),
     ({"context": "lots"}, "'context' must be a whole number from 1 to 16777216: 'lots'"),
-    ({"model": "lab-7b"}, "'model': unknown model 'lab-7b' (known: lab-13b, lab-70b, lab-moe, lab-mqa)"),
-    ({"preset": "lab-cpu"}, "'preset': unknown preset 'lab-cpu' (known: lab-gpu, lab-nocap, lab-tpu)"),
+    ({"model": "lab-7b"},
+     "'model': unknown model 'lab-7b' (did you mean 'lab-70b'? known: lab-13b, lab-70b, lab-moe, lab-mqa)"),
+    ({"preset": "lab-cpu"},
+     "'preset': unknown preset 'lab-cpu' (did you mean 'lab-tpu'? known: lab-gpu, lab-nocap, lab-tpu)"),
     ({"weights_dtype": "int3"}, "'weights_dtype' must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8, int4"),
     ({"kv_dtype": "fp6"}, "'kv_dtype' must be one of"),
     ({"compute_dtype": "int4"}, "'compute_dtype' must be one of fp64, tf32, fp16, bf16, fp8, fp4, int8: 'int4'"),

@@ -154,3 +154,20 @@ def test_architecture_keys_are_checked_at_their_line(tmp_path: Path, key: str, v
     text = str(caught.value)
     assert text.startswith(f"{path}:") and message in text and "\n" not in text
     assert text.split(":")[1].isdigit()  # the line of the key
+
+
+# --- capacities as the vendor means them ------------------------------------------------------------
+
+
+def test_a_printed_gb_the_vendor_means_as_gib_holds_2_to_the_30_bytes_each(tmp_path: Path) -> None:
+    binary = {p.id: p for p in load_presets(FIXTURES)}["binary-h100"]
+    assert binary.memory_capacity_bytes == 80 * 2**30 and binary.memory_capacity_label == "80 GiB (85.9 GB)"
+    assert H100.memory_capacity_bytes == 80e9  # the same figure without the unit: decimal, as printed
+    # The verdicts compare bytes: a batch that needs 82 GB fits the binary card, not the decimal one.
+    assert InferenceSetup(MODELS["llama-3.1-8b"], binary, context=8_192).max_batch > \
+        InferenceSetup(MODELS["llama-3.1-8b"], H100, context=8_192).max_batch
+    text = (FIXTURES / "binary-h100.yaml").read_text(encoding="utf-8")
+    (tmp_path / "odd.yaml").write_text(text.replace("memory_capacity_gb: 80\n", "memory_capacity_gib: 80\n"),
+                                       encoding="utf-8")
+    with pytest.raises(InputError, match=r"odd\.yaml: 'memory_capacity_unit' says what the 'GB' of "):
+        load_presets(tmp_path)

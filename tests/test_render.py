@@ -327,6 +327,38 @@ def test_namespace_ids_keeps_two_inline_svgs_apart():
 
 
 @pytest.mark.browser
+def test_a_phone_scrolls_the_standalone_tables_instead_of_breaking_their_words(tmp_path, browser):
+    """At 360 px the kernels' table of a standalone roofline keeps its words whole and scrolls
+    sideways in its own scroller (the page's overflow-wrap: anywhere once broke them every few letters)."""
+    from ainotes.core.kernels import parse_kernel_spec
+
+    kernels = [parse_kernel_spec(k) for k in ("gemm:8192x8192x8192:bf16", "softmax:8192x8192", "add:16777216")]
+    roofline = chart.roofline_spec(PRESETS, kernels=kernels, title=TITLE)
+    page_file = tmp_path / "chart.html"
+    page_file.write_text(embed.standalone_html(explorer.figure(roofline), title=TITLE), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    try:
+        tab = context.new_page()
+        tab.goto(page_file.as_uri())
+        wrap = tab.locator(".ainotes-table-wrap").first
+        assert wrap.evaluate("w => w.scrollWidth > w.clientWidth")  # the table scrolls ...
+        # ... and no cell breaks a word: each cell is at least as wide as its longest word.
+        narrow = tab.evaluate("""() => Array.from(document.querySelectorAll('.ainotes-kernel-bounds td')).filter(td => {
+            const probe = document.createElement('span');
+            probe.style.whiteSpace = 'nowrap';
+            const longest = td.textContent.split(/\\s+/).reduce((a, b) => b.length > a.length ? b : a, '');
+            probe.textContent = longest;
+            td.appendChild(probe);
+            const too = probe.getBoundingClientRect().width > td.clientWidth + 1;
+            probe.remove();
+            return too;
+        }).length""")
+        assert narrow == 0
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
 def test_standalone_page_is_interactive_in_chromium(spec, tmp_path, browser):
     from playwright import sync_api as playwright
 

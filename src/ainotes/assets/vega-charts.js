@@ -638,27 +638,17 @@
     }).observe(document.body, {attributes: true, attributeFilter: ["data-md-color-scheme"]});
   }
 
-  // The charts' font (charts.css @font-face): Vega measures the live view's text when it draws it,
-  // so it draws once the font is there, as the stills were laid out. A browser that cannot load it
-  // draws in the fallback (Arial's metrics) rather than not at all.
-  var CHART_FONT = '12px "ainotes Sans"';
-
-  function fontsReady() {
-    if (!document.fonts || typeof document.fonts.load !== "function") return Promise.resolve();
-    return Promise.all(["", "600 ", "italic "].map(function (style) {
-      return document.fonts.load(style + CHART_FONT);
-    })).catch(function () { /* draw in the fallback */ });
-  }
+  // The charts' font (charts.css @font-face, font-display: block) has Arial's metrics, so a live view
+  // drawn before it has loaded lays its text out as the stills were laid out: no wait for it here
+  // (one delayed the first draw past a framed page's first height report, and the frame stayed short).
 
   function start() {
     watchScheme();
-    fontsReady().then(function () {
-      if (window.document$ && typeof window.document$.subscribe === "function") {
-        window.document$.subscribe(renderAll);
-      } else {
-        renderAll();
-      }
-    });
+    if (window.document$ && typeof window.document$.subscribe === "function") {
+      window.document$.subscribe(renderAll);
+    } else {
+      renderAll();
+    }
   }
 
   if (document.readyState === "loading") {

@@ -22,6 +22,7 @@ from typing import TypeVar
 from ainotes import render
 from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
+from ainotes.base.publish import PREVIEW_SITE_URL
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
@@ -186,7 +187,7 @@ class NotesSite:
             try:
                 self._links = {link.id: link for link in load_links(default_links_dir(self.presets_dir))}
             except InputError as exc:
-                raise PresetFileError(str(exc)) from None
+                raise _file_error(exc) from None
         return self._links
 
     def models(self) -> dict[str, ModelPreset]:
@@ -195,7 +196,7 @@ class NotesSite:
             try:
                 self._models = {model.id: model for model in load_models(default_models_dir(self.presets_dir))}
             except InputError as exc:
-                raise PresetFileError(str(exc)) from None
+                raise _file_error(exc) from None
         return self._models
 
     # -- helpers for drawers ---------------------------------------------------
@@ -254,9 +255,16 @@ class NotesSite:
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     def embed_urls(self, chart: Chart, page: Page) -> dict[str, str]:
-        """Each embed file's URL relative to the page's own URL, as the reader's browser resolves
-        it (the snippet's text; no generator rewrites it, as Zensical rewrites links)."""
-        prefix = relative_prefix(page.url)
+        """Each embed file's URL as the embed snippets write it: absolute, from the address the site
+        is published at (``site_url``), so a snippet pasted into another site works as it stands;
+        without one (or with the local preview's), relative to the page's own URL, as the reader's
+        browser resolves it, and ``vega-charts.js`` makes it absolute. No generator rewrites it, as
+        Zensical rewrites links."""
+        base = self.settings.site_url
+        if base and base.rstrip("/") != PREVIEW_SITE_URL.rstrip("/"):
+            prefix = base.rstrip("/") + "/"
+        else:
+            prefix = relative_prefix(page.url)
         return {kind: f"{prefix}{EMBED_DIR}/{chart.file_name(kind)}" for kind in chart.files}
 
     # -- after the last page ----------------------------------------------------
@@ -311,3 +319,10 @@ class NotesSite:
 
 def _same(value: _T) -> _T:
     return value
+
+
+def _file_error(exc: InputError) -> InputError:
+    """A preset file's own mistake as a :class:`PresetFileError` (it names the file and the key's line, and
+    no page prefixes it); a missing folder stays a page's error (the page that needs it is the place)."""
+    place = str(exc).split(": ", 1)[0]
+    return PresetFileError(str(exc)) if place.split(":", 1)[0].endswith((".yaml", ".yml")) else exc

@@ -43,7 +43,10 @@ HOST_LISTENER_HTML = (
     f'if(f.contentWindow===e.source)f.style.height=Math.min(Math.ceil(h),{MAX_FRAME_HEIGHT_PX})+"px"}})}})</script>'
 )
 
-# The frame's height before (or without) the listener: about what each kind's page takes in a
-# 700 px column, so a host that strips scripts still shows the chart and most of its controls.
-FALLBACK_HEIGHT_PX = {"roofline": 1500, "collective-cost": 760, "collective": 820}
-DEFAULT_FALLBACK_HEIGHT_PX = 800
+# The frame's height before (or without) the listener: what each kind's standalone page takes in a
+# 700 px column, measured in Chromium on the notes' own charts (the site's embed/*.html, fonts
+# loaded), rounded up to 20 px; a roofline's grows with its kernels' table (about 2,100 to 3,100 px
+# there): its frame takes the middle one and scrolls inside itself for a longer table.
+FALLBACK_HEIGHT_PX = {"roofline": 2420, "collective-cost": 820, "collective": 740, "inference": 860,
+                      "training-memory": 980}
+DEFAULT_FALLBACK_HEIGHT_PX = 860

@@ -123,8 +123,8 @@ CAPTION_EXPRESSION = (
     f"+ {json.dumps(list(ALLREDUCE_TITLES))}[{_fastest_allreduce_expression()}] + ' at batch 1) on ' + datum.ln "
     "+ '.' : ''))"
 )
-SERIES = (("step_s", "decode step"), ("weights_s", "weights P·w/W"), ("kv_s", "KV cache reads"),
-          ("compute_s", "compute 2·B·P/F"), ("allreduce_s", "all-reduces"))
+SERIES = (("step_s", "decode step"), ("weights_s", "weights read ÷ W"), ("kv_s", "KV cache reads"),
+          ("compute_s", "matmul FLOPs ÷ F"), ("allreduce_s", "all-reduces"))
 
 def _paint(c: Colours) -> dict[str, Any]:
     return {

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks, topology
 from ainotes.core import collective_cost as cc
 from ainotes.core.checks import FieldError
@@ -532,8 +532,7 @@ FIELDS = ("model", "preset", "batch", "context", "prompt", "weights_dtype", "kv_
 
 def _lookup(items: Mapping[str, Any], item_id: Any, what: str, label: Callable[[str], str]) -> Any:
     if not isinstance(item_id, str) or item_id not in items:
-        known = ", ".join(sorted(items)) or "none"
-        raise FieldError(f"{label(what)}: unknown {what} {short(item_id)} (known: {known})", what)
+        raise FieldError(f"{label(what)}: {unknown_id(what, item_id, items)}", what)
     return items[item_id]
 
 
@@ -661,6 +660,30 @@ class Prefill:
 # --- a layer as its operators (LLM-Viewer style) ----------------------------------------------
 
 
+def _attention_kernels(model: ModelPreset, phase: str, batch: int, context: int, heads: int, kv_heads: int,
+                       matmul: Callable[..., Kernel], attention_dtype: str, kv_store: str | None
+                       ) -> tuple[list[Kernel], Kernel]:
+    """A layer's attention projections and its attention kernel, on one chip (:func:`layer_kernels`).
+
+    Latent attention attends over the cached latent and RoPE key, one "head" of d_c + d_rope that every
+    query head reads (the up-projections absorbed into the query and output, as DeepSeek serves it); its
+    projections are the down-projections to the latents, then the query's and the keys' and values'
+    up-projections."""
+    h, d, mla = model.d_model, model.head_dim, model.mla
+    cached_heads, cached_dim = (1, mla.kv_latent + mla.rope_head_dim) if mla is not None else (kv_heads, d)
+    if phase == "decode":
+        attention = decode_attention(batch, heads, cached_heads, context, cached_dim, attention_dtype,
+                                     f"Attention, 1 query × {context:,} cached keys", kv_dtype=kv_store)
+    else:
+        attention = attention_kv(batch, heads, cached_heads, context, context, cached_dim, attention_dtype,
+                                 f"Attention, {context:,} queries × {context:,} keys", kv_dtype=kv_store)
+    if mla is None:
+        return [matmul((heads + 2 * kv_heads) * d, h, "QKV projection")], attention
+    return [matmul((mla.q_latent or 0) + mla.kv_latent + mla.rope_head_dim, h, "Q and KV down-projections"),
+            matmul(heads * (d + mla.rope_head_dim), mla.q_latent or h, "Q up-projection"),
+            matmul(heads * 2 * d, mla.kv_latent, "K and V up-projections")], attention
+
+
 def _checked_layer(model: ModelPreset, phase: str, batch: int, context: int, tp: int, weights_dtype: str,
                    kv_dtype: str, compute_dtype: str) -> tuple[int, int, int, str, str, str]:
     """:func:`layer_kernels`' settings, checked: batch, context, TP degree and the three dtypes."""
@@ -711,23 +734,8 @@ def layer_kernels(model: ModelPreset, phase: str = "decode", *, batch: int = 1, 
     def matmul(n: int, k: int, label: str, rows: int = tokens) -> Kernel:
         return gemm(rows, n, k, compute, label, weights_dtype=weight_store)
 
-    mla = model.mla
-    # Latent attention attends over the cached latent and RoPE key, one "head" of d_c + d_rope that
-    # every query head reads (the up-projections absorbed into the query and output, as DeepSeek serves it).
-    cached_heads, cached_dim = (1, mla.kv_latent + mla.rope_head_dim) if mla is not None else (kv_heads, d)
-    if phase == "decode":
-        attention = decode_attention(batch, heads, cached_heads, context, cached_dim, attention_dtype,
-                                     f"Attention, 1 query × {context:,} cached keys", kv_dtype=kv_store)
-    else:
-        attention = attention_kv(batch, heads, cached_heads, context, context, cached_dim, attention_dtype,
-                                 f"Attention, {context:,} queries × {context:,} keys", kv_dtype=kv_store)
-    if mla is None:
-        projections = [matmul((heads + 2 * kv_heads) * d, h, "QKV projection")]
-    else:  # the down-projections to the latents, then the query's and the keys' and values' up-projections
-        q_width = heads * (d + mla.rope_head_dim)
-        projections = [matmul((mla.q_latent or 0) + mla.kv_latent + mla.rope_head_dim, h, "Q and KV down-projections"),
-                       matmul(q_width, mla.q_latent or h, "Q up-projection"),
-                       matmul(heads * 2 * d, mla.kv_latent, "K and V up-projections")]
+    projections, attention = _attention_kernels(model, phase, batch, context, heads, kv_heads, matmul,
+                                                attention_dtype, kv_store)
     kernels = [
         layer_norm(tokens, h, compute, "Norm before attention"),
         *projections,

@@ -168,6 +168,12 @@ class BodyReader:
         page_line = self.fence.start_line if line is None else self.fence.start_line + 1 + line
         raise InputError(f"{self.where}:{page_line}: {message}")
 
+    def place(self, key: str) -> str:
+        """``page.md:LINE`` of ``key`` (of the body's mapping where it lacks the key): where a check made
+        only when the fence is drawn (a link or model id against the loaded presets) reports."""
+        line = self.lines.get(key, self.lines.get(None))
+        return f"{self.where}:{self.fence.start_line if line is None else self.fence.start_line + 1 + line}"
+
     def nested(self, data: Mapping[str, Any], allowed: tuple[str, ...]) -> BodyReader:
         return BodyReader(self.fence, self.where, data, allowed, self.key_lines)
 

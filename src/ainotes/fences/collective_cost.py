@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.charts import cost as cost_chart
 from ainotes.charts.cost import RANK_CHOICES
@@ -15,6 +17,7 @@ from ainotes.core.collectives import check_op
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.fences.measured_cost import draw_measured_cost, parse_measured_run
 from ainotes.html.figure import draw_vega_figure
 from ainotes.html.page import Drawn, Page
 from ainotes.inline.cost import link_for
@@ -27,30 +30,41 @@ class CollectiveCostRequest:
     link_id: str
     title: str | None
     chart_id: str | None
+    link_where: str = ""  # page:line of the 'link' key (the link id is checked when drawn)
+    measured: Any = None  # ainotes.fences.measured_cost.MeasuredRun: an nccl-tests log over the model
 
 
 def parse_collective_cost(
     fence: Fence, where: str, presets: Mapping[str, Preset] | None = None
 ) -> CollectiveCostRequest:
     """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
-    link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn."""
+    link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn. Or
+    ``measured``, an nccl-tests log under docs/ over the model of the link; op and ranks then come from
+    the log (given, they must match it)."""
 
     data, lines = load_body(fence, where)
-    reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id"), lines)
-    op = reader.checked(check_op, "op", data.get("op"))
+    reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id", "measured"), lines)
+    given = "measured" in data  # a measured run: the log says the op and ranks (:mod:`.measured_cost`)
+    op = reader.checked(check_op, "op", data.get("op")) if "op" in data or not given else None
     ranks = reader.integer("ranks", 8, cc.MIN_RANKS, cc.MAX_RANKS)
-    if ranks not in RANK_CHOICES:
+    measured = parse_measured_run(reader, data, op, ranks if "ranks" in data else None)
+    if ranks not in RANK_CHOICES and not given:
         reader.fail("ranks", f"'ranks' must be a power of two from 2 to 1024 (the chart's choices): {ranks}")
     link_id = data.get("link", "nvlink-4")
     if not isinstance(link_id, str) or not link_id:
         reader.fail("link", f"'link' must be a link id such as nvlink-4: {short(link_id)}")
-    return CollectiveCostRequest(op=str(op), ranks=ranks, link_id=link_id, title=reader.text("title"),
-                                 chart_id=reader.chart_id())
+    return CollectiveCostRequest(op=str(op or ""), ranks=ranks, link_id=link_id, title=reader.text("title"),
+                                 chart_id=reader.chart_id(), link_where=reader.place("link"), measured=measured)
 
 
 def _draw_collective_cost(site: DrawSite, request: CollectiveCostRequest, page: Page) -> Drawn:
+    if request.measured is not None:  # an nccl-tests log's sizes over the model of the link
+        return draw_measured_cost(site, request, page)
     links = tuple(site.links().values())
-    link = link_for(site.links(), request.link_id)
+    try:
+        link = link_for(site.links(), request.link_id)
+    except InputError as exc:
+        raise InputError(f"{request.link_where}: {exc}" if request.link_where else str(exc)) from None
     title = request.title or cost_chart.default_title(request.op)
     chart = site.new_chart(page, "collective-cost", f"{request.op}-cost", request.chart_id, title)
     chart.about = {"op": request.op, "ranks": request.ranks, "link": link.id}

@@ -38,6 +38,7 @@ class InferenceTableRequest:
     tp: int | str
     link_id: str | None
     where: str
+    link_where: str = ""  # page:line of the 'link' key, where the body gives one
 
     def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
         """Every model where the fence names none, and the link each cell's TP group crosses."""
@@ -75,6 +76,7 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
         model_ids=model_ids, preset_ids=preset_ids,
         context=reader.integer("context", 4096, 1, inference.MAX_CONTEXT), tp=tp, link_id=link_id,
         where=key_where(fence, where, lines, data, "models"), **dtypes,
+        link_where=key_where(fence, where, lines, data, "link") if "link" in data else "",
     )
 
 
@@ -122,7 +124,9 @@ def table_rows(request: InferenceTableRequest, models: Sequence[ModelPreset], pr
                 except PresetFileError:
                     raise  # a link file: it names its own file and line
                 except InputError as exc:
-                    raise InputError(f"{request.where}: {model.id} on {preset.id}: {exc}") from None
+                    at_link = getattr(exc, "field", "") == "link" and request.link_where
+                    raise InputError(f"{request.link_where if at_link else request.where}: {model.id} on "
+                                     f"{preset.id}: {exc}") from None
                 chosen = one
                 if one.max_batch is None or one.max_batch >= 1 or isinstance(request.tp, int):
                     break

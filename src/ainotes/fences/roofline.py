@@ -18,6 +18,7 @@ from ainotes.core.kernels import Kernel, parse_kernel_spec
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import MAX_TITLE_CHARS, BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.fences.measured_roofline import draw_measured_roofline, parse_measured_key
 from ainotes.html.figure import draw_vega_figure
 from ainotes.html.page import Drawn, Page
 
@@ -34,22 +35,25 @@ class RooflineRequest:
     chart_id: str | None
     precision: str = "bf16"
     layer: Any = None  # ainotes.inline.inference.LayerRequest: a model's layer as kernels (drawn with the models)
+    measured: Any = None  # ainotes.fences.measured_roofline.MeasuredKernels: an ncu CSV's kernels as points
 
 
 def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> RooflineRequest:
     """``roofline`` fence: presets (ids, default all), sparsity, kernels, title, id, precision (default bf16),
     and a model's layer as kernels: model, phase, batch, context, weights_dtype, kv_dtype, compute_dtype, tp
-    (:func:`parse_layer`; precision then defaults to compute_dtype)."""
+    (:func:`parse_layer`; precision then defaults to compute_dtype); or ``measured``, an ncu CSV under docs/
+    whose kernels are drawn against the roofs of the one GPU in ``presets`` (:mod:`.measured_roofline`)."""
 
     data, lines = load_body(fence, where)
-    reader = BodyReader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision", *LAYER_KEYS),
-                     lines)
+    reader = BodyReader(fence, where, data, ("presets", "sparsity", "kernels", "title", "id", "precision", "measured",
+                                                  *LAYER_KEYS), lines)
     kernels = read_kernels(reader, data.get("kernels"))
     layer = parse_layer(reader, data)
     precision = data.get("precision", layer.compute_dtype if layer is not None else "bf16")
     if precision not in PRECISIONS:
         reader.fail("precision", f"'precision' must be one of {', '.join(PRECISIONS)}: {short(precision)}")
     preset_ids = reader.preset_ids(tuple(presets))
+    measured = parse_measured_key(reader, data, preset_ids)
     unit = "vector" if precision == "fp32" else "tensor"
     if not any(presets[i].peak_tflops(precision, unit=unit) for i in preset_ids):
         reader.fail("precision", f"no preset of this chart gives a {precision} {unit} rate: {', '.join(preset_ids)}")
@@ -61,6 +65,7 @@ def parse_roofline(fence: Fence, where: str, presets: Mapping[str, Preset]) -> R
         title=reader.text("title"),
         chart_id=reader.chart_id(),
         layer=layer,
+        measured=measured,
     )
 
 
@@ -176,6 +181,8 @@ def layer_title(request: LayerRequest, models: Mapping[str, ModelPreset]) -> str
 
 
 def _draw_roofline(site: DrawSite, request: RooflineRequest, page: Page) -> Drawn:
+    if request.measured is not None:  # an ncu CSV's kernels against one GPU's roofs
+        return draw_measured_roofline(site, request, page)
     presets = [site.presets_by_id[i] for i in request.preset_ids]
     palette_ids = tuple(site.presets_by_id)
     kernels, title = request.kernels, request.title

@@ -265,7 +265,9 @@ body[data-md-color-scheme="slate"]{background:DARK_BG;color:DARK_FG;color-scheme
 .ainotes-standalone .ainotes-explorer-stage>.ainotes-explorer{position:static;max-height:none;overflow:visible;
   box-shadow:none}
 .ainotes-standalone .ainotes-chart{margin:0}
+/* Words in a table with a scroller of its own (.ainotes-table-wrap) never break mid-word: it scrolls. */
 .ainotes-standalone table{border-collapse:collapse}
+.ainotes-standalone .ainotes-table-wrap table{overflow-wrap:normal}
 .ainotes-standalone th,.ainotes-standalone td{padding:.25em .6em;text-align:left;vertical-align:top;
   border-bottom:1px solid rgba(128,128,128,.35)}
 .ainotes-standalone caption{padding:.3em 0}

@@ -668,19 +668,27 @@ def _build_preset(data: dict[str, Any], preset_id: str, where: str, warnings: tu
         system_dense_fp16_tflops=float(data["system_dense_fp16_tflops"]) if system_form else None,
         system_memory_bandwidth_tbps=float(data["system_memory_bandwidth_tbps"]) if system_form else None,
         peaks=_build_peaks(data, sources),
-        **_capacity(data, gpus),
+        **_capacity(data, gpus, where),
         unit_names={unit: name.strip() for unit, name in data.get("unit_names", {}).items()},
         warnings=warnings,
         node=_node(data),
     )
 
 
-def _capacity(data: dict[str, Any], gpus: int) -> dict[str, Any]:
-    """Per-chip capacity in bytes, and the unit the file states it in (``{}`` where none is given)."""
+def _capacity(data: dict[str, Any], gpus: int, where: str = "") -> dict[str, Any]:
+    """Per-chip capacity in bytes, and the unit it is in (``{}`` where none is given). A printed "GB" is
+    10^9 bytes unless ``memory_capacity_unit: GiB`` says the vendor's GB are 2^30 (NVIDIA's 80 GB H100)."""
+    binary = data.get("memory_capacity_unit") == "GiB"
+    printed = ("memory_capacity_gb", "system_memory_capacity_gb")
+    if "memory_capacity_unit" in data and not any(k in data for k in printed):
+        raise InputError(f"{where}: 'memory_capacity_unit' says what the 'GB' of memory_capacity_gb or "
+                         "system_memory_capacity_gb means; give one of those (memory_capacity_gib is 2^30 already)")
+    scale, unit = (GIBI, "GiB") if binary else (GIGA, "GB")
     if "memory_capacity_gib" in data:
         return {"memory_capacity_bytes": float(data["memory_capacity_gib"]) * GIBI, "memory_capacity_unit": "GiB"}
     if "memory_capacity_gb" in data:
-        return {"memory_capacity_bytes": float(data["memory_capacity_gb"]) * GIGA}
+        return {"memory_capacity_bytes": float(data["memory_capacity_gb"]) * scale, "memory_capacity_unit": unit}
     if "system_memory_capacity_gb" in data:
-        return {"memory_capacity_bytes": float(data["system_memory_capacity_gb"]) * GIGA / gpus}
+        return {"memory_capacity_bytes": float(data["system_memory_capacity_gb"]) * scale / gpus,
+                "memory_capacity_unit": unit}
     return {}

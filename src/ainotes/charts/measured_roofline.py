@@ -1,0 +1,217 @@
+"""Measured kernels on a GPU's roofline: each launch an Nsight Compute CSV lists, as a point at its
+achieved intensity (FLOP per DRAM byte) and FLOP/s, against the roofs it is held to.
+
+The numbers are the measured record's (:func:`ainotes.measurements.report.ncu_record`, the one
+``ainotes measured --json`` prints): a kernel's ``intensity``, ``flops_per_s``, ``roof`` (the
+precision and unit it is held to: FP16 tensor where matrix instructions ran, else FP32 vector),
+``roof_flops_per_s`` = min(peak, bandwidth × intensity) and ``fraction_of_roof``. The roofs drawn
+are the preset's ceilings for those precisions (:func:`ainotes.core.roofline.ceiling_at`), each a
+line min(peak, bandwidth × intensity) on log-log axes, exact at its three vertices. A point above its
+roof is drawn hollow and named in the chart and the caption as a units or FLOP-count error: no kernel
+beats its roof. The chart is static (no params): its stills say everything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ainotes.charts.figure import VegaFigure
+from ainotes.charts.grammar import Grammar
+from ainotes.charts.theme import COST_PALETTES, ChartTheme, Colours, Theme
+from ainotes.core import roofline
+from ainotes.core.hardware import Preset, precision_label
+
+STATIC_WIDTH_PX = 680
+STATIC_HEIGHT_PX = 420
+NARROW_WIDTH_PX = 300  # a 360 px phone's column
+NARROW_HEIGHT_PX = 380
+# Room around the points and ridges on the axes (factors: a third of a decade or so).
+MARGIN = 3.0
+ABOVE_ROOF_WORDS = "above its roof: a units or FLOP-count error"
+
+
+def _paint(c: Colours) -> dict[str, Any]:
+    return {
+        "title": {"subtitleColor": c["muted"]},
+        "style": {"point-label": {"color": c["text"], "fontSize": 12, "fontWeight": 600},
+                  "flag-label": {"color": c["text"], "fontSize": 12, "fontStyle": "italic"}},
+    }
+
+
+THEME = ChartTheme(
+    "measured-roofline",
+    layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
+            "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 0},
+            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 10, "subtitleFontSize": 12}},
+    palettes=COST_PALETTES, paint=_paint,
+)
+
+
+def roof_name(roof: str) -> str:
+    """``"fp16 tensor"`` (the record's form) → ``"FP16 tensor roof"``."""
+    precision, unit = roof.split(" ")
+    return f"{precision_label(precision, unit)} roof"
+
+
+def _drawable(kernel: Mapping[str, Any]) -> bool:
+    values = (kernel.get("intensity"), kernel.get("flops_per_s"), kernel.get("roof_flops_per_s"))
+    return all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values)
+
+
+def _decade_floor(value: float) -> float:
+    return 10.0 ** math.floor(math.log10(value))
+
+
+def _decade_ceil(value: float) -> float:
+    return 10.0 ** math.ceil(math.log10(value))
+
+
+def _decades(low: float, high: float) -> list[float]:
+    return [10.0**e for e in range(math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9) + 1)]
+
+
+def point_label(number: int, kernel: Mapping[str, Any]) -> str:
+    """``1: 75 % of roof``, or ``3: above its roof (140 %)``: the readout beside each point."""
+    percent = f"{kernel['fraction_of_roof'] * 100:.0f} %"
+    return f"{number}: above its roof ({percent})" if kernel.get("above_roof") else f"{number}: {percent} of roof"
+
+
+def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
+    """The chart's data: ``points`` (one per drawable kernel, numbered as in the table), ``roofs`` (three
+    vertices per roof line), the axes' domains, and the kernels left out (no FLOP count or DRAM bytes)."""
+    kernels = list(record["kernels"])
+    drawn = [(n, k) for n, k in enumerate(kernels, start=1) if _drawable(k)]
+    roofs = list(dict.fromkeys(k["roof"] for _, k in drawn))
+    ceilings = {}
+    for roof in roofs:
+        precision, unit = roof.split(" ")
+        found = roofline.ceiling_at(preset, precision, unit=unit)
+        if found is not None:
+            ceilings[roof] = found
+    xs = [k["intensity"] for _, k in drawn] + [c.ridge_flop_per_byte for c in ceilings.values()]
+    x_min = _decade_floor(min(xs, default=1.0) / MARGIN)
+    x_max = _decade_ceil(max(xs, default=100.0) * MARGIN)
+    ys = [k["flops_per_s"] for _, k in drawn]
+    y_min = _decade_floor(min(ys + [c.memory_bandwidth_bytes_per_s * x_min for c in ceilings.values()],
+                              default=1e12))
+    y_max = max(ys + [c.peak_flops_per_s for c in ceilings.values()], default=1e15) * MARGIN
+    roof_rows = []
+    for roof, found in ceilings.items():
+        for x in (x_min, found.ridge_flop_per_byte, x_max):
+            roof_rows.append({"roof": roof_name(roof), "x": x, "y": roofline.attainable(
+                x, found.peak_flops_per_s, found.memory_bandwidth_bytes_per_s)})
+    points = [{"n": n, "label": point_label(n, k),
+               "name": k["name"], "roof": roof_name(k["roof"]), "x": k["intensity"], "y": k["flops_per_s"],
+               "fraction": k["fraction_of_roof"], "above": bool(k.get("above_roof")),
+               # its label goes left of it past the middle of the axis
+               "right": math.log(k["intensity"] / x_min) > math.log(x_max / x_min) / 2,
+               "of_roof": f"{k['fraction_of_roof'] * 100:.1f} % of its roof"} for n, k in drawn]
+    return {"points": points, "roofs": roof_rows, "x_domain": [x_min, x_max], "y_domain": [y_min, y_max],
+            "left_out": [n for n, k in enumerate(kernels, start=1) if not _drawable(k)],
+            "roof_names": [roof_name(r) for r in ceilings]}
+
+
+def _build(variant: Hashable) -> dict[str, Any]:
+    import altair as alt  # only when the structure is built, not when it is read back
+
+    x_scale = alt.Scale(type="log", domain=alt.ExprRef("x_domain"), nice=False)
+    y_scale = alt.Scale(type="log", domain=alt.ExprRef("y_domain"), nice=False)
+    x = alt.X("x:Q", scale=x_scale, title="Achieved intensity (FLOP per DRAM byte)",
+              axis=alt.Axis(values=alt.ExprRef("x_ticks"), labelExpr="format(datum.value, ',~g')",
+                            labelOverlap="greedy"))
+    y = alt.Y("y:Q", scale=y_scale, title="FLOP/s",
+              axis=alt.Axis(values=alt.ExprRef("y_ticks"), labelExpr="format(datum.value, '.2~s')",
+                            labelOverlap="greedy"))
+    roof_scale = alt.Scale(domain=alt.ExprRef("roof_names"))
+    colour = alt.Color("roof:N", title=None, scale=roof_scale,
+                       legend=alt.Legend(orient="bottom", direction="vertical", symbolType="stroke"))
+    lines = alt.Chart(alt.NamedData("roofs")).mark_line(strokeWidth=2.5).encode(
+        x=x, y=y, color=colour, detail="roof:N", order="x:Q",
+        tooltip=[alt.Tooltip("roof:N", title="Roof")])
+    points = alt.Chart(alt.NamedData("points"))
+    tips = [alt.Tooltip("n:N", title="Kernel"), alt.Tooltip("name:N", title="Name"),
+            alt.Tooltip("roof:N", title="Held to"), alt.Tooltip("of_roof:N", title="Reached")]
+    marks = points.mark_point(size=90, strokeWidth=2, opacity=1).encode(
+        x="x:Q", y="y:Q", color=alt.Color("roof:N", legend=None, scale=roof_scale),
+        fill=alt.condition("datum.above", alt.value("transparent"), alt.Color("roof:N", legend=None, scale=roof_scale)),
+        shape=alt.condition("datum.above", alt.value("diamond"), alt.value("circle")), tooltip=tips)
+    # Below a point under its roof (clear of the roof line), above one over it; on the side with more room.
+    labels = [points.transform_filter(f"{'' if up else '!'}datum.above && {'' if right else '!'}datum.right")
+              .mark_text(align="right" if right else "left", baseline="bottom" if up else "top",
+                         dx=-7 if right else 7, dy=-7 if up else 7, style="flag-label" if up else "point-label")
+              .encode(x="x:Q", y="y:Q", text="label:N") for up in (False, True) for right in (False, True)]
+    chart = alt.layer(lines, marks, *labels).properties(
+        width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
+        autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
+    ).add_params(*(alt.param(name=name, value=value) for name, value in (
+        ("x_domain", [1.0, 10.0]), ("y_domain", [1.0, 10.0]), ("x_ticks", [1.0]), ("y_ticks", [1.0]),
+        ("roof_names", ["a"]))))
+    spec = chart.to_dict(validate=False)
+    spec.pop("config", None)
+    return spec
+
+
+GRAMMAR = Grammar("measured-roofline", _build, __file__)
+
+
+def measured_roofline_spec(record: Mapping[str, Any], preset: Preset, *, title: str,
+                           theme: Theme = "light") -> dict[str, Any]:
+    """The chart as Vega-Lite: the record's kernels against ``preset``'s roofs."""
+    rows = chart_rows(record, preset)
+    subtitle = ["Measured kernels, numbered as in the table below,", f"against the roofs of the {preset.name}"]
+    return GRAMMAR.spec(
+        datasets={"roofs": rows["roofs"], "points": rows["points"]},
+        params={"x_domain": rows["x_domain"], "y_domain": rows["y_domain"],
+                "x_ticks": _decades(*rows["x_domain"]), "y_ticks": _decades(*rows["y_domain"]),
+                "roof_names": rows["roof_names"] or ["no roof"]},
+        config=THEME.config(theme),
+        top={"title": {"text": title, "subtitle": subtitle},
+             "description": f"Roofline of the {preset.name} with {len(rows['points'])} measured kernels."})
+
+
+def fraction_range(fractions: Sequence[float]) -> str:
+    """``41–78 %`` (or ``41 %`` for one), whole percent."""
+    low, high = min(fractions) * 100, max(fractions) * 100
+    return f"{low:.0f} %" if round(low) == round(high) else f"{low:.0f}–{high:.0f} %"
+
+
+def caption_text(record: Mapping[str, Any], preset: Preset, file_name: str) -> str:
+    """``2 measured kernels from x.csv, 45–75 % of their roof on the A100 …``: what the chart shows."""
+    rows = chart_rows(record, preset)
+    points = rows["points"]
+    count = len(points)
+    parts = []
+    if points:
+        noun = "kernel" if count == 1 else "kernels"
+        parts.append(f"{count} measured {noun} from {file_name}, "
+                     f"{fraction_range([p['fraction'] for p in points])} of {'its' if count == 1 else 'their'} "
+                     f"roof on the {preset.name}.")
+    else:
+        parts.append(f"No kernel of {file_name} has the FLOP count and DRAM bytes a roofline point needs.")
+    parts.append("Each point sits at the kernel's FLOPs ÷ DRAM bytes and FLOPs ÷ duration, as Nsight Compute "
+                 "counted them; its roof is min(peak, memory bandwidth × intensity) of the precision it ran in "
+                 "(FP16 matrix units, tensor cores on NVIDIA, where matrix instructions ran; else FP32 vector "
+                 "units, the CUDA cores).")
+    above = [p["n"] for p in points if p["above"]]
+    if above:
+        listed = ", ".join(str(n) for n in above)
+        parts.append(f"Kernel{'s' if len(above) > 1 else ''} {listed}: {ABOVE_ROOF_WORDS}, not a fast kernel "
+                     "(hollow diamonds).")
+    if rows["left_out"]:
+        listed = ", ".join(str(n) for n in rows["left_out"])
+        parts.append(f"Not drawn (no FLOP count, DRAM bytes or roof): {listed}.")
+    if any(k.get("tensor_flops_assumed") for k in record["kernels"]):
+        parts.append("Matrix-unit FLOPs assume 4,096 FLOPs per instruction (mma m16n8k16): an estimate.")
+    return " ".join(parts)
+
+
+def measured_roofline_figure(record: Mapping[str, Any], preset: Preset, *, title: str,
+                             file_name: str) -> VegaFigure:
+    """Both schemes, their phone stills and the caption (every string escaped)."""
+    light, dark = (measured_roofline_spec(record, preset, title=title, theme=theme) for theme in ("light", "dark"))
+    narrow = tuple({**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX} for spec in (light, dark))
+    return VegaFigure(light=light, dark=dark, caption_html=escape(caption_text(record, preset, file_name)),
+                      narrow=narrow, snippet_title=title)
