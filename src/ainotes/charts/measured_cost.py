@@ -20,14 +20,15 @@ from typing import Any
 
 from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
+from ainotes.charts.measured_roofline import wrapped_title
 from ainotes.charts.theme import COST_PALETTES, ChartTheme, Colours, Theme
 from ainotes.core import collective_cost as cc
 from ainotes.core.links import Link
 
 STATIC_WIDTH_PX = 680
-PANEL_HEIGHT_PX = 260
+PANEL_HEIGHT_PX = 480  # the whole chart: title, plot, axis and legends (autosize fit)
 NARROW_WIDTH_PX = 300  # a 360 px phone's column
-NARROW_PANEL_HEIGHT_PX = 220
+NARROW_PANEL_HEIGHT_PX = 480
 GRID_PER_DECADE = 8
 FITTED = "fitted to the run"
 MEASURED = "measured"
@@ -92,7 +93,15 @@ def _decades(low: float, high: float) -> list[float]:
     return [10.0**e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
 
 
-def _panel(alt: Any, field: str, title: str, log_y: bool) -> Any:
+PANELS = {"time": ("time_s", "Time (log)"), "busbw": ("busbw_gbps", "Bus bandwidth (GB/s)")}
+
+
+def _build(variant: Hashable) -> dict[str, Any]:
+    """One panel, ``variant`` ``"time"`` (log-log) or ``"busbw"`` (log x, linear y)."""
+    import altair as alt  # only when the structure is built, not when it is read back
+
+    field, title = PANELS[str(variant)]
+    log_y = variant == "time"
     x = alt.X("bytes:Q", title="Message size (bytes)",
               scale=alt.Scale(type="log", domain=alt.ExprRef("x_domain"), nice=False),
               axis=alt.Axis(values=alt.ExprRef("x_ticks"), labelExpr="format(datum.value, '.0~s') + 'B'",
@@ -118,15 +127,9 @@ def _panel(alt: Any, field: str, title: str, log_y: bool) -> Any:
         x="bytes:Q", y=f"{field}:Q", tooltip=tips,
         shape=alt.Shape("what:N", title=None, scale=alt.Scale(domain=[MEASURED], range=["circle"]),
                         legend=alt.Legend(orient="bottom", symbolFillColor="currentColor")))
-    return alt.layer(model, fitted, points).properties(width=STATIC_WIDTH_PX, height=PANEL_HEIGHT_PX)
-
-
-def _build(variant: Hashable) -> dict[str, Any]:
-    import altair as alt  # only when the structure is built, not when it is read back
-
-    chart = alt.vconcat(_panel(alt, "time_s", "Time (log)", True),
-                        _panel(alt, "busbw_gbps", "Bus bandwidth (GB/s)", False), spacing=24).resolve_scale(
-        color="shared", strokeDash="shared", shape="shared").properties(padding=8).add_params(
+    chart = alt.layer(model, fitted, points).properties(
+        width=STATIC_WIDTH_PX, height=PANEL_HEIGHT_PX, padding=8,
+        autosize=alt.AutoSizeParams(type="fit", contains="padding")).add_params(
         *(alt.param(name=name, value=value) for name, value in (
             ("x_domain", [1.0, 10.0]), ("algorithms", ["a"]), ("x_ticks", [1.0]), ("time_domain", [1.0, 10.0]),
             ("time_ticks", [1.0]))))
@@ -138,26 +141,24 @@ def _build(variant: Hashable) -> dict[str, Any]:
 GRAMMAR = Grammar("measured-cost", _build, __file__)
 
 
-def measured_cost_spec(record: Mapping[str, Any], link: Link, *, title: str, theme: Theme = "light",
-                       width_px: int = STATIC_WIDTH_PX, panel_height_px: int = PANEL_HEIGHT_PX) -> dict[str, Any]:
-    """The chart as Vega-Lite: the record's run over the α–β model on ``link``."""
+def measured_cost_spec(record: Mapping[str, Any], link: Link, *, title: str, panel: str = "time",
+                       theme: Theme = "light") -> dict[str, Any]:
+    """One panel of the chart as Vega-Lite (``panel``: ``"time"`` or ``"busbw"``): the run over the model."""
     rows = chart_rows(record, link)
     sizes = [line["bytes"] for line in rows["lines"]]
     times = [row["time_s"] for row in (*rows["lines"], *rows["points"])]
-    spec = GRAMMAR.spec(
-        datasets={"lines": rows["lines"], "points": rows["points"]},
+    what = "times" if panel == "time" else "bus bandwidths"
+    return GRAMMAR.spec(
+        datasets={"lines": rows["lines"], "points": rows["points"]}, variant=panel,
         params={"x_domain": [min(sizes), max(sizes)], "algorithms": rows["algorithms"], "x_ticks": [
             t for t in _decades(min(sizes), max(sizes)) if min(sizes) <= t <= max(sizes)],
             "time_domain": [10.0 ** math.floor(math.log10(min(times))), 10.0 ** math.ceil(math.log10(max(times)))],
             "time_ticks": _decades(min(times), max(times))},
         config=THEME.config(theme),
-        top={"title": {"text": title, "subtitle": [
-            f"{record['ranks']}-rank {record['op']}: the run's sizes (dots) over the α–β model",
-            f"of {link.name}, one line per algorithm; dashed: α and β fitted to the run"]},
-            "description": f"Measured {record['op']} times and bus bandwidths against the α–β model of {link.name}."})
-    for panel in spec["vconcat"]:
-        panel["width"], panel["height"] = width_px, panel_height_px
-    return spec
+        top={"title": {"text": wrapped_title(title), "subtitle": [
+            f"{record['ranks']}-rank {record['op']}: measured {what} (dots)",
+            f"over the α–β model of {link.name},", "one line per algorithm; dashed: fitted to the run"]},
+            "description": f"Measured {record['op']} {what} against the α–β model of {link.name}."})
 
 
 def error_range(record: Mapping[str, Any]) -> str:
@@ -189,10 +190,17 @@ def caption_text(record: Mapping[str, Any], link: Link, file_name: str) -> str:
     return " ".join(parts)
 
 
-def measured_cost_figure(record: Mapping[str, Any], link: Link, *, title: str, file_name: str) -> VegaFigure:
-    """Both schemes, their phone stills and the caption (every string escaped)."""
-    light, dark = (measured_cost_spec(record, link, title=title, theme=theme) for theme in ("light", "dark"))
-    narrow = tuple(measured_cost_spec(record, link, title=title, theme=theme, width_px=NARROW_WIDTH_PX,
-                                      panel_height_px=NARROW_PANEL_HEIGHT_PX) for theme in ("light", "dark"))
-    return VegaFigure(light=light, dark=dark, caption_html=escape(caption_text(record, link, file_name)),
-                      narrow=narrow, snippet_title=title)
+def measured_cost_figures(record: Mapping[str, Any], link: Link, *, title: str, file_name: str
+                          ) -> tuple[VegaFigure, VegaFigure]:
+    """The time panel (with the caption) and the bus-bandwidth panel: both schemes and phone stills each."""
+    figures = []
+    for panel, heading in (("time", title), ("busbw", f"{title}: bus bandwidth")):
+        light, dark = (measured_cost_spec(record, link, title=heading, panel=panel, theme=theme)
+                       for theme in ("light", "dark"))
+        narrow = tuple({**spec, "width": NARROW_WIDTH_PX, "height": NARROW_PANEL_HEIGHT_PX} for spec in (light, dark))
+        caption = (caption_text(record, link, file_name) if panel == "time" else
+                   "The same run's bus bandwidth: nccl-tests' busbw (size ÷ time × the collective's bus factor) "
+                   "over the model's and the fitted line's.")
+        figures.append(VegaFigure(light=light, dark=dark, caption_html=escape(caption), narrow=narrow,
+                                  snippet_title=heading))
+    return figures[0], figures[1]

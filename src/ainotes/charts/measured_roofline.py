@@ -13,6 +13,7 @@ beats its roof. The chart is static (no params): its stills say everything.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from html import escape
@@ -25,9 +26,9 @@ from ainotes.core import roofline
 from ainotes.core.hardware import Preset, precision_label
 
 STATIC_WIDTH_PX = 680
-STATIC_HEIGHT_PX = 420
+STATIC_HEIGHT_PX = 460
 NARROW_WIDTH_PX = 300  # a 360 px phone's column
-NARROW_HEIGHT_PX = 380
+NARROW_HEIGHT_PX = 420
 # Room around the points and ridges on the axes (factors: a third of a decade or so).
 MARGIN = 3.0
 ABOVE_ROOF_WORDS = "above its roof: a units or FLOP-count error"
@@ -48,6 +49,20 @@ THEME = ChartTheme(
             "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 10, "subtitleFontSize": 12}},
     palettes=COST_PALETTES, paint=_paint,
 )
+
+
+# Below this chart width (px) the title takes two lines.
+NARROW_TITLE_PX = 560
+
+
+def wrapped_title(text: str) -> dict[str, str]:
+    """The title as an expression: one line, or two (split at the space nearest its middle) on a narrow chart."""
+    spaces = [i for i, char in enumerate(text) if char == " "]
+    if not spaces:
+        return {"expr": json.dumps(text, ensure_ascii=False)}
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    lines = json.dumps([text[:cut], text[cut + 1:]], ensure_ascii=False)
+    return {"expr": f"width < {NARROW_TITLE_PX} ? {lines} : {json.dumps(text, ensure_ascii=False)}"}
 
 
 def roof_name(roof: str) -> str:
@@ -161,14 +176,14 @@ def measured_roofline_spec(record: Mapping[str, Any], preset: Preset, *, title: 
                            theme: Theme = "light") -> dict[str, Any]:
     """The chart as Vega-Lite: the record's kernels against ``preset``'s roofs."""
     rows = chart_rows(record, preset)
-    subtitle = ["Measured kernels, numbered as in the table below,", f"against the roofs of the {preset.name}"]
+    subtitle = ["Measured kernels, numbered as in the table", f"below, against the roofs of the {preset.name}"]
     return GRAMMAR.spec(
         datasets={"roofs": rows["roofs"], "points": rows["points"]},
         params={"x_domain": rows["x_domain"], "y_domain": rows["y_domain"],
                 "x_ticks": _decades(*rows["x_domain"]), "y_ticks": _decades(*rows["y_domain"]),
                 "roof_names": rows["roof_names"] or ["no roof"]},
         config=THEME.config(theme),
-        top={"title": {"text": title, "subtitle": subtitle},
+        top={"title": {"text": wrapped_title(title), "subtitle": subtitle},
              "description": f"Roofline of the {preset.name} with {len(rows['points'])} measured kernels."})
 
 

@@ -9,6 +9,7 @@ in what a log does not say. The figures are those of ``ainotes measured FILE --l
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -85,6 +86,10 @@ def error_table(record: dict[str, Any]) -> str:
     return tables.notes_table(head, rows, "ainotes-measured")
 
 
+def _same(figure: measured_cost.VegaFigure) -> measured_cost.VegaFigure:
+    return figure
+
+
 def draw_measured_cost(site: DrawSite, request: Any, page: Page) -> Drawn:
     """The measured cost chart of a ``collective-cost`` fence (``request``: its request)."""
     run: MeasuredRun = request.measured
@@ -95,12 +100,19 @@ def draw_measured_cost(site: DrawSite, request: Any, page: Page) -> Drawn:
     record = read_run(site, run, link.id)
     file_name = run.file.split("/", 1)[1]
     title = request.title or f"Measured {record['op']} against the α–β model"
-    chart = site.new_chart(page, "collective-cost", f"measured-{record['op']}-cost", request.chart_id, title)
-    chart.about = {"op": record["op"], "ranks": record["ranks"], "link": link.id, "measured": run.file}
-    drawn = draw_vega_figure(site, chart, page, (request, link, record), lambda: (
-        measured_cost.measured_cost_figure(record, link, title=title, file_name=file_name)))
+    figures = measured_cost.measured_cost_figures(record, link, title=title, file_name=file_name)
+    drawn = []
+    for index, suffix in enumerate(("", "-busbw")):
+        chart_id = request.chart_id + suffix if request.chart_id else None
+        heading = title if index == 0 else f"{title}: bus bandwidth"
+        chart = site.new_chart(page, "collective-cost", f"measured-{record['op']}-cost{suffix}", chart_id, heading)
+        chart.about = {"op": record["op"], "ranks": record["ranks"], "link": link.id, "measured": run.file}
+        drawn.append(draw_vega_figure(site, chart, page, (request, link, record, index),
+                                      functools.partial(_same, figures[index])))
     download = (f'<a href="{escape(download_url(run.file, page), quote=True)}" download>'
                 f'{escape(file_name)}</a>')
     below = (f'<div class="ainotes-measured">{error_table(record)}<ul class="ainotes-measured__summary">'
              f'<li>The raw file: {download}.</li></ul></div>')
-    return Drawn(drawn.html + below, drawn.chart, drawn.scripts)
+    if drawn[1].chart is not None:  # the page registers the chart a fence returns; the second one here
+        site.register(drawn[1].chart, page, int(run.where.rsplit(":", 1)[1]))
+    return Drawn(drawn[0].html + drawn[1].html + below, drawn[0].chart, drawn[0].scripts)
