@@ -55,6 +55,54 @@ def test_every_gpu_colour_stands_out_from_its_background_and_from_the_others(the
         assert math.dist(_lab(a), _lab(b)) >= 20, (a, b)
 
 
+def _delta_e_2000(one: str, two: str) -> float:
+    return _delta_e_2000_lab(_lab(one), _lab(two))
+
+
+def _delta_e_2000_lab(one: tuple[float, float, float], two: tuple[float, float, float]) -> float:
+    """CIEDE2000 of two CIELAB colours (Sharma, Wu and Dalal, 2005, equations 1-17)."""
+    (l1, a1, b1), (l2, a2, b2) = one, two
+    c_mean = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_mean**7 / (c_mean**7 + 25**7)))
+    a1, a2 = (1 + g) * a1, (1 + g) * a2
+    c1, c2 = math.hypot(a1, b1), math.hypot(a2, b2)
+    h1, h2 = (math.degrees(math.atan2(b, a)) % 360 for a, b in ((a1, b1), (a2, b2)))
+    dh = 0.0 if c1 * c2 == 0 else (h2 - h1 + 180) % 360 - 180
+    big_dh = 2 * math.sqrt(c1 * c2) * math.sin(math.radians(dh / 2))
+    l_mean, c_bar = (l1 + l2) / 2, (c1 + c2) / 2
+    h_mean = h1 + h2 if c1 * c2 == 0 else (h1 + h2) / 2 + (180 if abs(h1 - h2) > 180 else 0)
+    t = (1 - 0.17 * math.cos(math.radians(h_mean - 30)) + 0.24 * math.cos(math.radians(2 * h_mean))
+         + 0.32 * math.cos(math.radians(3 * h_mean + 6)) - 0.20 * math.cos(math.radians(4 * h_mean - 63)))
+    rotation = -math.sin(math.radians(60 * math.exp(-(((h_mean % 360) - 275) / 25) ** 2))) * 2 * math.sqrt(
+        c_bar**7 / (c_bar**7 + 25**7))
+    s_l = 1 + 0.015 * (l_mean - 50) ** 2 / math.sqrt(20 + (l_mean - 50) ** 2)
+    s_c, s_h = 1 + 0.045 * c_bar, 1 + 0.015 * c_bar * t
+    return math.sqrt(((l2 - l1) / s_l) ** 2 + ((c2 - c1) / s_c) ** 2 + (big_dh / s_h) ** 2
+                     + rotation * ((c2 - c1) / s_c) * (big_dh / s_h))
+
+
+def test_cie_2000_matches_the_published_test_pairs():
+    # Sharma, Wu and Dalal (2005), table 1, pairs 1 and 17, from their CIELAB values.
+    assert _delta_e_2000_lab((50, 2.6772, -79.7751), (50, 0, -82.7485)) == pytest.approx(2.0425, abs=1e-4)
+    assert _delta_e_2000_lab((50, 2.5, 0), (73, 25, -18)) == pytest.approx(27.1492, abs=1e-4)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_no_two_gpu_colours_read_as_one(theme):
+    """Thin lines and small squares: any two colours 15 apart in CIEDE2000, and at most three of the
+    cool hues (LCh hue 150°-330°: green, teal, blue, slate, purple), where a green beside a teal and a
+    blue beside a slate read as one colour."""
+    palette = chart_theme.GPU_PALETTES[theme]
+    for a, b in itertools.combinations(palette, 2):
+        assert _delta_e_2000(a, b) >= 15, (a, b, round(_delta_e_2000(a, b), 1))
+    cool = []
+    for colour in palette:
+        _, a, b = _lab(colour)
+        if math.hypot(a, b) >= 10 and 150 <= math.degrees(math.atan2(b, a)) % 360 <= 330:
+            cool.append(colour)
+    assert len(cool) <= 3, cool
+
+
 def _fixture_ids(count: int) -> list[str]:
     return [f"gpu-{index}" for index in range(count)]
 

@@ -187,7 +187,29 @@ def test_the_fence_draws_a_live_chart_with_its_embeds(site: NotesSite) -> None:
     assert set(chart_record.files) == {"svg", "svg-dark", "png", "json", "html"}
 
 
+def test_a_gpu_preset_an_author_adds_reaches_the_chart_without_naming_it(tmp_path: Path) -> None:
+    """The fence lists no presets: a part added to the folder (here the lab GPU's figures as an
+    H200-like 141 GB part) is among the GPUs the chart offers, and ``preset`` opens the chart on it."""
+    folder = tmp_path / "presets"
+    shutil.copytree(FIXTURES, folder)
+    added = (FIXTURES / "lab-gpu.yaml").read_text(encoding="utf-8").replace(
+        "name: Lab GPU (H100 SXM figures)", "name: Lab GPU 141").replace("memory_capacity_gb: 80",
+                                                                         "memory_capacity_gb: 141")
+    (folder / "lab-new.yaml").write_text(added, encoding="utf-8")
+    added_site = NotesSite(folder)
+    out = page(added_site, "# Serve\n\n```inference\nmodels: [lab-70b]\nlink: lab-link\npreset: lab-new\n"
+                           "id: serve\n```\n")
+    assert added_site.charts["serve"].about["presets"][0] == "lab-new"
+    assert {"lab-gpu", "lab-new", "lab-tpu", "lab-nocap"} <= set(added_site.charts["serve"].about["presets"])
+    light = json.loads(html.unescape(re.search(r'<template class="ainotes-chart__spec"[^>]*>(.*?)</template>',
+                                               out, re.S).group(1)))
+    gpu = next(s for s in light["signals"] if s["name"] == "gpu")
+    assert gpu["value"] == "lab-new" and "lab-new" in gpu["bind"]["options"]
+    assert "Lab GPU 141" in html.unescape(out.split("<figcaption", 1)[1])
+
+
 @pytest.mark.parametrize(("body", "message"), [
+    ("preset: lab-cpu\nlink: lab-link\n", "serve.md:4: 'preset' must be one of the chart's GPU presets ("),
     ("models: [lab-7b]\nlink: lab-link\n", "serve.md:4: unknown model 'lab-7b' (did you mean 'lab-70b'? "
      "known: lab-13b, lab-70b"),
     ("presets: [lab-nocap]\ncompute_dtype: fp8\nprecision: fp8/fp8\n",
@@ -227,7 +249,7 @@ def test_the_table_finds_the_fewest_chips_that_hold_a_model(site: NotesSite) -> 
 @pytest.mark.parametrize(("body", "message"), [
     ("tp: many\n", "serve.md:2: 'tp' must be a whole number"),
     ("models: 5\n", "serve.md:2: 'models' must be a list of model preset ids: 5"),
-    ("models: [lab-7b]\n", "serve.md:2: unknown model 'lab-7b'"),
+    ("models: [lab-7b]\nlink: lab-link\n", "serve.md:2: unknown model 'lab-7b'"),
     ("weights_dtype: fp6\n", "serve.md:2: 'weights_dtype' must be one of"),
 ])
 def test_table_fence_errors_name_page_and_line(site: NotesSite, body: str, message: str) -> None:
@@ -349,6 +371,48 @@ def _wait_for_text(page_: Page, text: str) -> None:
                             ".textContent.includes(t)", arg=text, timeout=20_000)
 
 
+def _caption(page_: Page) -> str:
+    return page_.locator("#serve [data-live-caption]").inner_text()
+
+
+@pytest.mark.browser
+def test_title_legend_and_caption_follow_the_selects(browser: Browser, built: Path) -> None:
+    """The caption names the model, GPU and TP degree shown, with the core's figures (the same words as
+    the page's first view); the title says time or tokens per second; the legend lists the lines drawn."""
+    server = StaticServer(built).start()
+    context = browser.new_context(viewport=DESK)
+    page_ = context.new_page()
+    try:
+        page_.goto(server.origin + "/")
+        wait_for_charts(page_)
+        seventy = InferenceSetup(MODELS["lab-70b"], PRESETS["lab-gpu"], batch=1, context=8192, tp=8,
+                                 link=LINKS["lab-link"])
+        first = chart.caption_sentences(MODELS["lab-70b"], PRESETS["lab-gpu"], seventy, LINKS["lab-link"])
+        static = html.unescape(re.sub(r"<[^>]+>", "", page_.locator("#serve [data-live-caption]").inner_html()))
+        assert static == first and _caption(page_) == first
+        assert "Lab 70B" in first and PRESETS["lab-gpu"].name in first and "over 8 chips" in first
+        page_.select_option("#serve select[name='model']", "lab-13b")
+        page_.select_option("#serve select[name='tp']", "1")
+        page_.select_option("#serve select[name='gpu']", "lab-tpu")
+        thirteen = InferenceSetup(MODELS["lab-13b"], PRESETS["lab-tpu"], batch=1, context=8192, tp=1)
+        page_.wait_for_function("(t) => document.querySelector('#serve [data-live-caption]').textContent === t",
+                                arg=chart.caption_sentences(MODELS["lab-13b"], PRESETS["lab-tpu"], thirteen, None),
+                                timeout=20_000)
+        assert f"past B = {thirteen.compute_bound_batch:,.0f}" in _caption(page_)
+        page_.select_option("#serve select[name='metric']", "tokens-per-second")
+        _wait_for_text(page_, "tokens per second against batch size")
+        texts = _live_text(page_)
+        assert "tokens/s of one chip" in texts
+        for gone in [title for key, title in chart.SERIES if key != "step_s"]:
+            assert gone not in texts, gone  # lines tokens per second does not draw
+        page_.select_option("#serve select[name='model']", "lab-70b")
+        page_.select_option("#serve select[name='tp']", "8")
+        _wait_for_text(page_, "tokens/s of 8 chips together (÷ 8 per chip)")
+    finally:
+        context.close()
+        server.stop()
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("viewport", [PHONE, DESK], ids=["360", "1280"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -414,4 +478,5 @@ def test_the_chart_weighs_tens_of_kilobytes(light: dict) -> None:
     # Four models × four weight/KV choices × four TP degrees (dense, expert, window and per-algorithm
     # all-reduce coefficients) and three GPUs at four degrees: coefficients, not a grid of batches.
     assert len(json.dumps(light["datasets"])) < 20_000
-    assert len(scripts.script_json(render.vega(render.responsive(light)))) < 40_000
+    # The compiled view, its expressions included (the caption's sentences and the titles follow the selects).
+    assert len(scripts.script_json(render.vega(render.responsive(light)))) < 48_000

@@ -461,6 +461,29 @@
     update();
   }
 
+  // -- a caption the chart writes (charts/inference.py: CAPTION_EXPRESSION) --------------------------
+  // The chart's own expressions put the state's sentences in a "caption_text" field; the caption's
+  // [data-live-caption] span takes them whenever that dataset changes.
+  function liveCaption(figure, view, spec) {
+    var node = figure.querySelector("[data-live-caption]");
+    if (!node) return;
+    var name = null;
+    (spec.data || []).forEach(function (data) {
+      (data.transform || []).forEach(function (t) { if (t.type === "formula" && t.as === "caption_text") name = data.name; });
+    });
+    if (!name) return;
+    function update() {
+      var rows;
+      try { rows = view.data(name) || []; } catch (e) { return; }
+      for (var i = 0; i < rows.length; i += 1) {
+        var text = rows[i].caption_text;
+        if (typeof text === "string" && text) { if (node.textContent !== text) node.textContent = text; return; }
+      }
+    }
+    view.addDataListener(name, update);
+    update();
+  }
+
   // -- a caption per state of the selects (ainotes/charts/parallelism.py: caption_states) ------------
   // The build writes each state's caption, keyed by the selects' values joined with "|".
 
@@ -551,6 +574,7 @@
       } else {
         followCaption(figure, view);
         followStateCaption(figure, view);
+        liveCaption(figure, view, spec);
       }
     }).catch(function (error) {
       // The static SVG stays; the chart is still readable.

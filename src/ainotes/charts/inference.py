@@ -25,6 +25,7 @@ in its datasets, the selects' choices and initial values, its title and its them
 from __future__ import annotations
 
 import html
+import json
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal
@@ -49,7 +50,8 @@ GRID_STEPS_PER_DOUBLING = 4
 # Room a rule's label needs beside it (px, "compute-bound past B = 1,071" at 12 px; the short form on phones).
 LABEL_ROOM_PX = 190
 NARROW_LABEL_ROOM_PX = 100
-SUBTITLE = "per chip; shaded: where the matmuls are compute-bound"
+SHADED = "shaded: where the matmuls are compute-bound"
+SUBTITLE_LINE_PX = 15
 NARROW_WIDTH_PX = 336  # the phone picture (static, before the live view)
 NARROW_HEIGHT_PX = 370
 NARROW_PLOT_PX = 420  # below this plot width the rule labels take their short form
@@ -79,6 +81,48 @@ MARK_EXPRESSIONS: dict[str, str] = {
     "bmax": "max(0, floor((datum.cap - datum.wres) / (context * datum.kvc + min(context, datum.win) * datum.kvw)))",
 }
 OVERFLOW_TITLE = "step (KV does not fit)"
+ALLREDUCE_TITLES = tuple(inference.cc.algorithm_title("all-reduce", a) for a in inference.cc.ALGORITHMS["all-reduce"])
+
+
+def _seconds_expression(value: str) -> str:
+    """A time in s, ms, µs or ns, three figures, as :func:`_seconds` writes it."""
+    text = f"format({value} * 1e9, '.3~r') + ' ns'"
+    for scale, unit in ((1e-6, "µs"), (1e-3, "ms"), (1.0, "s")):
+        text = f"{value} >= {scale:g} ? format({value} / {scale:g}, '.3~r') + ' {unit}' : ({text})"
+    return text
+
+
+def _fastest_allreduce_expression() -> str:
+    """The index of the all-reduce algorithm :data:`EXPRESSIONS` takes at batch 1 (the first of equals)."""
+    terms = [f"(datum.ara[{i}] * datum.alpha + datum.arb[{i}] / datum.lbw)" for i in range(len(ALLREDUCE_TITLES))]
+    best = "0"
+    for i in range(1, len(terms)):
+        best = f"({terms[i]} < min({', '.join(terms[:i])}) ? {i} : {best})"
+    return best
+
+
+_FIT = ("(!isValid(datum.cap) ? 'its file gives no memory capacity, so no batch is marked as the last that fits' "
+        ": datum.bmax < 1 ? 'the weights alone do not fit one chip' "
+        ": 'the KV cache of ' + format(datum.bmax, ',') + ' sequences fills the rest of its ' + datum.capacity)")
+#: The caption's sentences for the state the selects show, on the grid's first row (batch 1): the
+#: words :func:`caption_sentences` writes for the first view, which ``vega-charts.js`` puts under the
+#: chart as the reader changes a select.
+CAPTION_EXPRESSION = (
+    "datum.log_batch != 0 ? null : datum.mn + ' on ' + datum.name + ' at a context of ' + format(context, ',') "
+    "+ ' tokens, ' + datum.ql + ', ' + datum.cdt + ' compute' "
+    "+ (tp > 1 ? ', tensor parallel over ' + tp + ' chips' : '') + ': ' "
+    "+ (isValid(datum.text) ? datum.text + '.' "
+    f": 'one step at batch 1 takes ' + ({_seconds_expression('datum.step_s')}) "
+    f"+ ', the matmuls turn compute-bound past B = ' + format(datum.bstar, ',.0f') + ', and ' + {_FIT} + '.' "
+    "+ (datum.ne > 1 ? ' Its attention turns compute-bound past B = ' "
+    "+ format(datum.dwc * datum.peak / (datum.bw * datum.dfl), ',.0f') + ', each expert, which sees B·k/E of the "
+    "tokens, past B = ' + format(datum.bstar, ',.0f') + '; a step reads only the experts its batch touches, "
+    "E·(1 − (1 − k/E)^B) a layer.' : '') "
+    "+ (tp > 1 && datum.ln ? ' Tensor parallelism over ' + tp + ' chips divides weights, KV cache and FLOPs by ' "
+    "+ tp + ' and adds two all-reduces per layer, timed with the fastest algorithm of the α–β model (' "
+    f"+ {json.dumps(list(ALLREDUCE_TITLES))}[{_fastest_allreduce_expression()}] + ' at batch 1) on ' + datum.ln "
+    "+ '.' : ''))"
+)
 SERIES = (("step_s", "decode step"), ("weights_s", "weights read ÷ W"), ("kv_s", "KV cache reads"),
           ("compute_s", "matmul FLOPs ÷ F"), ("allreduce_s", "all-reduces"))
 
@@ -92,6 +136,7 @@ def _paint(c: Colours) -> dict[str, Any]:
             "mark-rule": {"color": c["muted"], "strokeDash": [4, 3]},
             "mark-label": {"color": c["text"], "fontSize": 12},
             "note": {"color": c["text"], "fontSize": 12},
+            "subtitle": {"color": c["muted"], "fontSize": 12},
         },
     }
 
@@ -101,7 +146,7 @@ THEME = ChartTheme(
     "inference",
     layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
             "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3},
-            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12, "subtitleFontSize": 12}},
+            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 12 + 2 * SUBTITLE_LINE_PX}},
     palettes=INFERENCE_PALETTES, colours=INFERENCE_COLOURS, paint=_paint,
 )
 
@@ -123,11 +168,8 @@ def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequen
     notes: list[dict[str, Any]] = []
     for model in models:
         for tp in tps:
-            try:
-                inference.check_tp(model, tp, name="TP")
-            except InputError:  # the core's rule, said short enough for a phone's plot
-                text = (f"TP {tp} does not divide its {model.heads} heads" if model.heads % tp
-                        else f"TP {tp} and its {model.kv_heads} KV heads do not divide")
+            text = tp_refusal(model, tp)
+            if text is not None:
                 notes.extend({"m": model.id, "q": precision, "t": tp, "text": text} for precision in precisions)
                 continue
             for precision in precisions:
@@ -136,6 +178,17 @@ def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequen
                                                compute_dtype=compute_dtype, tp=tp, link=link)
                 rows.append({"m": model.id, "q": precision, "t": tp, **coefficient_row(one.coefficients())})
     return rows, notes
+
+
+def tp_refusal(model: ModelPreset, tp: int) -> str | None:
+    """Why ``model`` cannot be split over ``tp`` chips (the core's rule, said short enough for a phone's
+    plot), or ``None``."""
+    try:
+        inference.check_tp(model, tp, name="TP")
+    except InputError:
+        return (f"TP {tp} does not divide its {model.heads} heads" if model.heads % tp
+                else f"TP {tp} and its {model.kv_heads} KV heads do not divide")
+    return None
 
 
 def coefficient_row(c: inference.DecodeCoefficients) -> dict[str, Any]:
@@ -160,7 +213,7 @@ def gpu_rows(presets: Sequence[Preset], compute_dtype: str) -> list[dict[str, An
     for preset in presets:
         row: dict[str, Any] = {
             "g": preset.id, "name": preset.name, "bw": preset.memory_bandwidth_bytes_per_s,
-            "peak": inference.peak_flops_per_s(preset, compute_dtype),
+            "peak": inference.peak_flops_per_s(preset, compute_dtype), "cdt": compute_dtype.upper(),
             "capacity": preset.memory_capacity_label or "not given",
         }
         if preset.memory_capacity_bytes is not None:
@@ -178,7 +231,8 @@ def link_rows(presets: Sequence[Preset], links: Mapping[tuple[str, int], Link], 
         for tp in tps:
             link = links.get((preset.id, tp))
             rows.append({"gt": f"{preset.id}/{tp}", "alpha": _round(link.latency_s) if link is not None else 0.0,
-                         "lbw": link.bandwidth_bytes_per_s if link is not None else 1.0})
+                         "lbw": link.bandwidth_bytes_per_s if link is not None else 1.0,
+                         "ln": link.name if link is not None else ""})
     return rows
 
 
@@ -215,12 +269,14 @@ def inference_spec(
     model_names = {m.id: m.name for m in models}
     spec = GRAMMAR.spec(
         datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype),
-                  "links": link_rows(presets, links, tps)},
+                  "links": link_rows(presets, links, tps), "labels": label_rows(models, precisions)},
         params={"model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
                 "metric": metric},
         config=THEME.config(theme),
         top={
-            "title": {"text": title if title is not None else default_title(compute_dtype), "subtitle": SUBTITLE},
+            "title": {"text": {"expr": title_expression(compute_dtype, title, {
+                "model": model_id, "gpu": preset_id, "context": context, "precision": precision, "tp": tp,
+                "metric": metric})}},
             "description": (f"Line chart on log-log axes: time of one decode step of {model_names[model_id]} "
                             f"against batch size, with its terms, B_crit and the largest batch that fits marked."),
         },
@@ -251,8 +307,42 @@ def precision_text(precision: str) -> str:
     return precision_label(precision)
 
 
-def default_title(compute_dtype: str) -> str:
-    return f"Decode: time per step against batch size ({compute_dtype.upper()} compute)"
+def default_title(compute_dtype: str, metric: str = "time") -> str:
+    shown = "time per step" if metric == "time" else "tokens per second"
+    return f"Decode: {shown} against batch size ({compute_dtype.upper()} compute)"
+
+
+def title_expression(compute_dtype: str, title: str | None, opening: Mapping[str, Any]) -> str:
+    """The title as a Vega expression over the selects: an author's ``title`` names the state the
+    fence opens on; any other state takes the default title of what it shows (time or tokens per
+    second, two lines on a phone), so the title never describes a chart no longer shown."""
+
+    def lines(metric: str) -> str:
+        head, tail = default_title(compute_dtype, metric).split(" against ")
+        return (f"width < {NARROW_PLOT_PX} ? {json.dumps([head, 'against ' + tail])} : "
+                f"{json.dumps(default_title(compute_dtype, metric))}")
+
+    default = f"metric == 'time' ? ({lines('time')}) : ({lines('tokens-per-second')})"
+    if title is None:
+        return default
+    state = " && ".join(f"{name} == {json.dumps(value)}" for name, value in opening.items())
+    return f"({state}) ? {json.dumps(title, ensure_ascii=False)} : ({default})"
+
+
+#: The subtitle's first line: whose step or tokens per second the line is (one chip, or the
+#: tensor-parallel group of t chips that serves the batch together). A Vega-Lite subtitle cannot be an
+#: expression, so the subtitle is two text marks over the plot.
+SUBTITLE_EXPRESSION = (
+    "metric == 'time' ? (tp > 1 ? 'one step of ' + tp + ' chips together (tensor parallel)' : 'one chip') "
+    ": (tp > 1 ? 'tokens/s of ' + tp + ' chips together (÷ ' + tp + ' per chip)' : 'tokens/s of one chip')"
+)
+
+
+def label_rows(models: Sequence[ModelPreset], precisions: Sequence[str]) -> list[dict[str, str]]:
+    """The names the caption gives a setup, by key: each model's name (by id), each weights/KV choice's
+    words (by ``WEIGHTS/KV``)."""
+    return [*({"k": m.id, "label": m.name} for m in models),
+            *({"k": p, "label": precision_label(p)} for p in precisions)]
 
 
 def _check_request(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[tuple[str, int], Link],
@@ -301,7 +391,7 @@ def _select_params(alt: Any) -> list[Any]:
     return [model, gpu, context, precision, tp, metric]
 
 
-def _rule_layers(alt: Any, x_scale: Any) -> list[Any]:
+def _rule_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
     """One row per setup: the memory- and compute-bound bands, B_crit and the largest batch that fits
     as rules with their labels, and the notes when the weights do not fit."""
     def px(field: str) -> str:
@@ -329,28 +419,42 @@ def _rule_layers(alt: Any, x_scale: Any) -> list[Any]:
 
     in_range = f"datum.bstar <= {MAX_BATCH}"
     fits_shown = f"datum.has_cap && datum.bmax >= 1 && datum.bmax <= {MAX_BATCH}"
+    # Time falls to the right and tokens per second rise there: the rule labels go where the line is
+    # not, at the top for time and above the band labels at the bottom for tokens per second; on a
+    # phone's plot that line rises too steeply for a label beside its rule, and both go to the
+    # compute-bound corner, bottom right, which it leaves empty.
+    label_y = {"bstar": alt.ExprRef(f"{metric.name} == 'time' ? 6 : height - 40"),
+               "bmax": alt.ExprRef(f"{metric.name} == 'time' ? 24 : height - 58")}
+    cornered = f"({metric.name} != 'time' && width < {NARROW_PLOT_PX})"
     return [
+        *(one.mark_text(style="subtitle", align="left", baseline="bottom", x=0, y=-6 - line * SUBTITLE_LINE_PX,
+                        text=text) for line, text in ((1, alt.ExprRef(SUBTITLE_EXPRESSION)), (0, SHADED))),
         # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units.
         marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
         marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
         marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2}").mark_text(
-            style="band-label", align="left", dx=6, baseline="bottom", y=alt.ExprRef("height - 6"),
-            text="memory-bound").encode(x=at("start")),
+            style="band-label", align="left", dx=6, baseline="bottom",
+            y=alt.ExprRef(f"{metric.name} == 'time' ? height - 6 : 20"), text="memory-bound").encode(x=at("start")),
         marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
             style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
             text="compute-bound").encode(x=at("end")),
         marks.transform_filter(in_range).mark_rule(style="mark-rule").encode(x=at("bstar")),
-        *(marks.transform_filter(f"{in_range} && ({room('bstar_x')}) == {flag}")
-          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top", y=6)
+        *(marks.transform_filter(f"{in_range} && !{cornered} && ({room('bstar_x')}) == {flag}")
+          .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top",
+                     y=label_y["bstar"])
           .encode(x=at("bstar_x"), text="bstar_text:N")
           for side, flag in sides),
         # The largest batch whose KV cache fits beside the weights.
         marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2)
         .encode(x=at("bmax")),
-        *(marks.transform_filter(f"{fits_shown} && ({room('bmax')}) == {flag}")
-          .mark_text(style="mark-label", baseline="top", y=24, align=side, dx=5 if side == "left" else -5)
+        *(marks.transform_filter(f"{fits_shown} && !{cornered} && ({room('bmax')}) == {flag}")
+          .mark_text(style="mark-label", baseline="top", y=label_y["bmax"], align=side,
+                     dx=5 if side == "left" else -5)
           .encode(x=at("bmax"), text="bmax_text:N")
           for side, flag in sides),
+        *(marks.transform_filter(f"{shown} && {cornered}").mark_text(
+            style="mark-label", baseline="top", y=label_y[key], align="right", x=alt.ExprRef("width - 5"))
+          .encode(text=f"{key}_text:N") for key, shown in (("bstar", in_range), ("bmax", fits_shown))),
         marks.transform_filter("datum.has_cap && datum.bmax < 1").mark_text(
             style="note", baseline="top", y=24, x=6, align="left").encode(text="note:N"),
         one.transform_filter("isValid(datum.text)").mark_text(
@@ -384,7 +488,13 @@ def _series_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
                                        "format(datum.value, '~s') + ' tok/s'"), tickCount=6))
     x = alt.X("batch:Q", scale=x_scale, title="Batch size B (sequences, log)",
               axis=alt.Axis(values=x_ticks, labelExpr="format(datum.value, ',')", labelOverlap="greedy"))
-    legend = alt.Legend(orient="bottom", direction="horizontal", columns=2, symbolType="stroke", labelLimit=300)
+    # The legend lists the lines the state draws: tokens per second the step alone, one chip no all-reduces.
+    terms = [title for key, title in SERIES[1:] if key != "allreduce_s"]
+    every, one_chip = ([SERIES[0][1], *terms, *extra, OVERFLOW_TITLE] for extra in ([SERIES[4][1]], []))
+    shown = (f"{metric.name} == 'time' ? (tp > 1 ? {json.dumps(every)} : {json.dumps(one_chip)}) "
+             f": {json.dumps([SERIES[0][1], OVERFLOW_TITLE])}")
+    legend = alt.Legend(orient="bottom", direction="horizontal", columns=2, symbolType="stroke", labelLimit=300,
+                        values=alt.ExprRef(shown))
     color = alt.Color("series:N", title=None, scale=alt.Scale(domain=series_titles), legend=legend)
     dash = alt.StrokeDash("series:N", title=None, legend=legend, scale=alt.Scale(
         domain=series_titles, range=[[1, 0], [5, 3], [5, 3], [5, 3], [5, 3], [2, 3]]))
@@ -414,16 +524,19 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     model, gpu, context, precision, tp, metric = _select_params(alt)
     x_scale = alt.Scale(type="log", domain=[MIN_BATCH, MAX_BATCH], nice=False)
     doublings = _DOUBLINGS
-    layers = [*_rule_layers(alt, x_scale), *_series_layers(alt, x_scale, metric)]
+    layers = [*_rule_layers(alt, x_scale, metric), *_series_layers(alt, x_scale, metric)]
     setup_filter = f"datum.m == {model.name} && datum.q == {precision.name} && datum.t == {tp.name}"
     chart = (
         alt.layer(*layers, data=alt.NamedData(name="setups"))
         .transform_filter(setup_filter)
         .transform_calculate(g=gpu.name)
         .transform_lookup(lookup="g", from_=alt.LookupData(
-            alt.NamedData(name="gpus"), "g", ["bw", "peak", "cap", "capacity"]))
+            alt.NamedData(name="gpus"), "g", ["name", "bw", "peak", "cdt", "cap", "capacity"]))
         .transform_calculate(gt="datum.g + '/' + datum.t")
-        .transform_lookup(lookup="gt", from_=alt.LookupData(alt.NamedData(name="links"), "gt", ["alpha", "lbw"]))
+        .transform_lookup(lookup="gt", from_=alt.LookupData(alt.NamedData(name="links"), "gt",
+                                                           ["alpha", "lbw", "ln"]))
+        .transform_lookup(lookup="m", from_=alt.LookupData(alt.NamedData(name="labels"), "k", ["label"]), as_="mn")
+        .transform_lookup(lookup="q", from_=alt.LookupData(alt.NamedData(name="labels"), "k", ["label"]), as_="ql")
         .transform_calculate(**MARK_EXPRESSIONS)
         .transform_calculate(
             log_batch=f"sequence(0, {doublings} + {0.5 / GRID_STEPS_PER_DOUBLING}, {1 / GRID_STEPS_PER_DOUBLING})",
@@ -445,7 +558,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     for name, expression in EXPRESSIONS.items():
         chart = chart.transform_calculate(**{name: expression})
     chart = (
-        chart.transform_calculate(
+        chart.transform_calculate(caption_text=CAPTION_EXPRESSION).transform_calculate(
             fits="!isValid(datum.cap) || datum.batch <= datum.bmax",
             bound=("datum.dense_compute_s > datum.dense_weights_s && datum.expert_compute_s >= datum.expert_weights_s"
                    " ? 'compute-bound' : 'memory-bound'"))
@@ -464,36 +577,53 @@ GRAMMAR = Grammar("inference", _build_structure, __file__)
 # --- what the caption says -------------------------------------------------------------------------
 
 
-def caption_html(model: ModelPreset, preset: Preset, setup: inference.InferenceSetup, link: Link | None) -> str:
-    """What the chart assumes, with the figures of its initial view; names escaped."""
-    step = setup.decode_step()
+def caption_sentences(model: ModelPreset, preset: Preset, setup: inference.InferenceSetup, link: Link | None,
+                      *, refusal: str | None = None, tp: int | None = None) -> str:
+    """The caption's sentences for one state (``setup`` at batch 1), in plain text: the words of
+    :data:`CAPTION_EXPRESSION`; ``refusal``: why its TP degree ``tp`` draws nothing."""
+    tp = setup.tp if tp is None else tp
+    head = (f"{model.name} on {preset.name} at a context of {setup.context:,} tokens, "
+            f"{precision_text(setup.weights_dtype + '/' + setup.kv_dtype)}, {setup.compute_dtype.upper()} compute"
+            f"{f', tensor parallel over {tp} chips' if tp > 1 else ''}: ")
+    if refusal is not None:
+        return f"{head}{refusal}."
     largest = setup.max_batch
     fit = ("its file gives no memory capacity, so no batch is marked as the last that fits" if largest is None
            else "the weights alone do not fit one chip" if largest == 0
-           else f"the KV cache of {largest:,} sequences fills the rest of its "
-                f"{html.escape(str(preset.memory_capacity_label))}")
-    tp = ""
-    if link is not None and setup.tp > 1:
-        algorithm = setup.allreduce_algorithm()
-        tp = (f" Tensor parallelism over t chips divides weights, KV cache and FLOPs by t and adds two all-reduces "
-              f"per layer, timed with the α–β model's fastest algorithm ({html.escape(str(algorithm))} at this "
-              f"batch) on {html.escape(link.name)}.")
-    moe = ""
+           else f"the KV cache of {largest:,} sequences fills the rest of its {preset.memory_capacity_label}")
+    text = (f"{head}one step at batch 1 takes {_seconds(setup.decode_step().time_s)}, the matmuls turn compute-bound "
+            f"past B = {setup.compute_bound_batch:,.0f}, and {fit}.")
     if model.is_moe:
-        moe = (f" Its attention turns compute-bound past B = {setup.b_crit:,.0f}, each expert, which sees B·k/E of "
-               f"the tokens, past B = {setup.compute_bound_batch:,.0f}; a step reads only the experts its batch "
-               "touches, E·(1 − (1 − k/E)^B) a layer.")
-    return (
-        f"As first drawn: {html.escape(model.name)} on {html.escape(preset.name)} at a context of "
-        f"{setup.context:,} tokens, {html.escape(precision_text(setup.weights_dtype + '/' + setup.kv_dtype))}, "
-        f"{setup.compute_dtype.upper()} compute: one step at batch {setup.batch} takes "
-        f"{html.escape(_seconds(step.time_s))}, the matmuls turn compute-bound past B = "
-        f"{setup.compute_bound_batch:,.0f}, and {fit}. Each step reads the weights it uses (W is the bandwidth; "
-        "B rows of the input embedding, not the table) and each sequence's KV cache, and does 2 FLOPs per weight "
-        f"used per sequence at the compute dtype's peak (F); each group of matmuls takes the longer of its weight "
-        f"loading and its compute.{moe}{tp} Peak rates, no activations, no launch gaps or framework overhead: a "
-        "real step takes longer."
-    )
+        text += (f" Its attention turns compute-bound past B = {setup.b_crit:,.0f}, each expert, which sees B·k/E of "
+                 f"the tokens, past B = {setup.compute_bound_batch:,.0f}; a step reads only the experts its batch "
+                 "touches, E·(1 − (1 − k/E)^B) a layer.")
+    if link is not None and tp > 1:
+        algorithm = inference.cc.algorithm_title("all-reduce", str(setup.allreduce_algorithm()))
+        text += (f" Tensor parallelism over {tp} chips divides weights, KV cache and FLOPs by {tp} and adds two "
+                 f"all-reduces per layer, timed with the fastest algorithm of the α–β model ({algorithm} at batch 1) "
+                 f"on {link.name}.")
+    return text
+
+
+#: What the chart assumes in every state, after the state's sentences.
+CAPTION_ASSUMPTIONS = (
+    "Each step reads the weights it uses (W is the bandwidth; B rows of the input embedding, not the table) and "
+    "each sequence's KV cache, and does 2 FLOPs per weight used per sequence at the compute dtype's peak (F); each "
+    "group of matmuls takes the longer of its weight loading and its compute. With tensor parallelism the group of "
+    "t chips serves the batch together: its tokens per second are the group's. Peak rates, no activations, no "
+    "launch gaps or framework overhead: a real step takes longer."
+)
+
+
+def caption_html(model: ModelPreset, preset: Preset, setup: inference.InferenceSetup, link: Link | None,
+                 *, tp: int | None = None) -> str:
+    """The caption: the first view's sentences (:func:`caption_sentences`; at a TP degree ``tp`` the
+    model cannot take, why), which the page's script rewrites as the selects change, then what every
+    state assumes; names escaped."""
+    refusal = tp_refusal(model, tp) if tp is not None else None
+    sentences = caption_sentences(model, preset, setup, link, refusal=refusal, tp=tp)
+    return (f'<span class="ainotes-live-caption" data-live-caption aria-live="polite">{html.escape(sentences)}'
+            f"</span> {html.escape(CAPTION_ASSUMPTIONS)}")
 
 
 def _seconds(value: float) -> str:

@@ -43,14 +43,16 @@ NEUTRALS: dict[str, dict[str, str]] = {
 # Ten hues, each in a darker form for the light scheme and a lighter one for the dark scheme
 # (the same hue in both: a reader who flips the scheme finds each GPU in its colour). Every
 # colour keeps at least 3:1 contrast against its background (WCAG 2.1, 1.4.11: graphical
-# objects) and any two of one scheme lie at least 20 apart in CIELAB (ΔE*76): the tests check
-# both. Names for the reader of this file only.
-GPU_HUES = ("blue", "vermillion", "green", "purple", "magenta", "teal", "brown", "olive", "gold", "slate")
+# objects), any two of one scheme lie at least 15 apart in CIEDE2000 (ΔE00, which weighs hue as
+# a reader does: ΔE*76 at 20 let a blue and a slate through), and at most three take a cool hue
+# (blue, green, purple: a green beside a teal, a blue beside a slate read as one colour in thin
+# lines); the tenth is a neutral grey. The tests check all three. Names for the reader of this file only.
+GPU_HUES = ("blue", "vermillion", "green", "purple", "magenta", "crimson", "brown", "olive", "gold", "grey")
 GPU_PALETTES: dict[str, tuple[str, ...]] = {
     "light": ("#0072B2", "#D55E00", "#00855F", "#8E5CC2", "#C2407E",
-              "#00838F", "#8C5A2B", "#6E7B00", "#A87800", "#5F6B85"),
+              "#B3132C", "#8C5A2B", "#6E7B00", "#A87800", "#6B6B6B"),
     "dark": ("#56B4E9", "#FF8A4C", "#2DC58E", "#B99AF0", "#F27DB5",
-             "#3CC8D4", "#D09A66", "#B5C43A", "#F0C53C", "#A7B3CC"),
+             "#FF6B6B", "#A8815E", "#B5C43A", "#F0C53C", "#B3B3B3"),
 }
 _SLOT_PLACEHOLDER = "~{}"  # '~' is no preset id's character (ids: lowercase letters, digits, hyphens)
 

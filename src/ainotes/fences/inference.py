@@ -218,7 +218,7 @@ def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Pr
     link = links.get((preset.id, tp))
     one = inference.InferenceSetup(model, preset, batch=1, context=request.context, weights_dtype=weights,
                                    kv_dtype=kv, compute_dtype=request.compute_dtype, tp=tp, link=link)
-    return inference_chart.caption_html(model, preset, one, link)
+    return inference_chart.caption_html(model, preset, one, link, tp=request.tp)
 
 
 def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
