@@ -500,10 +500,6 @@ def narrow_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return {**spec, "width": NARROW_WIDTH_PX, "height": NARROW_HEIGHT_PX}
 
 
-
-
-
-
 #: What the chart's selects offer (an initial value must be one of them).
 ZERO_CHOICES: tuple[int, ...] = memory.ZERO_STAGES
 

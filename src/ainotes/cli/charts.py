@@ -85,7 +85,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
                           help="output file: .svg, .png, .json or .html")
     roofline.set_defaults(handler=_cmd_roofline)
 
-
     collective = commands.add_parser(
         "collective", parents=[common], help="a collective operation's states and frames",
         description="Simulate a collective on a few ranks: print its states and frames as JSON, or write an "
@@ -102,7 +101,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     output.add_argument("--json", action="store_true", help="print the states and frames as JSON")
     output.add_argument("-o", "--output", metavar="FILE", help="output file: .svg, .json or .html")
     collective.set_defaults(handler=_cmd_collective)
-
 
 
 def _parse_kernel_flag(text: str) -> Any:

@@ -35,7 +35,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     cost.set_defaults(handler=_cmd_collective_cost)
 
 
-
 def _cmd_links(args: argparse.Namespace) -> int:
     links = shared.load_link_presets(args)
     if args.json:

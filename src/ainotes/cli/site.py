@@ -26,7 +26,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     cache_parser.set_defaults(handler=_cmd_cache)
 
 
-
 def _cmd_site_assets(args: argparse.Namespace) -> int:
     from ainotes import render
     from ainotes.project import write_site_assets

@@ -439,8 +439,6 @@ def latency_bandwidth_balance_bytes(op: str, algorithm: str, ranks: int, *, band
 # --- validation -------------------------------------------------------------------
 
 
-
-
 def check_algorithm(op: object, algorithm: object) -> None:
     check_op(op)
     checks.one_of(algorithm, f"'algorithm' for {op}", "algorithm", choices=ALGORITHMS[str(op)])

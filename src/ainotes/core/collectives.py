@@ -323,7 +323,6 @@ def check_op(op: object, name: str = "'op'", field: str = "op") -> str:
     return checks.one_of(op, name, field, choices=OPS)
 
 
-
 def _check_ranks(ranks: object) -> None:
     if isinstance(ranks, bool) or not isinstance(ranks, int):
         raise InputError(f"'ranks' must be a whole number between {MIN_RANKS} and {MAX_RANKS}: {ranks!r}")

@@ -123,7 +123,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     )
 
 
-def _initial_preset(reader: Any, data: Mapping[str, Any], preset_ids: tuple[str, ...]) -> str | None:
+def _initial_preset(reader: BodyReader, data: Mapping[str, Any], preset_ids: tuple[str, ...]) -> str | None:
     """The ``preset`` key: one of the chart's GPU presets."""
     if "preset" not in data:
         return None
@@ -134,7 +134,7 @@ def _initial_preset(reader: Any, data: Mapping[str, Any], preset_ids: tuple[str,
     return str(value)
 
 
-def _initial_model(reader: Any, data: Mapping[str, Any], model_ids: tuple[str, ...] | None) -> str | None:
+def _initial_model(reader: BodyReader, data: Mapping[str, Any], model_ids: tuple[str, ...] | None) -> str | None:
     """The ``model`` key: one model preset id, among ``models`` where the fence names them (whether the id
     exists is checked when the chart is drawn, against the loaded models)."""
     if "model" not in data:
@@ -154,7 +154,7 @@ def key_where(fence: Fence, where: str, lines: Mapping[int, Mapping[object, int]
     return f"{where}:{fence.start_line if line is None else fence.start_line + 1 + line}"
 
 
-def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str,
+def presets_with_rate(reader: BodyReader, data: Mapping[str, Any], presets: Mapping[str, Preset], compute: str,
                       *, needs_link: bool = False) -> tuple[str, ...]:
     """The fence's ``presets`` (each with a rate at the compute dtype), else every preset with one, and,
     where ``needs_link`` (tensor parallelism and no ``link`` named), with a node link to time it over: a
@@ -174,7 +174,7 @@ def presets_with_rate(reader: Any, data: Mapping[str, Any], presets: Mapping[str
     return preset_ids
 
 
-def read_model_ids(reader: Any, data: Mapping[str, Any]) -> tuple[str, ...] | None:
+def read_model_ids(reader: BodyReader, data: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The fence's ``models`` ids (checked against the model presets when drawn), or ``None``: every model."""
     if "models" not in data:
         return None
@@ -221,7 +221,8 @@ def chart_caption(request: InferenceChartRequest, model: ModelPreset, preset: Pr
     return inference_chart.caption_html(model, preset, one, link, tp=request.tp)
 
 
-def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, check: Callable[[Any], Any]) -> tuple:
+def _choices(reader: BodyReader, data: Mapping[str, Any], key: str, default: tuple,
+             check: Callable[[Any], Any]) -> tuple:
     if key not in data:
         return default
     raw = data[key]
@@ -232,7 +233,7 @@ def _choices(reader: Any, data: Mapping[str, Any], key: str, default: tuple, che
     return tuple(dict.fromkeys(check(v) for v in raw))
 
 
-def _precision(reader: Any, key: str, value: Any) -> str:
+def _precision(reader: BodyReader, key: str, value: Any) -> str:
     if isinstance(value, str) and value.count("/") == 1:
         weights, kv = value.split("/")
         if weights in inference.STORAGE_DTYPES and kv in inference.STORAGE_DTYPES:

@@ -80,8 +80,6 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
     )
 
 
-
-
 @dataclass(frozen=True)
 class TableRow:
     """One model on one GPU: how many chips, where it turns compute-bound, how large a batch fits."""
@@ -133,8 +131,6 @@ def table_rows(request: InferenceTableRequest, models: Sequence[ModelPreset], pr
                 chosen = None
             rows.append(TableRow(model, preset, chosen, tried[-1] if tried else 0))
     return rows
-
-
 
 
 def inference_table_html(rows: Sequence[TableRow], request: InferenceTableRequest) -> str:

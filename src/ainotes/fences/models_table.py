@@ -108,8 +108,6 @@ def models_table_html(models: Sequence[ModelPreset]) -> str:
     return table.replace("</table></div>", f'</table><p class="ainotes-table-key">{escape(key)}</p></div>')
 
 
-
-
 def _draw_models_table(site: DrawSite, request: ModelsTableRequest, page: Page) -> Drawn:
     drawn = draw_models_table(site, request, page)
     ids = list(site.models()) if request.model_ids is None else request.model_ids

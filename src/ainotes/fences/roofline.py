@@ -124,7 +124,7 @@ class LayerRequest:
     where: str = ""
 
 
-def parse_layer(reader: Any, data: Mapping[str, Any]) -> LayerRequest | None:
+def parse_layer(reader: BodyReader, data: Mapping[str, Any]) -> LayerRequest | None:
     """The layer keys of a roofline fence body, checked (``reader``: :class:`ainotes.fences.body.BodyReader`);
     ``None`` when the body names no model. The other keys need ``model``."""
     if "model" not in data:

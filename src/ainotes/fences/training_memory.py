@@ -61,7 +61,7 @@ def read_memory_body(fence: Fence, where: str, allowed: tuple[str, ...]) -> tupl
     return reader, data, key_lines
 
 
-def read_id_list(reader: Any, data: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
+def read_id_list(reader: BodyReader, data: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
     value = data.get(key)
     if value is None or value == "all":
         return None
@@ -72,7 +72,8 @@ def read_id_list(reader: Any, data: Mapping[str, Any], key: str) -> tuple[str, .
     return tuple(dict.fromkeys(value))
 
 
-def read_capacity_presets(reader: Any, data: Mapping[str, Any], presets: Mapping[str, Preset]) -> tuple[str, ...]:
+def read_capacity_presets(reader: BodyReader, data: Mapping[str, Any],
+                          presets: Mapping[str, Preset]) -> tuple[str, ...]:
     """The GPUs named (default: every preset that gives a capacity); each must give its capacity."""
     ids = read_id_list(reader, data, "presets")
     if ids is None:
@@ -90,7 +91,7 @@ def read_capacity_presets(reader: Any, data: Mapping[str, Any], presets: Mapping
     return ids
 
 
-def read_config_fields(reader: Any, data: Mapping[str, Any], *, choices: bool) -> dict[str, Any]:
+def read_config_fields(reader: BodyReader, data: Mapping[str, Any], *, choices: bool) -> dict[str, Any]:
     """The configuration keys as written, with booleans checked; with ``choices``, each number must be
     one the chart's select offers."""
     fields: dict[str, Any] = {}

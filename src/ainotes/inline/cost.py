@@ -47,12 +47,6 @@ LinksLoader = Callable[[], Mapping[str, Link]]
 # --- fences -----------------------------------------------------------------------------
 
 
-
-
-
-
-
-
 def link_for(links: Mapping[str, Link], link_id: str) -> Link:
     if link_id not in links:
         raise InputError(f"{unknown_id('link', link_id, links)}")

@@ -46,10 +46,6 @@ MAX_DECIMALS = 6
 # --- numbers as the notes write them ------------------------------------------------------------
 
 
-
-
-
-
 # --- inline forms -----------------------------------------------------------------------------
 
 _STATE_KEYS = ("params", "model", "zero", "dp", "tp", "pp", "optimizer", "fp32_grad_accum")
@@ -216,35 +212,3 @@ FORMS: dict[str, Callable[[list[str], dict[str, str], FormContext], str]] = {
     "activations-per-layer": activations_per_layer,
     "bytes-per-param": bytes_per_param,
 }
-
-
-# --- fences -----------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

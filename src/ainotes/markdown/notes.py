@@ -130,7 +130,6 @@ class _Citation(InlineProcessor):
         html = citations.citation_html(numbers, titles)
         return self.md.htmlStash.store(html), m.start(0), m.end(0)
 
-
     @staticmethod
     def _numbers(state: _NotesRun, inner: str, where: str) -> list[tuple[int, str, str | None]]:
         """Each cite's number on the page, key and locator; an :class:`InputError` at ``where`` if one is wrong."""

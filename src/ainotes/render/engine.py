@@ -62,7 +62,6 @@ RUNTIME_SNIPPET = (
 RUNTIME_FALLBACK_SNIPPET = "window.vega = vegaEmbed.vega;"
 
 
-
 def vega_lite_version(spec: dict[str, Any]) -> str:
     """The Vega-Lite release to compile with: the one the spec's ``$schema`` names when
     vl-convert ships it (altair writes specs against that schema), else the newest."""
@@ -194,23 +193,19 @@ class Engine:
         assert relaid is not None  # checked above
         return relaid
 
-
     def make_svg(self, spec: dict[str, Any], version: str) -> bytes:
         self.counts["svg"] += 1
         return _vlc().vega_to_svg(self.compile_vega(still_spec(spec), version)).encode("utf-8")
-
 
     def make_png(self, svg_bytes: bytes, scale: float) -> bytes:
         # Rasterising the static SVG gives the same pixels as a second Vega run, in a third of the time.
         self.counts["png"] += 1
         return bytes(_vlc().svg_to_png(svg_bytes.decode("utf-8"), scale=scale))
 
-
     def make_vega(self, spec: dict[str, Any], version: str) -> bytes:
         self.counts["vega"] += 1
         return json.dumps(self.compile_vega(spec, version), sort_keys=True,
                           separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
 
     def make_runtime_bundle(self) -> bytes:
         """vl-convert's bundle of the Vega runtime (about a second): cached in :func:`shared_dir`."""
@@ -222,7 +217,6 @@ class Engine:
             bundle = _vlc().javascript_bundle(snippet=RUNTIME_FALLBACK_SNIPPET)
         return bundle.encode("utf-8")
 
-
     def run_part(self, kind: str, spec: dict[str, Any] | None, version: str, scales: tuple[float, ...]) -> list[bytes]:
         if kind == "svg" and spec is not None:
             svg_bytes = self.make_svg(spec, version)
@@ -232,7 +226,6 @@ class Engine:
         if kind == "runtime":
             return [self.make_runtime_bundle()]
         raise ValueError(f"render: unknown request kind {kind!r}")
-
 
     def run_job(self, parts: Iterable[Part]) -> list[bytes]:
         """One job's outputs, part after part, through the producers the one-at-a-time functions

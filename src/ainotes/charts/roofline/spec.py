@@ -69,8 +69,6 @@ def _initial_intensity(rows: Sequence[dict[str, Any]], low: float, high: float) 
     return min(max(float(units.significant(middle, 3)), low), high)
 
 
-
-
 # -- one chart ------------------------------------------------------------------------------------
 
 
