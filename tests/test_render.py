@@ -409,6 +409,10 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, bro
     (tmp_path / "vega.min.js").write_text(render.runtime_js(), encoding="utf-8")
     for name in ("vega-charts.js", "charts.css"):
         (tmp_path / name).write_text((assets / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "fonts").mkdir()  # beside charts.css, as the site serves them
+    for font in (assets / "fonts").iterdir():
+        if font.is_file():
+            (tmp_path / "fonts" / font.name).write_bytes(font.read_bytes())
     (tmp_path / "page.html").write_text(
         '<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="charts.css"></head>'
         f'<body data-md-color-scheme="default">{fragment}'

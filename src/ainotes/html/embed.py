@@ -291,10 +291,18 @@ def _asset_text(name: str) -> str:
 STANDALONE_FONTS_URL = "../assets/ainotes/fonts/"
 
 
-def standalone_charts_css() -> str:
-    """``charts.css`` as a standalone page inlines it: its fonts found from ``embed/``, on the site
-    that serves the page (a copy of the page opened elsewhere falls back to Arial's metrics)."""
-    return _asset_text("charts.css").replace('url("fonts/', f'url("{STANDALONE_FONTS_URL}')
+_FONT_FACE = re.compile(r"@font-face\s*\{[^}]*\}\s*")
+
+
+def standalone_charts_css(fonts_url: str | None = STANDALONE_FONTS_URL) -> str:
+    """``charts.css`` as a standalone page inlines it: its fonts found at ``fonts_url`` (the site's
+    embed/ pages: :data:`STANDALONE_FONTS_URL`), or, with ``None``, no ``@font-face`` at all, for a
+    page written anywhere (``ainotes roofline -o r.html``), which then loads nothing and shows the
+    text in a font of Arial's metrics, the shipped font's."""
+    css = _asset_text("charts.css")
+    if fonts_url is None:
+        return _FONT_FACE.sub("", css)
+    return css.replace('url("fonts/', f'url("{fonts_url}')
 
 
 def _colours(spec: Mapping[str, Any]) -> tuple[str, str]:
@@ -308,21 +316,23 @@ def _css_colour(value: str, fallback: str) -> str:
     return value if re.fullmatch(r"#[0-9a-fA-F]{3,8}|[a-zA-Z]+", value) else fallback
 
 
-def standalone_html(figure: VegaFigure | FigureRenders, *, title: str, chart_id: str = "chart") -> str:
+def standalone_html(figure: VegaFigure | FigureRenders, *, title: str, chart_id: str = "chart",
+                    fonts_url: str | None = None) -> str:
     """One self-contained page of a Vega chart, as the notes' page shows it: both stills (and the
     phone still, where it is one of the chart's files) at once, then the live view, an explorer's
     form and tables (a roofline's: the readout at an intensity, the reader's own kernel, the
     batch-size GEMM), wired by the site's own ``vega-charts.js``; ``charts.css``, that script,
     the runtime and the compiled specs all inline, nothing loaded from outside. Dark where the
     reader's system is, when the figure has a dark spec. In a frame it tells its host its height
-    (:mod:`ainotes.charts.frame`). ``title`` is escaped; the caption is trusted HTML."""
+    (:mod:`ainotes.charts.frame`). ``title`` is escaped; the caption is trusted HTML. ``fonts_url``:
+    where the page finds the shipped font (:func:`standalone_charts_css`; ``None``: it links none)."""
     renders = _renders(figure)
     spec_light, spec_dark = renders.figure.light, renders.figure.dark
     figure_html = interactive_figure_html(chart_id, renders, downloads={}, standalone=True)
     light_bg, light_fg = _colours(spec_light)
     dark_bg, dark_fg = _colours(spec_dark) if spec_dark is not None else (light_bg, light_fg)
     css = (_STANDALONE_CSS.replace("LIGHT_BG", light_bg).replace("LIGHT_FG", light_fg)
-           .replace("DARK_BG", dark_bg).replace("DARK_FG", dark_fg)) + standalone_charts_css()
+           .replace("DARK_BG", dark_bg).replace("DARK_FG", dark_fg)) + standalone_charts_css(fonts_url)
     scheme = f"<script>{_SCHEME_JS}</script>\n" if spec_dark is not None else ""
     return (
         "<!doctype html>\n"

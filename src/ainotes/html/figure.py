@@ -66,7 +66,8 @@ def chart_files(chart: Chart, renders: embed.FigureRenders) -> dict[str, Callabl
         files["svg-narrow"] = lambda: renders.session.svg(figure.narrow[0])  # the phone still, for small hosts
     files["png"] = lambda: renders.session.png(figure.light)
     files["json"] = lambda: embed_json_bytes(figure.light)
-    files["html"] = lambda: embed.standalone_html(renders, title=chart.title, chart_id=chart.chart_id)
+    files["html"] = lambda: embed.standalone_html(renders, title=chart.title, chart_id=chart.chart_id,
+                                                     fonts_url=embed.STANDALONE_FONTS_URL)
     return files
 
 
