@@ -91,17 +91,23 @@ def nccl_text(record: dict) -> str:
              f"{record['ranks'] or '?'} ranks{ranks_from}" + (f", {', '.join(record['devices'])}" if record["devices"]
                                                               else "")]
     model = {row["bytes"]: row for row in (record.get("model") or {}).get("rows", [])}
-    header = ["bytes", "time µs", "algbw GB/s", "busbw GB/s", "in-place µs", "busbw GB/s", "model µs", "algorithm",
-              "error"]
+    # With a model, the in-place block gives way to the model's columns (as on the page, where the table must
+    # fit its column); --json and the raw file keep both blocks.
+    header = ["bytes", "time µs", "algbw GB/s", "busbw GB/s"]
+    header += ["model µs", "algorithm", "error"] if model else ["in-place µs", "busbw GB/s"]
     rows = []
     for row in record["rows"]:
         out, inside = row["out_of_place"] or {}, row["in_place"] or {}
         modelled = model.get(row["bytes"])
-        rows.append([f"{row['bytes']:,}", _num(out.get("time_us"), 6), _num(out.get("algbw_gbps")),
-                     _num(out.get("busbw_gbps")), _num(inside.get("time_us"), 6), _num(inside.get("busbw_gbps")),
-                     _num(modelled["time_s"] * 1e6, 4) if modelled else "—", modelled["algorithm"] if modelled else "—",
-                     _percent(modelled["error"]) if modelled else "—"])
-    lines += ["", shared.table(header, rows, right={0, 1, 2, 3, 4, 5, 6, 8}), ""]
+        cells = [f"{row['bytes']:,}", _num(out.get("time_us"), 6), _num(out.get("algbw_gbps")),
+                 _num(out.get("busbw_gbps"))]
+        if model:
+            cells += [_num(modelled["time_s"] * 1e6, 4) if modelled else "—",
+                      modelled["algorithm"] if modelled else "—", _percent(modelled["error"]) if modelled else "—"]
+        else:
+            cells += [_num(inside.get("time_us"), 6), _num(inside.get("busbw_gbps"))]
+        rows.append(cells)
+    lines += ["", shared.table(header, rows, right={0, 1, 2, 3, 4, 6} if model else {0, 1, 2, 3, 4, 5}), ""]
     footer = record["footer_avg_busbw_gbps"]
     lines.append(f"average busbw {_num(record['avg_busbw_gbps'], 6)} GB/s over both blocks"
                  + (f" (the file's footer: {footer:g})" if footer is not None else ""))
