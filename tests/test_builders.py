@@ -104,7 +104,8 @@ def test_zensical_pages_show_charts_tables_figures_and_math(zensical_site):
         for fence in fences:
             assert f"language-{fence.kind}" not in page, (stem, fence.kind)
         charts = [chart for chart in manifest["charts"] if chart["source"] == source.name]
-        assert len(charts) == sum(FENCE_KINDS[fence.kind].chart for fence in fences), stem
+        # A chart fence draws one chart or more (a measured collective-cost fence: time and bus bandwidth).
+        assert len(charts) >= sum(FENCE_KINDS[fence.kind].chart for fence in fences), stem
         for chart in charts:
             assert f'id="{chart["id"]}"' in page, (stem, chart["id"])
         tables = sum(not FENCE_KINDS[fence.kind].chart for fence in fences)
