@@ -170,7 +170,11 @@ def setup_rows(models: Sequence[ModelPreset], preset: Preset, precisions: Sequen
         for tp in tps:
             text = tp_refusal(model, tp)
             if text is not None:
-                notes.extend({"m": model.id, "q": precision, "t": tp, "text": text} for precision in precisions)
+                # Zero all-reduce coefficients: the expressions index them, and an absent array stops Vega's
+                # whole dataflow (the chart went blank instead of saying why); the other terms stay NaN.
+                zeros = [0] * len(inference.cc.ALGORITHMS["all-reduce"])
+                notes.extend({"m": model.id, "q": precision, "t": tp, "text": text, "ara": zeros, "arb": zeros}
+                             for precision in precisions)
                 continue
             for precision in precisions:
                 weights, kv = precision.split("/")
