@@ -157,7 +157,7 @@ def _ncu_table(record: dict) -> str:
             cells += [report.figure(kernel["roof_flops_per_s"] and kernel["roof_flops_per_s"] / 1e12),
                       ("—" if fraction is None else f"{fraction * 100:.1f} %")
                       + (" (above its roof: a units or FLOP-count error)" if kernel["above_roof"] else "")]
-        rows.append([escape(cell) for cell in cells])
+        rows.append([tables.breakable_html(cells[0]), *(escape(cell) for cell in cells[1:])])
     return tables.notes_table(head, rows, "ainotes-measured")
 
 

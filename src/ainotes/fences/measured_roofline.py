@@ -74,7 +74,7 @@ def fraction_table(record: dict[str, Any]) -> str:
                  report.figure(kernel["flops_per_s"] and kernel["flops_per_s"] / 1e12),
                  report.figure(kernel["intensity"]),
                  report.figure(kernel.get("roof_flops_per_s") and kernel["roof_flops_per_s"] / 1e12), reached]
-        rows.append([escape(cell) for cell in cells])
+        rows.append([escape(cells[0]), tables.breakable_html(cells[1]), *(escape(cell) for cell in cells[2:])])
     head = ["#", "kernel", "held to", "TFLOP/s", "FLOP/byte", "roof TFLOP/s", "of roof"]
     return tables.notes_table(head, rows, "ainotes-measured", numeric_from=3)
 

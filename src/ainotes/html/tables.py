@@ -35,6 +35,13 @@ VECTOR_UNITS = NEUTRAL_UNIT_TERMS["vector"]
 KERNELS_PER_BOUNDS_TABLE = 5
 
 
+def breakable_html(text: str) -> str:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``_``, ``,`` and ``(``:
+    a kernel's long symbol (``ampere_fp16_s16816gemm_fp16_128x128_ldg8_...``) then wraps inside its
+    cell instead of widening the table past its column; copied, it reads the same."""
+    return "".join(escape(char) + ("<wbr>" if char in "_,(" else "") for char in text)
+
+
 def notes_table(head: Sequence[str], rows: Iterable[Sequence[str]], css_class: str, numeric_from: int = 1, *,
            groups: Sequence[tuple[str, int]] = (), labels: Sequence[str] | None = None) -> str:
     """A table; ``head`` cells are escaped, row cells must already be HTML.
