@@ -23,8 +23,9 @@ bidirectional W_ici of one torus axis), F the model's MLP width (d_ff).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ainotes.core import checks
 from ainotes.core.hardware import Preset
@@ -69,8 +70,9 @@ class TrainingEstimate:
 
 def training_at_threshold(total_flops: float, batch_tokens: float, tokens_per_chip: float,
                           peak_flops_per_s: float, mfu: float) -> TrainingEstimate:
-    """chips = ⌊batch / tokens per chip⌋; days = FLOPs / (chips · C · MFU) / 86,400."""
-    chips = math.floor(batch_tokens / tokens_per_chip)
+    """chips = ⌊batch / tokens per chip⌋ (at least 1: a batch below one chip's share waits at any
+    count); days = FLOPs / (chips · C · MFU) / 86,400."""
+    chips = max(1, math.floor(batch_tokens / tokens_per_chip))
     return TrainingEstimate(chips, total_flops / (chips * peak_flops_per_s * mfu) / SECONDS_PER_DAY)
 
 
@@ -138,12 +140,79 @@ class PresetThresholds:
 THRESHOLD_NAMES = ("dp", "dp-inter", "dp-axes", "tp", "fsdp-tp", "moe")
 
 
-def preset_thresholds(preset: Preset, links: Mapping[str, Link]) -> PresetThresholds:
-    """The thresholds of ``preset`` at its dense BF16 peak over its node's own links."""
-    node = node_of(preset, what="a communication threshold")
-    missing = [link_id for link_id in (node.link_id, node.inter_node_link_id) if link_id not in links]
+def preset_thresholds(preset: Preset, links: Mapping[str, Link], *, link_intra: str | None = None,
+                      link_inter: str | None = None) -> PresetThresholds:
+    """The thresholds of ``preset`` at its dense BF16 peak over its node's own links, or over
+    ``link_intra`` / ``link_inter`` where named (as ``ainotes parallel --link-intra`` times a layout); a
+    preset without ``node`` needs both named, and its board's ``gpu_count`` chips (else 1) share the first."""
+    node = preset.node
+    if node is None and (link_intra is None or link_inter is None):
+        node = node_of(preset, what="a communication threshold")
+    intra = link_intra or (node.link_id if node is not None else "")
+    inter = link_inter or (node.inter_node_link_id if node is not None else "")
+    missing = [link_id for link_id in (intra, inter) if link_id not in links]
     if missing:
         raise checks.FieldError(f"preset {preset.id}'s node names link {missing[0]!r}, which is not a link preset "
                                 f"(known: {', '.join(sorted(links))})", "preset")
-    return PresetThresholds(preset.id, preset.peak_flops_per_s(), links[node.link_id],
-                            links[node.inter_node_link_id], node.torus_axes, node.chips)
+    chips = node.chips if node is not None else (preset.gpu_count or 1)
+    torus = node.torus_axes if node is not None else None
+    return PresetThresholds(preset.id, preset.peak_flops_per_s(), links[intra], links[inter], torus, chips)
+
+
+@dataclass(frozen=True)
+class TrainingAtThreshold:
+    """A whole training run whose batch is spread at the smallest compute-bound share per chip."""
+
+    train_tokens: float
+    mfu: float
+    flops: float  # 6·P·D, P the parameters a token uses
+    batch_tokens: float
+    tokens_per_chip: float  # the DP threshold over every torus axis (else across nodes), × E/k
+    estimate: TrainingEstimate
+
+    def record(self) -> dict[str, Any]:
+        return {"train_tokens": self.train_tokens, "mfu": self.mfu, "training_flops": self.flops,
+                "batch_tokens": self.batch_tokens, "tokens_per_chip": self.tokens_per_chip,
+                "chips": self.estimate.chips, "days": self.estimate.days}
+
+
+@dataclass(frozen=True)
+class ModelThresholds:
+    """The thresholds of one preset for one model: what ``ainotes parallel`` reports beside a layout."""
+
+    preset: PresetThresholds
+    model: ModelPreset
+    training: TrainingAtThreshold | None = None
+
+    def training_at(self, batch_tokens: float, train_tokens: Any, mfu: Any,
+                    label: Callable[[str], str] = repr) -> ModelThresholds:
+        """These thresholds with a training run of ``train_tokens`` (D) at ``mfu`` (U) on a batch of
+        ``batch_tokens``: FLOPs = 6·P_active·D (the Scaling Book's count), chips = ⌊batch / (threshold ×
+        E/k)⌋, the threshold being the one over every torus axis (850 on TPU v5p), else across nodes; days
+        = FLOPs / (chips · C · U) / 86,400. LLaMA-3 70B's 15e12 tokens on a 16e6 batch: 18,823 v5p chips
+        at 50 % MFU, about 17 days."""
+        tokens = checks.positive_number(train_tokens, label("train_tokens"), "train_tokens", high=1e18)
+        fraction = checks.fraction(mfu, label("mfu"), "mfu")
+        flops = 6.0 * self.model.active_params * tokens
+        per_chip = (self.preset.dp_all_axes or self.preset.dp_across_nodes) * moe_factor(self.model)
+        estimate = training_at_threshold(flops, batch_tokens, per_chip, self.preset.peak_flops_per_s, fraction)
+        return replace(self, training=TrainingAtThreshold(tokens, fraction, flops, batch_tokens, per_chip, estimate))
+
+    def record(self) -> dict[str, Any]:
+        """The ``thresholds`` object of ``ainotes parallel --json``: tokens per chip below which each
+        kind of data parallelism waits on its link, the TP degree past which TP waits, E/k."""
+        found, model = self.preset, self.model
+        bandwidth = found.intra_link.bandwidth_bytes_per_s
+        return {
+            "peak_flops_per_s": found.peak_flops_per_s, "link_in_node": found.intra_link.id,
+            "link_across_nodes": found.inter_link.id, "torus_axes": found.torus_axes,
+            "dp_tokens_per_chip_in_node": found.dp_in_node,
+            "dp_tokens_per_chip_across_nodes": found.dp_across_nodes,
+            "dp_tokens_per_chip_all_torus_axes": found.dp_all_axes,
+            "model_d_ff": model.d_ff,
+            "tp_degree_limit": tp_degree_limit(model.d_ff, found.peak_flops_per_s, bandwidth),
+            "fsdp_tp_tokens_per_chip_floor": fsdp_tp_batch_floor(model.d_ff, found.peak_flops_per_s, bandwidth),
+            "moe_experts_over_active": moe_factor(model),
+            "moe_dp_tokens_per_chip_in_node": found.dp_in_node * moe_factor(model),
+            "training": None if self.training is None else self.training.record(),
+        }
