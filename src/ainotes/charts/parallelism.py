@@ -36,9 +36,10 @@ MEMORY_START = 0.76  # where the memory bars start
 BAR_OFFSET_PX = 7  # each bar sits below its label line
 #: The stacked parts, in drawing order, with their legend titles.
 PARTS: tuple[tuple[str, str], ...] = (("compute", "compute"), ("dp", "exposed DP"), ("tp", "exposed TP"),
-                                      ("pp", "exposed PP"), ("epcp", "exposed EP/CP"), ("bubble", "bubble"))
-PALETTES = {"light": ["#0072B2", "#E69F00", "#D55E00", "#009E73", "#CC79A7", "#9aa0a8"],
-            "dark": ["#3d8fd1", "#E69F00", "#ff8a4c", "#2fbf8f", "#e39ac6", "#7d8491"]}
+                                      ("pp", "exposed PP"), ("epcp", "exposed EP/CP"), ("bubble", "bubble"),
+                                      ("measured", "measured (trace)"))
+PALETTES = {"light": ["#0072B2", "#E69F00", "#D55E00", "#009E73", "#CC79A7", "#9aa0a8", "#3b3f45"],
+            "dark": ["#3d8fd1", "#E69F00", "#ff8a4c", "#2fbf8f", "#e39ac6", "#7d8491", "#e8eaed"]}
 _FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 
 
@@ -47,7 +48,9 @@ def _paint(c: Colours) -> dict[str, Any]:
                       "value-label": {"color": c["text"], "fontSize": 11},
                       "row-label": {"color": c["text"], "fontSize": 11},
                       "empty": {"color": c["text"], "fontSize": 12},
-                      "memory-bar": {"color": c["memory"]}},
+                      "memory-bar": {"color": c["memory"]},
+                      "measured-range": {"color": c["text"], "strokeWidth": 2},
+                      "model-mark": {"color": c["text"], "fill": c["background"], "strokeWidth": 2, "size": 70}},
             "title": {"subtitleColor": c["muted"]}}
 
 
@@ -79,6 +82,27 @@ def _select(name: str, label: str) -> Any:
     return alt.param(name=name, value="", bind=alt.binding_select(options=[""], labels=[""], name=label + " "))
 
 
+def _time_at(field: str, domain: list[Any]) -> Any:
+    """An x channel on the step-time scale (no axis: the stacked bars draw it)."""
+    import altair as alt
+
+    scale = alt.Scale(range=[0, alt.ExprRef(f"width * {TIME_SHARE}")], domain=domain, nice=True)
+    return alt.X(f"{field}:Q", scale=scale, axis=None)
+
+
+def _measured_layers(rows: Any, y: Any, domain: list[Any]) -> tuple[Any, Any]:
+    """The trace's row: a rule from its least to its greatest step, and a diamond at the model's step."""
+    import altair as alt
+
+    measured = rows.transform_filter("isValid(datum.lo_s)")
+    spread = (measured.mark_rule(style="measured-range", yOffset=BAR_OFFSET_PX)
+              .encode(x=_time_at("lo_s", domain), x2="hi_s:Q", y=y,
+                      tooltip=[alt.Tooltip("spread:N", title="Measured steps")]))
+    model_mark = (measured.mark_point(style="model-mark", shape="diamond", filled=True, yOffset=BAR_OFFSET_PX)
+                  .encode(x=_time_at("mark_s", domain), y=y, tooltip=[alt.Tooltip("mark:N", title="Model")]))
+    return spread, model_mark
+
+
 def _build_structure(variant: Hashable) -> dict[str, Any]:
     """The chart without data: the ``layouts`` and ``states`` datasets filtered by the selects' key.
     One view that fills any width: a label line above each layout's row; the step's stacked parts on
@@ -92,8 +116,11 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     y = alt.Y("row:N", title=None, sort="ascending", axis=None,
               scale=alt.Scale(paddingInner=0.25, paddingOuter=0.1))
     band = {"band": 0.5}
+    # Every time layer shares one domain (the state's longest step or measured time): the layers' scales are
+    # independent (the memory bars have their own), so each names it.
+    time_domain: list[Any] = [0, alt.ExprRef(f"t_max[{key}] || 1")]
     time_x = alt.X("seconds:Q", stack="zero", title="seconds per step",
-                   scale=alt.Scale(range=[0, alt.ExprRef(f"width * {TIME_SHARE}")], zero=True, nice=True),
+                   scale=alt.Scale(range=[0, alt.ExprRef(f"width * {TIME_SHARE}")], domain=time_domain, nice=True),
                    axis=alt.Axis(format="~s", tickCount=4, grid=True, orient="bottom"))
     part_names: list[Any] = [name for name, _ in PARTS]
     bars = (
@@ -103,27 +130,29 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
                              text="format(datum.seconds, '.3~s') + 's'")
         .mark_bar(height=band, yOffset=BAR_OFFSET_PX)
         .encode(x=time_x, y=y, order=alt.Order("order:Q"),
-                color=alt.Color("part:N", title=None, scale=alt.Scale(domain=part_names),
+                color=alt.Color("part:N", title=None, scale=alt.Scale(domain=alt.ExprRef("parts")),
                                 legend=alt.Legend(orient="bottom", direction="horizontal", columns=3,
                                                   labelExpr=f"{dict(PARTS)!r}[datum.label]", symbolType="square")),
-                opacity=alt.condition("datum.rank == 1", alt.value(1.0), alt.value(0.62)),
+                opacity=alt.condition("datum.rank <= 1", alt.value(1.0), alt.value(0.62)),
                 tooltip=[alt.Tooltip("label:N", title="Layout"), alt.Tooltip("title:N", title="Part"),
                          alt.Tooltip("text:N", title="Time")])
     )
-    step_x = alt.X("step_s:Q", scale=alt.Scale(range=[0, alt.ExprRef(f"width * {TIME_SHARE}")], zero=True, nice=True),
-                   axis=None)
-    step_labels = (rows.transform_calculate(text="format(datum.step_s, '.3~s') + ' s'")
+    step_x = _time_at("step_s", time_domain)
+    step_labels = (rows.transform_calculate(text="datum.step_s < 1 ? format(datum.step_s * 1e3, '.3~r') + ' ms' : "
+                                                 "format(datum.step_s, '.3~s') + ' s'")
                    .mark_text(style="value-label", align="left", dx=4, dy=BAR_OFFSET_PX)
                    .encode(x=step_x, y=y, text="text:N"))
-    row_labels = (rows.transform_calculate(text="datum.row + ' · MFU ceiling ' + format(datum.mfu, '.0%')")
+    row_labels = (rows.transform_calculate(text="isValid(datum.note) ? datum.note : datum.row + ' · MFU ceiling ' + "
+                                                "format(datum.mfu, '.0%') + (datum.tag ? ' · ' + datum.tag : '')")
                   .mark_text(style="row-label", align="left", baseline="bottom", x=0, dy=BAR_OFFSET_PX - 7)
                   .encode(y=y, text="text:N"))
     memory_scale = alt.Scale(range=[alt.ExprRef(f"width * {MEMORY_START}"), alt.ExprRef("width")], nice=False,
                              domain=[0, alt.ExprRef("cap_max")])
     memory_x = alt.X("mem_gb:Q", title="GB per chip", scale=memory_scale,
                      axis=alt.Axis(tickCount=3, grid=False, orient="top"))
-    memory_bars = (rows.transform_calculate(text="format(datum.mem_gb, '.3~r') + ' GB of ' + "
-                                                 "format(datum.cap_gb, '.3~r') + ' GB'")
+    spread, model_mark = _measured_layers(rows, y, time_domain)
+    memory_text = "format(datum.mem_gb, '.3~r') + ' GB of ' + format(datum.cap_gb, '.3~r') + ' GB'"
+    memory_bars = (rows.transform_filter("isValid(datum.mem_gb)").transform_calculate(text=memory_text)
                    .mark_bar(height=band, yOffset=BAR_OFFSET_PX, style="memory-bar")
                    .encode(x=memory_x, y=y, opacity=alt.condition("datum.rank == 1", alt.value(1.0), alt.value(0.62)),
                            tooltip=[alt.Tooltip("label:N", title="Layout"), alt.Tooltip("text:N", title="Memory")]))
@@ -137,8 +166,9 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
              .mark_text(style="empty", align="left", baseline="top", x=4, y=8, lineBreak="\n")
              .encode(text="message:N"))
     params = [_select("model", "Model"), _select("preset", "GPU"), _select("gpus", "Chips"),
-              alt.param(name="names", value={"models": {}, "presets": {}}), alt.param(name="cap_max", value=100)]
-    chart = (alt.layer(bars, step_labels, row_labels, memory_bars, capacity, capacity_label, empty)
+              alt.param(name="names", value={"models": {}, "presets": {}}), alt.param(name="cap_max", value=100),
+              alt.param(name="t_max", value={}), alt.param(name="parts", value=part_names)]
+    chart = (alt.layer(bars, spread, model_mark, step_labels, row_labels, memory_bars, capacity, capacity_label, empty)
              .resolve_scale(x="independent")
              .add_params(*params)
              .properties(width=WIDE_WIDTH_PX, height=HEIGHT_PX, padding=8,
@@ -152,6 +182,29 @@ GRAMMAR = Grammar("parallelism", _build_structure, __file__, parallelism.__file_
 
 
 @dataclass(frozen=True)
+class MeasuredSteps:
+    """A trace's step times held against one state's model (``key``): the median of the steps after
+    warm-up, their least and greatest, the layout of the state the trace ran (``layout``, its label) and
+    that layout's modelled step. ``how`` says how the median was taken; ``file_name`` is the shipped file."""
+
+    key: str
+    file_name: str
+    median_s: float
+    min_s: float
+    max_s: float
+    counted: int
+    how: str
+    layout: str
+    model_s: float
+    matched_by: str
+
+    @property
+    def error(self) -> float:
+        """model ÷ measured − 1."""
+        return self.model_s / self.median_s - 1
+
+
+@dataclass(frozen=True)
 class ParallelismChart:
     """What a ``parallelism`` fence draws: the offered models, presets and chip counts, the first
     state, the fixed fields (global batch, micro-batch, sequence, recompute, ...) and the results."""
@@ -162,6 +215,7 @@ class ParallelismChart:
     preset_names: Mapping[str, str]
     gpu_counts: tuple[int, ...]
     initial: tuple[str, str, int]
+    measured: MeasuredSteps | None = None
 
     @property
     def initial_key(self) -> str:
@@ -172,17 +226,48 @@ def state_key(model_id: str, preset_id: str, gpus: int) -> str:
     return f"{model_id}|{preset_id}|{gpus}"
 
 
-def layout_rows(found: Mapping[str, tuple[StepBreakdown, ...]]) -> list[dict[str, Any]]:
-    """One row per layout shown: its state key, rank, label and the core's figures."""
+def layout_rows(found: Mapping[str, tuple[StepBreakdown, ...]],
+                measured: MeasuredSteps | None = None) -> list[dict[str, Any]]:
+    """One row per layout shown: its state key, rank, label and the core's figures; with ``measured``,
+    a row for the trace (rank 0, above the layouts) and the trace's layout tagged."""
     rows = []
     for key, layouts in found.items():
         for rank, b in enumerate(layouts[:MAX_LAYOUTS], start=1):
+            tagged = measured is not None and measured.key == key and measured.layout == b.layout.label
             rows.append({"k": key, "rank": rank, "label": b.layout.label, "row": f"{rank}. {b.layout.label}",
                          "step_s": b.step_s,
                          "compute": b.compute_s, "dp": b.part_s("dp"), "tp": b.part_s("tp"), "pp": b.part_s("pp"),
-                         "epcp": b.part_s("ep") + b.part_s("cp"), "bubble": b.bubble_s, "mfu": b.mfu_ceiling,
-                         "mem_gb": b.memory.total_bytes / 1e9, "cap_gb": (b.memory.capacity_bytes or 0) / 1e9})
+                         "epcp": b.part_s("ep") + b.part_s("cp"), "bubble": b.bubble_s, "measured": 0.0,
+                         "mfu": b.mfu_ceiling, "mem_gb": b.memory.total_bytes / 1e9,
+                         "cap_gb": (b.memory.capacity_bytes or 0) / 1e9,
+                         "tag": "the trace's layout" if tagged else ""})
+    if measured is not None:
+        rows.insert(0, measured_row(measured))
     return rows
+
+
+def measured_row(m: MeasuredSteps) -> dict[str, Any]:
+    """The trace's row: its median step as a bar, least to greatest as a rule, the model's step as a diamond."""
+    return {"k": m.key, "rank": 0, "label": f"measured: {m.file_name}", "row": "0. measured",
+            "step_s": m.median_s, **{name: 0.0 for name, _ in PARTS}, "measured": m.median_s,
+            "lo_s": m.min_s, "hi_s": m.max_s, "mark_s": m.model_s,
+            "note": f"0. measured, median of {m.counted} step{'s' if m.counted != 1 else ''} · "
+                    f"model {percent_text(m.error)}",
+            "spread": f"{amount_text(m.min_s)} s to {amount_text(m.max_s)} s over {m.counted} steps",
+            "mark": f"{m.layout}: {amount_text(m.model_s)} s a step ({percent_text(m.error)} of the measured median)"}
+
+
+def percent_text(error: float) -> str:
+    """A signed error in whole percent: ``+12 %``, ``−8 %``."""
+    return f"{error * 100:+,.0f} %".replace("-", "−")
+
+
+def time_maxima(chart: ParallelismChart) -> dict[str, float]:
+    """Each state's longest time on the step axis: its slowest layout shown, or the trace's greatest step."""
+    maxima = {key: max((b.step_s for b in layouts[:MAX_LAYOUTS]), default=1.0) for key, layouts in chart.found.items()}
+    if (m := chart.measured) is not None:
+        maxima[m.key] = max(maxima.get(m.key, 0.0), m.max_s, m.median_s)
+    return maxima
 
 
 def _figures(value: Any) -> Any:
@@ -198,14 +283,16 @@ def parallelism_spec(chart: ParallelismChart, *, title: str | None = None, theme
         bad = bad_character(text)
         if bad is not None:
             raise InputError(f"parallelism chart: the {what} {short(text)} holds a control character ({bad})")
-    rows = [{k: _figures(v) for k, v in row.items()} for row in layout_rows(chart.found)]
+    rows = [{k: _figures(v) for k, v in row.items()} for row in layout_rows(chart.found, chart.measured)]
+    parts = [name for name, _ in PARTS if name != "measured" or chart.measured is not None]
     empty = ("No layout of these chips fits their memory\nat this batch: try more chips, recomputation or\n"
              "sequence parallelism.")
     states = [{"k": key, "n": len(layouts), "message": empty} for key, layouts in chart.found.items()]
     model, preset, gpus = chart.initial
     spec = GRAMMAR.spec(
         datasets={"layouts": rows, "states": states},
-        params={"model": model, "preset": preset, "gpus": str(gpus), "cap_max": cap_max(chart),
+        params={"model": model, "preset": preset, "gpus": str(gpus), "cap_max": cap_max(chart), "parts": parts,
+                "t_max": {key: _figures(value) for key, value in time_maxima(chart).items()},
                 "names": {"models": dict(chart.model_names), "presets": dict(chart.preset_names)}},
         config=theme_config(theme), cached=cached,
         # The live view on a phone is as narrow as its still: the title steps down a size there.
@@ -269,6 +356,7 @@ def caption_text(chart: ParallelismChart, key: str) -> str:
         return head + "no layout fits the chips' memory."
     best = layouts[0]
     tp_links = {c.link for c in best.of("tp")}
+    head = measured_sentence(chart, key) + head
     return (head + f"{len(layouts)} layouts fit; the fastest, {best.layout.label}, takes "
             f"{amount_text(best.step_s)} s a step ({amount_text(best.compute_s)} s of compute, "
             f"{amount_text(best.exposed_comm_s)} s of exposed communication, {amount_text(best.bubble_s)} s of "
@@ -277,6 +365,18 @@ def caption_text(chart: ParallelismChart, key: str) -> str:
                            else "") + ". Each collective is timed with the α–β model on the link its group "
             "crosses; the model leaves out kernel efficiency below peak, stage imbalance and overlap of "
             "tensor-parallel communication.")
+
+
+def measured_sentence(chart: ParallelismChart, key: str) -> str:
+    """The trace's figures, for the state it ran (empty elsewhere): measured against modelled, the error."""
+    m = chart.measured
+    if m is None or m.key != key:
+        return ""
+    return (f"Measured ({m.file_name}): {amount_text(m.median_s)} s a step, {m.how} "
+            f"(least {amount_text(m.min_s)} s, "
+            f"greatest {amount_text(m.max_s)} s); the model gives {amount_text(m.model_s)} s for {m.layout}, the "
+            f"layout {m.matched_by}: an error of {percent_text(m.error)} (model ÷ measured − 1), drawn as the "
+            "diamond on the measured row. ")
 
 
 def caption_html(chart: ParallelismChart) -> str:

@@ -90,24 +90,10 @@ def nccl_text(record: dict) -> str:
     lines = [f"{record['path']}: nccl-tests, {record['op'] or 'collective not named'} of {record['dtype']} on "
              f"{record['ranks'] or '?'} ranks{ranks_from}" + (f", {', '.join(record['devices'])}" if record["devices"]
                                                               else "")]
-    model = {row["bytes"]: row for row in (record.get("model") or {}).get("rows", [])}
-    # With a model, the in-place block gives way to the model's columns (as on the page, where the table must
-    # fit its column); --json and the raw file keep both blocks.
-    header = ["bytes", "time µs", "algbw GB/s", "busbw GB/s"]
-    header += ["model µs", "algorithm", "error"] if model else ["in-place µs", "busbw GB/s"]
-    rows = []
-    for row in record["rows"]:
-        out, inside = row["out_of_place"] or {}, row["in_place"] or {}
-        modelled = model.get(row["bytes"])
-        cells = [f"{row['bytes']:,}", _num(out.get("time_us"), 6), _num(out.get("algbw_gbps")),
-                 _num(out.get("busbw_gbps"))]
-        if model:
-            cells += [_num(modelled["time_s"] * 1e6, 4) if modelled else "—",
-                      modelled["algorithm"] if modelled else "—", _percent(modelled["error"]) if modelled else "—"]
-        else:
-            cells += [_num(inside.get("time_us"), 6), _num(inside.get("busbw_gbps"))]
-        rows.append(cells)
-    lines += ["", shared.table(header, rows, right={0, 1, 2, 3, 4, 6} if model else {0, 1, 2, 3, 4, 5}), ""]
+    from ainotes.measurements.report import nccl_table
+
+    header, rows, right = nccl_table(record)  # the page's table, cell for cell
+    lines += ["", shared.table(header, rows, right=right), ""]
     footer = record["footer_avg_busbw_gbps"]
     lines.append(f"average busbw {_num(record['avg_busbw_gbps'], 6)} GB/s over both blocks"
                  + (f" (the file's footer: {footer:g})" if footer is not None else ""))
@@ -163,5 +149,10 @@ def kineto_text(record: dict) -> str:
     lines += ["", shared.table(["compute kernel", "calls", "total ms"], top, right={1, 2})]
     if record["steps"]:
         lines += ["", "steps: " + ", ".join(f"{s['step']} {_num(s['duration_s'] * 1e3)} ms" for s in record["steps"])]
+    if found := record.get("step_times"):
+        warmup = f", {found['steps'][0]['step']} left out as warm-up" if found["warmup_steps"] else ""
+        lines.append(f"step time: median {_num(found['median_s'] * 1e3)} ms over {found['counted']} steps "
+                     f"(least {_num(found['min_s'] * 1e3)}, greatest {_num(found['max_s'] * 1e3)}){warmup}; "
+                     f"from {found['source']}")
     lines += [f"note: {note}" for note in record["notes"]]
     return "\n".join(lines)

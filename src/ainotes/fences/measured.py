@@ -119,24 +119,8 @@ def read_request(site: DrawSite, request: MeasuredRequest) -> dict:
 def _nccl_table(record: dict) -> str:
     from ainotes.measurements import report
 
-    model = {row["bytes"]: row for row in (record.get("model") or {}).get("rows", [])}
-    # With a model, its columns take the in-place block's place, so the table fits a desk's column; the
-    # in-place figures stay in the downloadable file and in `ainotes measured --json`.
-    head = ["bytes", "time µs", "algbw GB/s", "busbw GB/s"]
-    head += ["model µs", "model's algorithm", "error"] if model else ["in-place µs", "in-place busbw GB/s"]
-    rows = []
-    for row in record["rows"]:
-        out, inside = row["out_of_place"] or {}, row["in_place"] or {}
-        cells = [f"{row['bytes']:,}", report.figure(out.get("time_us"), 6), report.figure(out.get("algbw_gbps")),
-                 report.figure(out.get("busbw_gbps"))]
-        if not model:
-            cells += [report.figure(inside.get("time_us"), 6), report.figure(inside.get("busbw_gbps"))]
-        else:
-            hit = model.get(row["bytes"])
-            cells += [report.figure(hit["time_s"] * 1e6) if hit else "—", hit["algorithm"] if hit else "—",
-                      report.percent(hit["error"]) if hit else "—"]
-        rows.append([escape(cell) for cell in cells])
-    return tables.notes_table(head, rows, "ainotes-measured")
+    head, rows, _ = report.nccl_table(record)  # the command's table, cell for cell
+    return tables.notes_table(head, [[escape(cell) for cell in cells] for cells in rows], "ainotes-measured")
 
 
 def _ncu_table(record: dict) -> str:

@@ -5,13 +5,16 @@ fastest first, its step time in stacked parts beside its memory per chip against
 Body keys: ``model`` (the first drawn) and ``models`` (the select's; default ``[model]``), ``preset`` and
 ``presets`` (GPUs; each needs a memory capacity and a node), ``gpus`` and ``gpu_counts`` (the chip counts
 offered; default ``[gpus]``), the batch that holds for every state (``global_batch_tokens``, default
-1,024 sequences; ``micro_batch``, ``seq_len``), ``recompute``, ``sequence_parallel``, ``title``, ``id``.
+1,024 sequences; ``micro_batch``, ``seq_len``), ``recompute``, ``sequence_parallel``, ``title``, ``id``, and
+``measured`` (a PyTorch profiler trace under ``docs/`` of the first state's run: its median step time, the
+first step left out as warm-up, beside the model's step for the trace's layout, with the error;
+:mod:`ainotes.fences.measured_trace`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ainotes.base.errors import InputError
@@ -24,11 +27,12 @@ from ainotes.core.hardware import Preset
 from ainotes.core.parallelism import DEFAULT_SEQ_LEN, ParallelRun
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.fences.measured_trace import TraceKey, below_figure, measured_steps, parse_trace_key
 from ainotes.html.figure import draw_vega_figure
 from ainotes.html.page import Drawn, Page
 
 KEYS = ("model", "models", "preset", "presets", "gpus", "gpu_counts", "global_batch_tokens", "micro_batch", "seq_len",
-        "recompute", "sequence_parallel", "title", "id")
+        "recompute", "sequence_parallel", "title", "id", "measured")
 MAX_STATES = 48  # models × presets × chip counts one chart searches
 MAX_CHOICES = 8
 DEFAULT_SEQUENCES = 1024  # the default global batch, in sequences
@@ -47,6 +51,7 @@ class ParallelismRequest:
     chart_id: str | None
     where: str
     lines: Mapping[str, int]
+    measured: TraceKey | None = None
 
     def fail(self, key: str, message: str) -> InputError:
         return InputError(f"{self.where}:{self.lines.get(key, self.lines.get('', 0))}: {message}")
@@ -109,7 +114,7 @@ def parse_parallelism(fence: Fence, where: str, presets: Mapping[str, Preset]) -
     key_lines = {str(k): fence.start_line + 1 + v for k, v in reader.lines.items() if k is not None}
     key_lines[""] = fence.start_line
     return ParallelismRequest(model_ids, preset_ids, counts, (model, preset, gpus), fields, reader.text("title"),
-                              reader.chart_id(), where, key_lines)
+                              reader.chart_id(), where, key_lines, parse_trace_key(reader, data))
 
 
 def base_run(request: ParallelismRequest, site: DrawSite) -> ParallelRun:
@@ -147,12 +152,22 @@ def _draw(site: DrawSite, request: ParallelismRequest, page: Page) -> Drawn:
     chart = site.new_chart(page, "parallelism", "parallelism", request.chart_id, title)
     chart.about = {"models": list(request.model_ids), "presets": list(request.preset_ids),
                    "gpu_counts": list(request.gpu_counts), **request.fields}
-    def figure() -> VegaFigure:
-        # The search runs only when the build has no kept drawing of this chart.
-        found = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
-        return parallel_chart.parallelism_figure(found, title=request.title)
+    if request.measured is None:
+        def figure() -> VegaFigure:
+            # The search runs only when the build has no kept drawing of this chart.
+            found = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
+            return parallel_chart.parallelism_figure(found, title=request.title)
 
-    return draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets)), figure)
+        return draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets)), figure)
+    # With a trace, the search runs now: the overlay needs the first state's layouts.
+    found = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
+    overlay, trace = measured_steps(site, request.measured, found.initial_key, gpus, found.found[found.initial_key])
+    chart.about["measured"] = request.measured.file
+    found = replace(found, measured=overlay)
+    drawn = draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets), overlay),
+                             lambda: parallel_chart.parallelism_figure(found, title=request.title))
+    below = below_figure(site, request.measured, trace, site.presets_by_id[preset_id], page)
+    return Drawn(drawn.html + below, drawn.chart, drawn.scripts)
 
 
 KIND = FenceKind("parallelism", parse_parallelism, _draw, chart=True, vega=True)

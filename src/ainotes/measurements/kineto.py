@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -48,13 +48,17 @@ _NCCL_PREFIXES = ("ncclKernel", "ncclDevKernel")
 
 @dataclass(frozen=True)
 class KinetoTrace:
-    """``collectives``: one row per NCCL kernel; ``kernels``: compute kernels by name; ``steps``: ProfilerSteps."""
+    """``collectives``: one row per NCCL kernel; ``kernels``: compute kernels by name; ``steps``: the CPU's
+    ProfilerStep#N events, ``gpu_steps`` the GPU's (``gpu_user_annotation``); ``devices``: the GPUs'
+    names from ``deviceProperties``."""
 
     path: str
     collectives: pd.DataFrame
     kernels: pd.DataFrame
     steps: pd.DataFrame
     world_size: int | None
+    gpu_steps: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["step", "duration_s"]))
+    devices: tuple[str, ...] = ()
 
 
 def load_trace(text: str, path: str) -> dict:
@@ -98,7 +102,7 @@ def _collective_row(event: dict, args: dict, index: int, path: str) -> dict:
 def read_kineto_text(text: str, path: str) -> KinetoTrace:
     """Read a Kineto trace's text (already gunzipped) into its tables."""
     data = load_trace(text, path)
-    collectives, kernels, steps = [], [], []
+    collectives, kernels, steps, gpu_steps = [], [], [], []
     for index, event in enumerate(data["traceEvents"]):
         if not isinstance(event, dict) or event.get("ph") != "X":
             continue
@@ -111,6 +115,8 @@ def read_kineto_text(text: str, path: str) -> KinetoTrace:
                 kernels.append({"name": name, "duration_s": _number(event, "dur", index, path) * 1e-6})
         elif name.startswith("ProfilerStep#") and category in ("user_annotation", "cpu_op", "python_function"):
             steps.append({"step": name, "duration_s": _number(event, "dur", index, path) * 1e-6})
+        elif name.startswith("ProfilerStep#") and category == "gpu_user_annotation":
+            gpu_steps.append({"step": name, "duration_s": _number(event, "dur", index, path) * 1e-6})
     if not collectives and not kernels:
         raise MeasuredFileError(f"{path}: a trace without GPU kernel events (cat 'kernel'): was it recorded with "
                                 "ProfilerActivity.CUDA?")
@@ -120,5 +126,10 @@ def read_kineto_text(text: str, path: str) -> KinetoTrace:
     by_name = (kernel_table.groupby("name", sort=False)["duration_s"].agg(["count", "sum", "mean"])
                .rename(columns={"sum": "total_s", "mean": "mean_s"}).reset_index()
                .sort_values("total_s", ascending=False, kind="stable").reset_index(drop=True))
-    return KinetoTrace(path, pd.DataFrame(collectives), by_name, pd.DataFrame(steps, columns=["step", "duration_s"]),
-                       world if isinstance(world, int) else None)
+    properties = data.get("deviceProperties")
+    devices = tuple(dict.fromkeys(str(d["name"]) for d in properties if isinstance(d, dict) and d.get("name"))
+                    ) if isinstance(properties, list) else ()
+    columns = ["step", "duration_s"]
+    return KinetoTrace(path, pd.DataFrame(collectives), by_name, pd.DataFrame(steps, columns=columns),
+                       world if isinstance(world, int) and not isinstance(world, bool) else None,
+                       pd.DataFrame(gpu_steps, columns=columns), devices)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from ainotes.measurements.kineto import KinetoTrace, read_kineto_text
@@ -17,6 +19,18 @@ from ainotes.measurements.ncu import NcuRun, read_ncu_text
 from ainotes.measurements.source import FORMATS, MeasuredFileError, decode, read_bytes
 
 Measured = NcclTestsRun | NcuRun | KinetoTrace
+
+#: Bumped whenever a reader's output changes, so that no table parsed by an older reader is reused.
+READER_VERSION = 1
+CACHE_SIZE = 64  # parsed files kept per process (a site ships a handful)
+_CACHE: OrderedDict[tuple, Measured] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every parsed file (tests; a long-lived process that wants its memory back)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
 
 
 def sniff(text: str, path: str) -> str:
@@ -47,7 +61,32 @@ def sniff(text: str, path: str) -> str:
 def read_measured(path: Path, *, format_name: str | None = None, op: str | None = None,
                   ranks: int | None = None, shown_as: str | None = None) -> Measured:
     """Read ``path`` as ``format_name`` (or the format the file shows). ``shown_as`` is the name used in
-    messages (a page's ``docs/…`` path); ``op`` and ``ranks`` fill in an nccl-tests file's gaps."""
+    messages (a page's ``docs/…`` path); ``op`` and ``ranks`` fill in an nccl-tests file's gaps.
+
+    The parsed value is kept per process, keyed by the resolved path, the file's size and mtime_ns, the
+    arguments and :data:`READER_VERSION`: ``mkdocs serve`` rebuilds a page without parsing an unchanged
+    file again, and a file that changed (size or mtime) is read again. Errors are not kept."""
+    try:
+        stat = path.stat()
+        key: tuple | None = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, format_name, op, ranks, shown_as,
+                             READER_VERSION)
+    except OSError:
+        key = None  # read_bytes names what is wrong
+    if key is not None:
+        with _CACHE_LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
+                return _CACHE[key]
+    found = _read(path, format_name=format_name, op=op, ranks=ranks, shown_as=shown_as)
+    if key is not None:
+        with _CACHE_LOCK:
+            _CACHE[key] = found
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return found
+
+
+def _read(path: Path, *, format_name: str | None, op: str | None, ranks: int | None, shown_as: str | None) -> Measured:
     name = shown_as or str(path)
     if format_name is not None and format_name not in FORMATS:
         raise MeasuredFileError(f"--format must be one of {', '.join(FORMATS)}: {format_name!r}")

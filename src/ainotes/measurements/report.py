@@ -17,6 +17,7 @@ from ainotes.measurements import fit
 from ainotes.measurements.kineto import KinetoTrace
 from ainotes.measurements.nccl_tests import BLOCKS, NcclTestsRun
 from ainotes.measurements.ncu import NcuRun
+from ainotes.measurements.steps import step_times
 
 #: A kernel whose FLOP/s passes its roof by more than this fraction is flagged (rounding and clocks aside).
 ABOVE_ROOF_TOLERANCE = 0.02
@@ -103,6 +104,28 @@ def nccl_record(run: NcclTestsRun, link: Link | None) -> dict:
     return result
 
 
+def nccl_table(record: dict) -> tuple[list[str], list[list[str]], set[int]]:
+    """The nccl-tests table as the command and the page both print it: its head, its rows of cells
+    (plain text) and the columns set right. With a model, its three columns take the in-place block's
+    place, so the table fits a desk's column and a terminal; ``--json`` and the raw file keep both blocks."""
+    model = {row["bytes"]: row for row in (record.get("model") or {}).get("rows", [])}
+    head = ["bytes", "time µs", "algbw GB/s", "busbw GB/s"]
+    head += ["model µs", "model's algorithm", "error"] if model else ["in-place µs", "in-place busbw GB/s"]
+    rows = []
+    for row in record["rows"]:
+        out, inside = row["out_of_place"] or {}, row["in_place"] or {}
+        cells = [f"{row['bytes']:,}", figure(out.get("time_us"), 6), figure(out.get("algbw_gbps")),
+                 figure(out.get("busbw_gbps"))]
+        if not model:
+            cells += [figure(inside.get("time_us"), 6), figure(inside.get("busbw_gbps"))]
+        else:
+            hit = model.get(row["bytes"])
+            cells += [figure(hit["time_s"] * 1e6) if hit else "—", hit["algorithm"] if hit else "—",
+                      percent(hit["error"]) if hit else "—"]
+        rows.append(cells)
+    return head, rows, {0, 1, 2, 3, 4, 6} if model else {0, 1, 2, 3, 4, 5}
+
+
 def preset_link_id(preset: Preset, ranks: int | None) -> str | None:
     """The link a run of ``ranks`` ranks on ``preset``'s nodes talks over (:func:`ainotes.core.topology.group_link`):
     the node's own link while the ranks fit in one node, the link between nodes past it; ``None`` without
@@ -156,5 +179,10 @@ def kineto_record(trace: KinetoTrace) -> dict:
     notes = [] if collectives else ["no NCCL kernels in the trace"]
     if collectives and all(c["op"] is None for c in collectives):
         notes.append("the NCCL kernels carry no collective record (PyTorch before 2.2?)")
+    found = step_times(trace)
+    if found is None:
+        notes.append("the trace marks no step (no ProfilerStep#N event)")
+    # step_times: additive to CONTRACT.md's keys (median, least, greatest over the steps after warm-up)
     return {"format": "kineto", "path": trace.path, "world_size": trace.world_size, "collectives": collectives,
-            "kernels": kernels, "steps": steps, "notes": notes}
+            "kernels": kernels, "steps": steps, "step_times": None if found is None else found.record(),
+            "devices": list(trace.devices), "notes": notes}

@@ -1,0 +1,177 @@
+"""A ``parallelism`` fence's ``measured:`` key: a PyTorch profiler trace shipped under ``docs/``, its step
+times held against the model's step for the layout the trace ran, and its NCCL kernels against the
+α–β model of the same collective, size and group on the link the fence's GPU gives that group.
+
+The trace must be of the fence's first state: its world size (``distributedInfo.world_size``) and
+every NCCL group must fit the fence's chip count, and it must mark at least one step
+(``ProfilerStep#N``); otherwise the fence is refused in one line at the key's line. The layout held
+against it is, among the layouts that fit the first state, the one whose collectives (kind and
+group size, bytes a step) are nearest the trace's (ties: the faster); the caption says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ainotes.base.errors import InputError
+from ainotes.charts.parallelism import MeasuredSteps, percent_text
+from ainotes.core.parallelism import StepBreakdown
+from ainotes.fences.body import BodyReader
+from ainotes.fences.kind import DrawSite
+from ainotes.fences.measured import docs_path, download_url, resolve_docs_file
+from ainotes.html import tables
+from ainotes.html.page import Page
+
+#: The collectives a layout's model issues; the trace's others (a DDP start's broadcast) are not matched.
+_MODELLED = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all"})
+
+
+@dataclass(frozen=True)
+class TraceKey:
+    """The ``measured`` trace and the fence line that names it."""
+
+    file: str
+    where: str
+
+
+def parse_trace_key(reader: BodyReader, data: dict[str, Any]) -> TraceKey | None:
+    """``measured:``, checked (a path under ``docs/``); ``None`` when the key is absent."""
+    if "measured" not in data:
+        return None
+    file = docs_path(reader, "measured")
+    line = reader.lines.get("measured")
+    page_line = reader.fence.start_line if line is None else reader.fence.start_line + 1 + line
+    return TraceKey(file, f"{reader.where}:{page_line}")
+
+
+def read_trace(site: DrawSite, key: TraceKey) -> Any:
+    """The trace as read (kept per process while the file is unchanged); one line at the key otherwise."""
+    from ainotes.measurements.kineto import KinetoTrace
+    from ainotes.measurements.read import read_measured
+
+    try:
+        found = read_measured(resolve_docs_file(site, key.file), shown_as=key.file)
+    except InputError as exc:
+        raise InputError(f"{key.where}: {exc}") from None
+    if not isinstance(found, KinetoTrace):
+        raise InputError(f"{key.where}: {key.file} is not a PyTorch profiler trace (.json or .json.gz with "
+                         "'traceEvents'): the parallelism chart reads step times from a trace")
+    return found
+
+
+def _per_step(pairs: dict[tuple[str, int], float], steps: int) -> dict[tuple[str, int], float]:
+    return {k: v / steps for k, v in pairs.items()}
+
+
+def trace_collectives(trace: Any, steps: int) -> dict[tuple[str, int], float]:
+    """Bytes a step per (collective, group size) in the trace, the kinds a layout's model issues."""
+    table = trace.collectives
+    if not len(table):
+        return {}
+    rows = table.dropna(subset=["op", "bytes", "group_size"])
+    rows = rows[rows["op"].isin(list(_MODELLED)) & (rows["group_size"] >= 2)]
+    grouped = rows.groupby(["op", "group_size"])["bytes"].sum()
+    return _per_step({(str(op), int(g)): float(b) for (op, g), b in grouped.items()}, max(steps, 1))
+
+
+def model_collectives(breakdown: StepBreakdown) -> dict[tuple[str, int], float]:
+    """Bytes a step per (collective, group size) the model issues for a layout."""
+    found: dict[tuple[str, int], float] = {}
+    for c in breakdown.collectives:
+        if c.op in _MODELLED and c.ranks >= 2:
+            found[(c.op, c.ranks)] = found.get((c.op, c.ranks), 0.0) + c.bytes * c.count_per_step
+    return found
+
+
+def _distance(trace: dict[tuple[str, int], float], model: dict[tuple[str, int], float]) -> tuple[int, float]:
+    """How far a layout's collectives are from the trace's: kinds one has and the other lacks, then the
+    summed |log| of the byte ratios of the kinds both have."""
+    missing = len(trace.keys() ^ model.keys())
+    logs = sum(abs(math.log(trace[k] / model[k])) for k in trace.keys() & model.keys() if trace[k] > 0 and model[k] > 0)
+    return missing, logs
+
+
+def match_layout(trace: Any, steps: int, layouts: tuple[StepBreakdown, ...]) -> tuple[StepBreakdown, str]:
+    """The layout held against the trace, and how it was chosen (for the caption)."""
+    seen = trace_collectives(trace, steps)
+    if not seen:
+        return layouts[0], "that is fastest (the trace's NCCL kernels name no collective the model issues)"
+    ranked = sorted(layouts, key=lambda b: (*_distance(seen, model_collectives(b)), b.step_s))
+    best = ranked[0]
+    missing, _ = _distance(seen, model_collectives(best))
+    kinds = ", ".join(f"{op} over {g}" for op, g in sorted(seen))
+    how = ("whose collectives are nearest the trace's" if missing == 0
+           else "nearest the trace's, though not the same kinds")
+    return best, f"{how} ({kinds} ranks, bytes a step)"
+
+
+def check_ranks(trace: Any, gpus: int, key: TraceKey) -> None:
+    """The trace's world size and NCCL groups against the fence's chip count: one line where they differ."""
+    if trace.world_size is not None and trace.world_size != gpus:
+        raise InputError(f"{key.where}: {key.file} is a trace of {trace.world_size} ranks "
+                         "(distributedInfo.world_size), "
+                         f"but the fence's first state has gpus: {gpus}: set gpus to {trace.world_size} or ship a "
+                         f"trace of {gpus} ranks")
+    if len(trace.collectives):
+        groups = trace.collectives["group_size"].dropna()
+        if len(groups) and int(groups.max()) > gpus:
+            raise InputError(f"{key.where}: {key.file} has NCCL groups of {int(groups.max())} ranks, more than the "
+                             f"fence's gpus: {gpus}")
+
+
+def measured_steps(site: DrawSite, key: TraceKey, state_key: str, gpus: int,
+                   layouts: tuple[StepBreakdown, ...]) -> tuple[MeasuredSteps, Any]:
+    """The chart's measured overlay for the first state, and the trace (for the collectives' table)."""
+    from ainotes.measurements.steps import require_steps
+
+    trace = read_trace(site, key)
+    check_ranks(trace, gpus, key)
+    try:
+        steps = require_steps(trace, key.where)
+    except InputError as exc:
+        raise InputError(str(exc)) from None
+    if not layouts:
+        raise InputError(f"{key.where}: no layout of the fence's first state fits its chips' memory, so there is no "
+                         f"model step to hold {key.file} against")
+    best, how = match_layout(trace, len(steps.counted_s), layouts)
+    overlay = MeasuredSteps(state_key, key.file.split("/", 1)[1], steps.median_s, steps.min_s, steps.max_s,
+                            len(steps.counted_s), steps.warmup_text(), best.layout.label, best.step_s, how)
+    return overlay, trace
+
+
+def collectives_table(site: DrawSite, trace: Any, preset: Any) -> str:
+    """The trace's NCCL kernels by (collective, bytes, group) beside the α–β model on the GPU's link for
+    that group (:func:`ainotes.measurements.steps.collective_matches`); empty without NCCL kernels."""
+    from ainotes.measurements import report
+    from ainotes.measurements.steps import collective_matches
+
+    links = site.links()
+
+    def link_for(ranks: int) -> Any:
+        link_id = report.preset_link_id(preset, ranks)
+        return links.get(link_id) if link_id else None
+
+    matches = collective_matches(trace, link_for)
+    if not matches:
+        return ""
+    rows = [[escape(cell) for cell in (
+        m.op, f"{m.message_bytes:,}", str(m.ranks), str(m.calls), report.figure(m.measured_s * 1e6),
+        report.figure(m.model_s * 1e6) if m.model_s is not None else "—",
+        f"{m.algorithm} on {m.link}" if m.algorithm else "—",
+        percent_text(m.error) if m.error is not None else "—")] for m in matches]
+    head = ["collective", "bytes", "ranks", "calls", "measured µs", "model µs", "model's algorithm", "error"]
+    return tables.notes_table(head, rows, "ainotes-measured")
+
+
+def below_figure(site: DrawSite, key: TraceKey, trace: Any, preset: Any, page: Page) -> str:
+    """The collectives' table and the download link, under the chart."""
+    link = (f'<a href="{escape(download_url(key.file, page), quote=True)}" download>'
+            f'{escape(key.file.split("/", 1)[1])}</a>')
+    table = collectives_table(site, trace, preset)
+    lead = ("<li>The trace's NCCL kernels (mean of each kind's calls) beside the α–β model of the same collective, "
+            "size and group on the link that group crosses; error = model ÷ measured − 1.</li>" if table else "")
+    return (f'<div class="ainotes-measured">{table}<ul class="ainotes-measured__summary">{lead}'
+            f'<li>The raw trace: {link}.</li></ul></div>')

@@ -1,0 +1,153 @@
+"""Step times from a PyTorch profiler trace, the ``measured:`` key of the parallelism fence, and the
+measured files' parse cache. The real trace is Holistic Trace Analysis' two-rank A100 test trace
+(tests/fixtures/measured/SOURCES.md); the small traces built here are inputs for the refusals."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from ainotes.base.errors import InputError
+from ainotes.build.site import NotesSite
+from ainotes.cli import main
+from ainotes.markdown.extension import convert_page
+from ainotes.measurements import read as read_module
+from ainotes.measurements.read import read_measured
+from ainotes.measurements.steps import step_times
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HTA = FIXTURES / "measured" / "kineto" / "hta-nccl-2rank.pt.trace.json.gz"
+
+
+def _trace(steps: list[tuple[str, str, float]], *, world: int | None = 2, group: int = 2) -> dict:
+    """A trace in Kineto's layout: the given ProfilerStep events (category, name, µs), one GEMM kernel and
+    one NCCL all-reduce kernel carrying PyTorch's collective record."""
+    events: list[dict] = []
+    ts = 1000.0
+    for category, name, dur in steps:
+        events.append({"ph": "X", "cat": category, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}})
+        ts += dur + 10
+    events.append({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32", "pid": 0, "tid": 7,
+                   "ts": 1200.0, "dur": 500.0, "args": {"device": 0, "stream": 7}})
+    events.append({"ph": "X", "cat": "kernel",
+                   "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0,
+                   "tid": 20, "ts": 1800.0, "dur": 250.0,
+                   "args": {"Collective name": "allreduce", "In msg nelems": 1 << 20, "Out msg nelems": 1 << 20,
+                            "Group size": group, "dtype": "BFloat16"}})
+    data: dict = {"schemaVersion": 1, "traceEvents": events}
+    if world is not None:
+        data["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": world}
+    return data
+
+
+def test_step_times_of_the_real_trace_leave_the_first_step_out() -> None:
+    found = step_times(read_measured(HTA))
+    # By hand from the file: ProfilerStep#4 222442.191 µs, #5 219726.905 µs, #6 224936.243 µs (user_annotation).
+    assert found is not None and found.names == ("ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#6")
+    assert found.warmup == 1 and found.counted_s == pytest.approx((0.219726905, 0.224936243))
+    assert found.median_s == pytest.approx((0.219726905 + 0.224936243) / 2)
+    assert (found.min_s, found.max_s) == pytest.approx((0.219726905, 0.224936243))
+    assert "ProfilerStep#4" in found.warmup_text() and "warm-up" in found.warmup_text()
+
+
+def test_steps_are_ordered_by_number_and_gpu_annotations_stand_in(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_trace([("gpu_user_annotation", "ProfilerStep#12", 900.0),
+                                       ("gpu_user_annotation", "ProfilerStep#10", 5000.0),
+                                       ("gpu_user_annotation", "ProfilerStep#11", 1100.0)])))
+    found = step_times(read_measured(path))
+    assert found is not None and "GPU" in found.source
+    assert found.names[0] == "ProfilerStep#10" and found.median_s == pytest.approx(1000e-6)
+
+
+def test_the_command_adds_step_times_to_its_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["measured", str(HTA), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert {"format", "path", "collectives", "kernels", "steps", "notes"} <= record.keys()  # CONTRACT.md's keys
+    assert record["step_times"]["counted"] == 2 and record["step_times"]["warmup_steps"] == 1
+    assert record["step_times"]["median_s"] == pytest.approx(0.2223315740)
+
+
+# --- the parallelism fence's measured: key ------------------------------------------------------------
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURES / "parallel", tmp_path / "presets")
+    (tmp_path / "docs" / "measured").mkdir(parents=True)
+    shutil.copy(HTA, tmp_path / "docs" / "measured" / "hta.pt.trace.json.gz")
+    return tmp_path
+
+
+def _page(project: Path, extra: str, gpus: int = 2) -> str:
+    body = (f"model: lab-48h\npreset: lab-h100\ngpus: {gpus}\nglobal_batch_tokens: 65536\nrecompute: full\n{extra}")
+    source = f"# P\n\n```parallelism\n{body}\n```\n"
+    return convert_page(NotesSite(project / "presets"), source, "notes/p.md", "notes/p/")
+
+
+def _spec_rows(html: str) -> list[dict]:
+    spec = json.loads(unescape(re.search(r'<script type="application/json"[^>]*>(.*?)</script>', html, re.S)
+                               .group(1)).replace("<\\/", "</"))
+    spec = spec.get("light", spec)
+    return spec["datasets"]["layouts"]
+
+
+def test_the_trace_is_drawn_beside_the_models_step(project: Path) -> None:
+    html = _page(project, "measured: docs/measured/hta.pt.trace.json.gz")
+    text = unescape(re.sub(r"<[^>]+>", " ", html))
+    median = (0.219726905 + 0.224936243) / 2
+    match = re.search(r"the model gives ([\d.]+) s for ([^,]+?), the layout", text)
+    assert match, text[:2000]
+    model_s = float(match.group(1))
+    # The caption's error is the model's step over the measured median, less one, in whole percent.
+    shown = re.search(r"an error of ([+−][\d,]+) %", text).group(1)
+    assert int(shown.replace("−", "-").replace(",", "")) == pytest.approx((model_s / median - 1) * 100, abs=1.5)
+    assert "ProfilerStep#4) left out as warm-up" in text
+    assert "all-reduce" in text and "31,502,336" in text  # the trace's largest DDP bucket, by hand: 7,875,584 floats
+    assert 'href="../../measured/hta.pt.trace.json.gz" download' in html
+
+
+@pytest.mark.parametrize(("make", "gpus", "words"), [
+    (lambda: _trace([("user_annotation", "ProfilerStep#1", 100.0)], world=4), 2,
+     "is a trace of 4 ranks (distributedInfo.world_size), but the fence's first state has gpus: 2"),
+    (lambda: _trace([], world=2), 2, "marks no step"),
+    (lambda: _trace([("user_annotation", "ProfilerStep#1", 100.0)], world=None, group=8), 2,
+     "has NCCL groups of 8 ranks"),
+])
+def test_a_trace_that_contradicts_the_fence_is_one_line_at_its_key(project: Path, make, gpus: int,
+                                                                   words: str) -> None:
+    (project / "docs" / "measured" / "bad.json").write_text(json.dumps(make()))
+    with pytest.raises(InputError) as error:
+        _page(project, "measured: docs/measured/bad.json", gpus)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("notes/p.md:9: ") and words in message
+
+
+def test_a_file_that_is_no_trace_is_refused(project: Path) -> None:
+    shutil.copy(FIXTURES / "measured" / "nccl-tests" / "rtx5090-2rank-allreduce-tagged.log",
+                project / "docs" / "measured" / "run.log")
+    with pytest.raises(InputError, match=r"notes/p\.md:9: docs/measured/run\.log is not a PyTorch profiler trace"):
+        _page(project, "measured: docs/measured/run.log")
+
+
+# --- the parse cache -------------------------------------------------------------------------------
+
+def test_an_unchanged_file_is_parsed_once_and_an_edited_one_again(tmp_path: Path) -> None:
+    read_module.clear_cache()
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(_trace([("user_annotation", "ProfilerStep#1", 100.0),
+                                                      ("user_annotation", "ProfilerStep#2", 300.0)])).encode()))
+    first = read_measured(path)
+    assert read_measured(path) is first
+    path.write_bytes(gzip.compress(json.dumps(_trace([("user_annotation", "ProfilerStep#1", 100.0),
+                                                      ("user_annotation", "ProfilerStep#2", 700.0)])).encode()))
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # an editor's save, a second later
+    again = read_measured(path)
+    assert again is not first and step_times(again).median_s == pytest.approx(700e-6)
