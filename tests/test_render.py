@@ -496,3 +496,15 @@ def test_a_chart_group_compiles_each_theme_once(spec, monkeypatch):
     assert summary is not None
     version = render.vega_lite_version(spec)
     assert render.svg(spec) == vlc.vegalite_to_svg(render.still_spec(spec), vl_version=version)
+
+
+def test_a_spec_that_names_no_font_is_drawn_in_the_shipped_one():
+    """Vega's default "sans-serif" is whatever the machine has when the engine starts: a still drawn
+    from a spec without a font would differ between machines, and between render workers started
+    before and after a font package was installed. The renderer draws it in the shipped font."""
+    bare = {"data": {"values": [{"x": 1, "y": 2}]}, "mark": "point", "title": "bare <&>",
+            "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}}}
+    families = set(re.findall(r'font-family="([^"]+)"', render.svg(bare)))
+    assert families == {"ainotes Sans"}
+    themed = {**bare, "title": "themed", "config": {"font": "Georgia"}}
+    assert set(re.findall(r'font-family="([^"]+)"', render.svg(themed))) == {"Georgia"}

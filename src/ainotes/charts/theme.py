@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ainotes.base.errors import InputError
+from ainotes.base.fonts import FONT_FAMILY
 from ainotes.base.textcheck import short
 from ainotes.charts.grammar import deep_merge
 
@@ -25,7 +26,6 @@ SCHEMES: tuple[Theme, ...] = ("light", "dark")
 # name of its own), which the renderer measures and the site serves (assets/charts.css, @font-face),
 # so a still is laid out, and a page shows it, in one font on any machine. Arial has its metrics,
 # should a browser not load it.
-FONT_FAMILY = "ainotes Sans"
 FONT = f"'{FONT_FAMILY}', Arial, Helvetica, sans-serif"
 
 THEME_BACKGROUNDS = {"light": "#ffffff", "dark": "#1e2129"}

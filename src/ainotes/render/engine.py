@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ainotes.base import cache
+from ainotes.base.fonts import FONT_FAMILY
 
 log = logging.getLogger("ainotes.render")
 
@@ -95,6 +96,17 @@ def still_spec(spec: dict[str, Any]) -> dict[str, Any]:
         return spec
     return {**spec, "autosize": {"type": "pad", "contains": "padding"},
             "width": still["width"], "height": still["height"]}
+
+
+def with_shipped_font(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with the shipped font as its default text font when its ``config`` names none. Vega's own
+    default, "sans-serif", is whatever the machine has when the engine starts (nothing at all on a
+    machine without fonts), so a still drawn from such a spec would differ between machines, and
+    between processes started before and after a font package was installed."""
+    config = spec.get("config")
+    if isinstance(config, dict) and "font" in config:
+        return spec
+    return {**spec, "config": {**(config if isinstance(config, dict) else {}), "font": FONT_FAMILY}}
 
 
 _LAYOUT_KEYS = ("width", "height", "autosize")
@@ -195,7 +207,7 @@ class Engine:
 
     def make_svg(self, spec: dict[str, Any], version: str) -> bytes:
         self.counts["svg"] += 1
-        return _vlc().vega_to_svg(self.compile_vega(still_spec(spec), version)).encode("utf-8")
+        return _vlc().vega_to_svg(self.compile_vega(still_spec(with_shipped_font(spec)), version)).encode("utf-8")
 
     def make_png(self, svg_bytes: bytes, scale: float) -> bytes:
         # Rasterising the static SVG gives the same pixels as a second Vega run, in a third of the time.
