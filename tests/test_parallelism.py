@@ -102,6 +102,41 @@ def test_expert_parallelism_moves_tokens_k_h_per_all_to_all() -> None:
     assert ep.count_per_step == 4 * 32 and ep.ranks == 8
 
 
+# Mixtral 8x7B's experts, from its architecture: 32 layers × 8 experts × a SwiGLU MLP of 3·h·F.
+ONE_EXPERT = 32 * 3 * 4096 * 14336
+EXPERTS = 8 * ONE_EXPERT
+
+
+def test_with_ep_equal_to_e_each_rank_holds_one_expert_and_the_whole_dense_part() -> None:
+    """ep = E = 8: each rank keeps 1/8 of the experts' weights, gradients and Adam states (2, 2 and 12
+    bytes a parameter) beside the whole attention, norms and embeddings."""
+    model = MODELS["lab-moe"]
+    dense = model.params - EXPERTS
+    plain = step(run(model="lab-moe", preset="lab-h100", gpus=8)).memory
+    split = step(run(model="lab-moe", preset="lab-h100", gpus=8, ep=8)).memory
+    assert plain.weights_bytes == pytest.approx(2 * model.params)  # every expert on every rank
+    assert split.weights_bytes == pytest.approx(2 * (dense + ONE_EXPERT))
+    assert split.gradients_bytes == pytest.approx(2 * (dense + ONE_EXPERT))
+    assert split.optimizer_bytes == pytest.approx(12 * (dense + ONE_EXPERT))
+    assert split.activations_bytes == plain.activations_bytes
+    # ZeRO-1 shards the dense optimizer states over all 16 dp ranks, and each expert's over the 2 ranks
+    # that hold it: per rank, what sharding over 16 without expert parallelism leaves.
+    zero = step(run(model="lab-moe", preset="lab-h100", gpus=16, ep=8, zero=1)).memory
+    assert zero.optimizer_bytes == pytest.approx(12 * (dense / 16 + EXPERTS / 16))
+    assert zero.weights_bytes == pytest.approx(2 * (dense + ONE_EXPERT))
+
+
+def test_expert_gradients_are_reduced_only_among_the_ranks_that_hold_the_same_experts() -> None:
+    model = MODELS["lab-moe"]
+    one_copy = step(run(model="lab-moe", preset="lab-h100", gpus=8, ep=8)).of("dp")
+    assert [(c.kind, c.ranks) for c in one_copy] == [("gradient all-reduce", 8)]
+    assert one_copy[0].bytes == pytest.approx(2 * (model.params - EXPERTS))  # the dense part alone
+    two_copies = step(run(model="lab-moe", preset="lab-h100", gpus=16, ep=8)).of("dp")
+    assert [(c.kind, c.ranks) for c in two_copies] == [("gradient all-reduce", 16),
+                                                       ("expert gradient all-reduce", 2)]
+    assert two_copies[1].bytes == pytest.approx(2 * ONE_EXPERT)
+
+
 def test_context_parallelism_passes_kv_blocks_round_the_group() -> None:
     long = step(run(model="lab-70b", preset="lab-h100", gpus=16, tp=8, cp=2, seq_len=131072))
     assert {c.op for c in long.of("cp")} == {"all-gather", "reduce-scatter"}

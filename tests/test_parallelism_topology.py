@@ -11,9 +11,12 @@ import pytest
 
 from ainotes.base.errors import InputError
 from ainotes.core.inference import default_link_id
+from ainotes.core.parallel_step import step
+from ainotes.core.parallelism import ParallelRun, point_to_point_s
 from ainotes.core.topology import crosses_nodes, group_bandwidth_bytes_per_s, group_link, nodes_spanned
 from ainotes.presets.gpus import load_preset, load_presets
-from ainotes.presets.links import load_links
+from ainotes.presets.links import load_link, load_links
+from ainotes.presets.models import load_models
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parallel"
 PRESETS = {p.id: p for p in load_presets(FIXTURES)}
@@ -108,3 +111,47 @@ def test_a_group_over_whole_nodes_runs_one_ring_per_port() -> None:
     one_a_node = group_link(H100, 16, stride=8)
     assert one_a_node.members_per_node == 1
     assert group_bandwidth_bytes_per_s(one_a_node, links["lab-nvlink"], links["lab-ib"]) == 50e9
+
+
+def test_a_full_mesh_gives_a_group_only_its_own_members_links() -> None:
+    """AMD's 8-GPU MI300X board joins each GPU to the other 7 by its own 64 GB/s link, with no switch:
+    a group of r GPUs moves (r − 1) × 64 GB/s per direction, all 448 only with the whole board
+    (ROCm's MI300X tuning guide: 2- or 4-GPU collectives use a fraction of the node's bandwidth)."""
+    links = {link.id: link for link in load_links(FIXTURES / "links")}
+    mi300x, mesh = PRESETS["lab-mi300x"], links["lab-infinity-fabric"]
+    moved = {ranks: group_bandwidth_bytes_per_s(group_link(mi300x, ranks), mesh, mesh) for ranks in (2, 4, 8)}
+    assert moved == {2: pytest.approx(64e9), 4: pytest.approx(192e9), 8: pytest.approx(448e9)}
+    # A send between two pipeline stages on the board crosses the one link that joins them.
+    assert point_to_point_s(64e9, mesh) == pytest.approx(1.0 + 2.1e-6)
+    # Across nodes, 4 members a node on their own 50 GB/s ports: min(3 × 64, 4 × 50) = 192 GB/s.
+    spread = group_link(mi300x, 8, stride=2)
+    assert (spread.crosses_nodes, spread.members_per_node) == (True, 4)
+    assert group_bandwidth_bytes_per_s(spread, mesh, links["lab-ib"]) == pytest.approx(192e9)
+    # A switched link gives every group size its whole bandwidth.
+    nvlink = links["lab-nvlink"]
+    assert group_bandwidth_bytes_per_s(group_link(H100, 2), nvlink, nvlink) == 450e9
+
+
+def test_an_mi300x_is_timed_over_its_infinity_fabric_never_nvlink() -> None:
+    links = {link.id: link for link in load_links(FIXTURES / "links")}
+    models = {m.id: m for m in load_models(FIXTURES / "models")}
+    run = ParallelRun.from_fields({"model": "lab-70b", "preset": "lab-mi300x", "gpus": 16, "tp": 8},
+                                  models=models, presets=PRESETS, links=links)
+    by_kind = {c.parallelism: c.link for c in step(run).collectives}
+    assert by_kind == {"tp": "lab-infinity-fabric", "dp": "lab-ib"}
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("seven", "'mesh_links' must be a whole number of links (7 for an 8-GPU full mesh): 'seven'"),
+    ("0", "'mesh_links' must be a whole number from 1 to 64: 0"),
+    ("true", "'mesh_links' must be a whole number of links"),
+])
+def test_a_bad_mesh_is_one_line_naming_the_key(tmp_path: Path, value: str, message: str) -> None:
+    text = (FIXTURES / "links" / "lab-infinity-fabric.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "links" / "mesh.yaml"
+    path.parent.mkdir()
+    path.write_text(text.replace("mesh_links: 7", f"mesh_links: {value}"), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_link(path)
+    assert message in str(caught.value) and str(caught.value).startswith(str(path))
+    assert "\n" not in str(caught.value)

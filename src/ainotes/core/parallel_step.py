@@ -17,6 +17,7 @@ from ainotes.core.parallelism import (
     bubble_ratio,
     check_layout,
     divisors,
+    expert_params,
     flops_per_token,
     point_to_point_s,
     timed,
@@ -47,33 +48,47 @@ def _collective(run: ParallelRun, kind: str, parallelism: str, op: str, count: i
 
 
 def _dp(run: ParallelRun, win: _Windows) -> list[Collective]:
-    """Gradient reduction over dp ranks (stride tp·cp): 2Ψ bytes, Ψ the parameters one chip holds."""
+    """Gradient reduction over dp ranks (stride tp·cp): 2Ψ bytes, Ψ the parameters one chip holds. With
+    expert parallelism the dense part goes over the dp ranks and the routed experts' Ψ_e/ep over the
+    dp/ep ranks that hold the same experts (stride tp·cp·ep; none where ep = dp); the two share the
+    compute that hides them in proportion to their bytes."""
     lay, model = run.layout, run.model
     if lay.dp == 1:
         return []
-    dense = model.params - _expert_params(run)
-    held = dense / (lay.tp * lay.pp) + _expert_params(run) / (lay.tp * lay.pp * lay.ep)
-    size, stride, m = held * ELEMENT_BYTES, lay.tp * lay.cp, lay.micro_batches
-    if lay.zero == 0:
-        return [_collective(run, "gradient all-reduce", "dp", "all-reduce", 1, size, lay.dp, stride, win.backward_s)]
-    if lay.zero in (1, 2):
-        return [_collective(run, "gradient reduce-scatter", "dp", "reduce-scatter", 1, size, lay.dp, stride,
+    if lay.ep == 1:
+        return _dp_group(run, win, "", model.params / (lay.tp * lay.pp), lay.dp, lay.tp * lay.cp)
+    experts = expert_params(model) / lay.ep if lay.dp > lay.ep else 0.0
+    dense = model.params - expert_params(model)
+    share = dense / (dense + experts)
+    found = _dp_group(run, _scaled(win, share), "", dense / (lay.tp * lay.pp), lay.dp, lay.tp * lay.cp)
+    if experts:
+        found += _dp_group(run, _scaled(win, 1 - share), "expert ", experts / (lay.tp * lay.pp), lay.dp // lay.ep,
+                           lay.tp * lay.cp * lay.ep)
+    return found
+
+
+def _scaled(win: _Windows, share: float) -> _Windows:
+    return _Windows(win.forward_s * share, win.backward_s * share, win.attention_s * share)
+
+
+def _dp_group(run: ParallelRun, win: _Windows, what: str, held: float, ranks: int, stride: int) -> list[Collective]:
+    """One group's data-parallel collectives for ``held`` parameters a chip: DP's all-reduce, ZeRO-1/2's
+    reduce-scatter and all-gather, ZeRO-3's gathers (forward, backward) and scatter per micro-batch."""
+    size, m, zero = held * ELEMENT_BYTES, run.layout.micro_batches, run.layout.zero
+    if zero == 0:
+        return [_collective(run, f"{what}gradient all-reduce", "dp", "all-reduce", 1, size, ranks, stride,
+                            win.backward_s)]
+    if zero in (1, 2):
+        return [_collective(run, f"{what}gradient reduce-scatter", "dp", "reduce-scatter", 1, size, ranks, stride,
                             win.backward_s),
-                _collective(run, "weight all-gather", "dp", "all-gather", 1, size, lay.dp, stride, win.forward_s)]
-    return [_collective(run, "weight all-gather (forward)", "dp", "all-gather", m, size, lay.dp, stride,
+                _collective(run, f"{what}weight all-gather", "dp", "all-gather", 1, size, ranks, stride,
+                            win.forward_s)]
+    return [_collective(run, f"{what}weight all-gather (forward)", "dp", "all-gather", m, size, ranks, stride,
                         win.forward_s * m),
-            _collective(run, "weight all-gather (backward)", "dp", "all-gather", m, size, lay.dp, stride,
+            _collective(run, f"{what}weight all-gather (backward)", "dp", "all-gather", m, size, ranks, stride,
                         win.backward_s * m / 2),
-            _collective(run, "gradient reduce-scatter", "dp", "reduce-scatter", m, size, lay.dp, stride,
+            _collective(run, f"{what}gradient reduce-scatter", "dp", "reduce-scatter", m, size, ranks, stride,
                         win.backward_s * m / 2)]
-
-
-def _expert_params(run: ParallelRun) -> float:
-    """Parameters in the experts of every layer: (P − P_active)·E/(E − k); 0 for a dense model."""
-    model = run.model
-    if model.experts is None or model.active_experts is None or model.experts == model.active_experts:
-        return 0.0
-    return (model.params - model.active_params) * model.experts / (model.experts - model.active_experts)
 
 
 def _tp(run: ParallelRun) -> list[Collective]:

@@ -62,7 +62,7 @@ from ainotes.core import collective_cost as cc
 from ainotes.core.checks import FieldError
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
-from ainotes.core.memory import MemoryEstimate, TrainingMemory
+from ainotes.core.memory import MemoryEstimate, ModelStates, TrainingMemory, model_state_bytes, stage_params
 from ainotes.core.models import ModelPreset
 from ainotes.core.topology import group_bandwidth_bytes_per_s, group_link
 from ainotes.core.utilization import RECOMPUTE_MODES, hardware_flops_per_token, model_flops_per_token
@@ -265,12 +265,41 @@ class ParallelRun:
 
     def memory(self) -> MemoryEstimate:
         """Bytes per chip from :class:`ainotes.core.memory.TrainingMemory` (first pipeline stage); context
-        parallelism splits the sequence, so the activations are those of s/cp tokens."""
+        parallelism splits the sequence, so the activations are those of s/cp tokens; expert parallelism
+        splits the routed experts' states (:func:`expert_split_states`)."""
         lay = self.layout
-        return TrainingMemory(model=self.model, zero=lay.zero, dp=lay.dp, tp=lay.tp, pp=lay.pp,
-                              micro_batch=lay.micro_batch, seq_len=lay.seq_len // lay.cp, recompute=lay.recompute,
-                              sequence_parallel=lay.sequence_parallel, attention="fused",
-                              preset=self.preset, label=self.label).estimate()
+        estimate = TrainingMemory(model=self.model, zero=lay.zero, dp=lay.dp, tp=lay.tp, pp=lay.pp,
+                                  micro_batch=lay.micro_batch, seq_len=lay.seq_len // lay.cp,
+                                  recompute=lay.recompute, sequence_parallel=lay.sequence_parallel,
+                                  attention="fused", preset=self.preset, label=self.label).estimate()
+        if lay.ep == 1 or not self.model.is_moe:
+            return estimate
+        states = expert_split_states(self.model, lay)
+        return replace(estimate, weights_bytes=states.weights_bytes, gradients_bytes=states.gradients_bytes,
+                       optimizer_bytes=states.optimizer_bytes)
+
+
+def expert_params(model: ModelPreset) -> float:
+    """The routed experts of every MoE layer (E · MoE layers · one expert's MLP); 0 for a dense model."""
+    return float(model.routed_expert_params)
+
+
+def expert_split_states(model: ModelPreset, lay: Layout) -> ModelStates:
+    """Model states per chip with ep-way expert parallelism (first pipeline stage, Adam in mixed precision).
+
+    Each rank keeps the dense part (attention, norms, embeddings, shared experts) whole, divided by tp·pp
+    and sharded by ZeRO over the dp ranks, and 1/ep of the routed experts, which ZeRO shards over the
+    dp/ep ranks that hold the same experts (DeepSpeed-MoE's expert data-parallel group; Rajbhandari et
+    al. 2022): Ψ_dense/(t·p) + Ψ_experts/(t·p·ep) weights and gradients without ZeRO. A stage of ⌈L/p⌉
+    layers holds that share of the experts (layers averaged, as :func:`ainotes.core.memory.stage_params`).
+    """
+    held = stage_params(model, lay.pp) * lay.pp  # Ψ as the memory core takes it, before ÷ t·p
+    stage_share = 1.0 if lay.pp == 1 else math.ceil(model.layers / lay.pp) * lay.pp / model.layers
+    experts = expert_params(model) * stage_share
+    dense = model_state_bytes(held - experts, zero=lay.zero, dp=lay.dp, tp=lay.tp, pp=lay.pp)
+    routed = model_state_bytes(experts / lay.ep, zero=lay.zero, dp=lay.dp // lay.ep, tp=lay.tp, pp=lay.pp)
+    return ModelStates(dense.weights_bytes + routed.weights_bytes, dense.gradients_bytes + routed.gradients_bytes,
+                       dense.optimizer_bytes + routed.optimizer_bytes)
 
 
 def check_layout(model: ModelPreset, lay: Layout, label: Callable[[str], str] = quoted) -> None:
@@ -413,8 +442,9 @@ def timed(op: str, ranks: int, message_bytes: float, link: Link, bandwidth_bytes
 
 
 def point_to_point_s(message_bytes: float, link: Link) -> float:
-    """One send between neighbouring stages: α + S/B (Hockney's model)."""
-    return link.latency_s + message_bytes / link.bandwidth_bytes_per_s
+    """One send between neighbouring stages: α + S/B (Hockney's model), B being what two chips move
+    between them (on a full-mesh link, the one link that joins them)."""
+    return link.latency_s + message_bytes / link.group_bandwidth_bytes_per_s(2)
 
 
 def bubble_ratio(pp: int, micro_batches: int, interleave: int = 1) -> float:

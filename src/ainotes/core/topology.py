@@ -14,7 +14,10 @@ ring or tree over it runs at the slower inter-node link, which sets its pace. Wh
 group share each node (a data-parallel group over every chip of an HGX board), a library runs g rings
 side by side, one per network port (NCCL's channels over the node's rails), each carrying 1/g of the
 message across nodes, so the group moves min(W_node, g·W_port) bytes per second per chip: the Scaling
-Book's 400e9 B/s across H100 nodes is 8 GPUs × 50e9 B/s of NDR. No chip is timed over a link it does
+Book's 400e9 B/s across H100 nodes is 8 GPUs × 50e9 B/s of NDR. A node wired as a full mesh (AMD's
+Infinity Fabric joins each of 8 MI300X GPUs to the other 7 by its own link, with no switch) gives a group
+only the links among its own members: r − 1 of each chip's 7, so 2-way tensor parallelism runs on one
+link where 8-way runs on all seven. No chip is timed over a link it does
 not have: a preset without ``node`` has no default link, and the caller must name one.
 """
 
@@ -49,11 +52,16 @@ class GroupPlacement:
 def group_bandwidth_bytes_per_s(placement: GroupPlacement, intra: Link | None, inter: Link) -> float:
     """Bytes per second per chip a group moves over ``inter`` (the link :func:`group_link` named): that
     link's B inside a node; across nodes min(B_intra, g · B_inter) with g members per node (g rings side
-    by side, one per port); ``intra`` may be ``None`` where the chips share no node link."""
-    if not placement.crosses_nodes or placement.members_per_node == 1:
+    by side, one per port); ``intra`` may be ``None`` where the chips share no node link. On a full-mesh
+    node link (``mesh_links``) a group reaches only its own members' links:
+    :meth:`ainotes.core.links.Link.group_bandwidth_bytes_per_s` of the r chips inside the node, or of
+    the g that share each node."""
+    if not placement.crosses_nodes:
+        return inter.group_bandwidth_bytes_per_s(placement.ranks)
+    if placement.members_per_node == 1:
         return inter.bandwidth_bytes_per_s
     across = placement.members_per_node * inter.bandwidth_bytes_per_s
-    return across if intra is None else min(intra.bandwidth_bytes_per_s, across)
+    return across if intra is None else min(intra.group_bandwidth_bytes_per_s(placement.members_per_node), across)
 
 
 def node_of(preset: Preset, *, what: str = "a collective") -> NodeTopology:

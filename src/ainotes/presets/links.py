@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ainotes.base.errors import InputError
+from ainotes.base.textcheck import short
 from ainotes.core.links import Link
 from ainotes.presets import folder
 from ainotes.presets.folder import check_figure, check_file_name, check_mapping, check_sources, check_text
@@ -18,7 +19,7 @@ from ainotes.presets.gpus import PRESET_ID_PATTERN
 
 LINKS_SUBDIR = "links"
 REQUIRED_KEYS = ("name", "bandwidth_gbps", "latency_us", "sources")
-OPTIONAL_KEYS = ("notes",)
+OPTIONAL_KEYS = ("notes", "mesh_links")
 # Plausibility, per direction per GPU: from 1 GbE (0.125 GB/s) to past NVLink 5 (900 GB/s) and the
 # 1,800 GB/s a next NVLink would bring; latency per message from a switch hop (tenths of a µs) to a
 # data-centre network's tens of µs. A figure outside is a slip far more often than a new link.
@@ -95,6 +96,10 @@ def load_link(path: str | Path) -> Link:
     check_sources(where, data["sources"])
     if "notes" in data:
         check_text(where, "notes", data["notes"], one_line=False)
+    mesh = data.get("mesh_links")
+    if mesh is not None and (isinstance(mesh, bool) or not isinstance(mesh, int)):
+        raise InputError(f"{where}: 'mesh_links' must be a whole number of links (7 for an 8-GPU full mesh): "
+                         f"{short(mesh)}")
     return Link(
         id=link_id,
         name=data["name"].strip(),
@@ -103,6 +108,7 @@ def load_link(path: str | Path) -> Link:
         sources=folder.sources_of(data),
         path=where,
         notes=data.get("notes"),
+        mesh_links=mesh,
     )
 
 
