@@ -37,6 +37,7 @@ from typing import Any
 from ainotes.base import cache, scripts, units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
+from ainotes.charts import cost_labels
 from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar, code_fingerprint
 from ainotes.charts.theme import COST_COLOURS, COST_PALETTES, ChartTheme, Colours, Theme
@@ -61,8 +62,6 @@ _PIXEL_X = (f"width * (log(datum.bytes) / LN10 - {math.log10(MIN_BYTES):g}) / "
             f"{math.log10(MAX_BYTES) - math.log10(MIN_BYTES):g}")
 # Room a regime label needs beside the balance rule, in px (the longer, "bandwidth-bound", at 12 px italic).
 REGIME_LABEL_PX = 100
-# Below this plot width (px) mark labels are left to tooltips and the caption.
-NARROW_PLOT_PX = 420
 # Below this chart width (px) the title takes two lines.
 NARROW_TITLE_PX = 420
 # Words, not symbols: the PNG's renderer draws a line with a glyph its font lacks in another font.
@@ -130,7 +129,7 @@ def algorithm_rows() -> list[dict[str, Any]]:
 
 def _link_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
     return [{"link": link.id, "name": link.name, "bandwidth": link.bandwidth_bytes_per_s,
-             "latency": link.latency_s} for link in links]
+             "latency": link.latency_s, "index": index} for index, link in enumerate(links)]
 
 
 def _round(value: float) -> float:
@@ -240,10 +239,14 @@ def cost_spec(
         bad = bad_character(text)
         if bad is not None:
             raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
+    marks = _crossover_rows(links, cached=cached)
+    placed = cost_labels.layout(links, marks, low_bytes=MIN_BYTES, high_bytes=MAX_BYTES,
+                                ranks_choices=RANK_CHOICES, size_label=size_label)
     spec = GRAMMAR.spec(
         datasets={"algorithms": algorithm_rows(), "links": _link_rows(links),
-                  "crossovers": _crossover_rows(links, cached=cached)},
+                  "crossovers": [{**row, "places": places} for row, places in zip(marks, placed.places, strict=True)]},
         params={"op": op, "ranks": ranks, "link": link_id},
+        exprs={"y_decades": _y_decades_expression(links, placed)},
         config=THEME.config(theme),
         top={
             "title": {"text": {"expr": title_expression(op, ranks, link_id, title)}, "subtitle": SUBTITLE},
@@ -260,6 +263,15 @@ def cost_spec(
         if signal["name"] == "link":
             signal["bind"].update(options=[link.id for link in links], labels=[link.name for link in links])
     return spec
+
+
+def _y_decades_expression(links: tuple[Link, ...], placed: cost_labels.Layout) -> str:
+    """The y axis's powers of ten for the state the selects show: a table over primitive × rank count × link."""
+    table = [list(placed.decades[(op, ranks, link.id)]) for op in OPS for ranks in RANK_CHOICES for link in links]
+    index = (f"indexof({json.dumps(list(OPS))}, op) * {len(RANK_CHOICES) * len(links)} + "
+             f"indexof({json.dumps(list(RANK_CHOICES))}, ranks) * {len(links)} + "
+             f"indexof({json.dumps([link.id for link in links])}, link)")
+    return f"{json.dumps(table, separators=(',', ':'))}[{index}]"
 
 
 _TITLE_SUFFIX = "time against message size"
@@ -305,8 +317,16 @@ class _Parts:
                                      labelOverlap="greedy", labelSeparation=6))
         seconds_label = ("datum.value >= 1 ? format(datum.value, '~g') + ' s' : datum.value >= 1e-3 ? "
                          "format(datum.value * 1e3, '~g') + ' ms' : format(datum.value * 1e6, '~g') + ' µs'")
-        self.y = alt.Y("time:Q", scale=alt.Scale(type="log", nice=True), title="Time (log scale)",
-                       axis=alt.Axis(labelExpr=seconds_label, tickCount=8))
+        # The y axis in whole decades, given per state (cost_labels.y_decades: what "nice" would make of the
+        # lines' extent), so the label spots chosen at build time know where every mark is.
+        self.y_decades = alt.param(name="y_decades", expr="[-6, 0]")
+        self.y_scale = alt.Scale(type="log", nice=False,
+                                 domain=alt.ExprRef("[pow(10, y_decades[0]), pow(10, y_decades[1])]"))
+        self.y = alt.Y("time:Q", scale=self.y_scale, title="Time (log scale)",
+                       # A label's box is its line (ascent and descent), more than the font size Vega
+                       # keeps apart: 3 px more between labels.
+                       axis=alt.Axis(labelExpr=seconds_label, tickCount=8, labelOverlap="greedy",
+                                     labelSeparation=3))
 
 
 def _algorithm_lines(alt: Any, parts: _Parts) -> Any:
@@ -364,20 +384,26 @@ def _balance(alt: Any, parts: _Parts) -> Any:
 
 def _crosses(alt: Any, parts: _Parts) -> Any:
     """The marks: where the fastest algorithm changes, and where the first one meets another."""
+    tiers = cost_labels.TIERS
+    tier = " : ".join(f"width >= {t.width_px} && height >= {t.height_px} ? {i + 1}"
+                      for i, t in reversed(list(enumerate(tiers)))) + " : 0"
     return (
         alt.Chart(alt.NamedData(name="crossovers"))
         .transform_filter(parts.this_case)
         .transform_calculate(link=parts.link.name)
         .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
-                                                             ["bandwidth", "latency"]))
+                                                             ["bandwidth", "latency", "index"]))
         .transform_calculate(bytes="datum.x * datum.latency * datum.bandwidth", time="datum.tau * datum.latency")
         .transform_filter(f"datum.bytes >= {MIN_BYTES:g} && datum.bytes <= {MAX_BYTES:g}")
         # "41.3 kB", as the caption (units.si) writes it.
         .transform_calculate(size="replace(format(datum.bytes, '.3~s'), /([kMGTP])$/, ' $1') + 'B'")
-        .transform_calculate(label="datum.pair + ' at ' + datum.size")
-        # Drawn on two lines, and not at all on a narrow plot: a label that is not drawn takes no room,
-        # where a transparent one would still push the plot aside (autosize fits every mark's bounds).
-        .transform_calculate(text=f"width >= {NARROW_PLOT_PX} ? [datum.pair, 'at ' + datum.size] : ''", px=_PIXEL_X)
+        .transform_calculate(label="datum.pair + ' at ' + datum.size", tier=tier)
+        # Where the label goes (cost_labels: one spot per link and tier, chosen at build time so that no
+        # two texts meet on any plot of the tier's size or more); none on a plot under the smallest tier.
+        .transform_calculate(at=f"datum.index * {len(tiers)} + datum.tier - 1")
+        .transform_calculate(spot=f"datum.tier == 0 ? '{cost_labels.NOT_DRAWN}' : "
+                                  "substring(datum.places, datum.at, datum.at + 1)",
+                             text="[datum.pair, 'at ' + datum.size]")
     )
 
 
@@ -385,7 +411,7 @@ def _layers(alt: Any, parts: _Parts) -> list[Any]:
     """The regime band and its labels, the lines, and the marks with their labels, bottom to top."""
     balance, crosses, x_scale = _balance(alt, parts), _crosses(alt, parts), parts.x_scale
     cross_tips = [alt.Tooltip("label:N", title="Mark"), alt.Tooltip("below:N", title="Faster below")]
-    at = {"x": alt.X("bytes:Q", scale=x_scale), "y": "time:Q"}
+    at = {"x": alt.X("bytes:Q", scale=x_scale), "y": alt.Y("time:Q", scale=parts.y_scale)}
 
     def regime_text(text: str, room: str) -> alt.ExprRef:
         # Drawn only where it fits between the rule and the plot's edge.
@@ -411,13 +437,11 @@ def _layers(alt: Any, parts: _Parts) -> list[Any]:
         crosses.transform_filter("datum.kind == 'meet'")
         .mark_point(style="meet-point", shape="circle", size=90, filled=False, opacity=1, aria=False)
         .encode(**at, tooltip=cross_tips),
-        # Each label goes on the side of its point with more room.
-        crosses.transform_filter("datum.px >= width / 2")
-        .mark_text(style="cross-label", align="right", baseline="bottom", dx=-8, dy=-6, aria=False)
-        .encode(**at, text="text:N", tooltip=cross_tips),
-        crosses.transform_filter("datum.px < width / 2")
-        .mark_text(style="cross-label", align="left", baseline="top", dx=8, dy=6, aria=False)
-        .encode(**at, text="text:N", tooltip=cross_tips),
+        # Each label in the spot chosen for it (a label not drawn takes no room: autosize fits every mark's bounds).
+        *(crosses.transform_filter(f"datum.spot == '{code}'")
+          .mark_text(style="cross-label", align=align, baseline="top", dx=dx, dy=dy, aria=False)
+          .encode(**at, text="text:N", tooltip=cross_tips)
+          for code, align, dx, dy in cost_labels.SPOTS),
     ]
 
 
@@ -430,7 +454,7 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     parts = _Parts(alt)
     chart = (
         alt.layer(*_layers(alt, parts))
-        .add_params(parts.op, parts.ranks, parts.link)
+        .add_params(parts.op, parts.ranks, parts.link, parts.y_decades)
         .properties(
             width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
             autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
