@@ -45,7 +45,10 @@ def _paint(c: Colours) -> dict[str, Any]:
 THEME = ChartTheme(
     "measured-cost",
     layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
-            "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 0},
+            # The three legends (model lines, fitted line, measured dots) stack in one column: side by side,
+            # the last ones ran past a 360 px phone's edge ("fitted to the run" was cut off).
+            "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 0,
+                       "layout": {"bottom": {"direction": "vertical", "anchor": "start", "margin": 2}}},
             "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 10, "subtitleFontSize": 12}},
     palettes=COST_PALETTES, paint=_paint,
 )
