@@ -322,6 +322,26 @@ def _add_row(segment: _Segment, tokens: list[str], number: int, path: str) -> No
     segment.rows.append(_row(tokens, layout, number, path))
 
 
+def _check_sweep(segment: _Segment, path: str) -> None:
+    """One run prints its sizes in order for each type and operation (``-d all``, ``-o all``), and ``-N``
+    starts the sweep again from its first size; a size that repeats at once, or steps back to any other
+    size, means several processes printed into the file (a build without MPI under ``mpirun``)."""
+    seen: dict[tuple, tuple[int, int, int]] = {}  # (dtype, redop, root) -> (first size, last size, its line)
+    for row in segment.rows:
+        key = (row["dtype"], row.get("redop"), row.get("root"))
+        size, line = row["bytes"], row["line"]
+        if key in seen:
+            first, last, last_line = seen[key]
+            if size == last or (size < last and size != first):
+                raise MeasuredFileError(
+                    f"{where(path, line)}: {size:,} bytes follows {last:,} bytes (line {last_line}): the rows of "
+                    "several runs are interleaved (processes of a build without MPI each printing their own run?); "
+                    "keep one run per file")
+            seen[key] = (first, size, line)
+        else:
+            seen[key] = (size, size, line)
+
+
 def _segments(text: str, path: str) -> list[_Segment]:
     """The file's runs, split where a new banner or column header follows result rows."""
     segments = [_Segment(1)]
@@ -347,6 +367,8 @@ def _segments(text: str, path: str) -> list[_Segment]:
             _cut_short_check(segments[-1], path)
         banner = _read_line(segments[-1], number, line, path, banner)
     _cut_short_check(segments[-1], path)
+    for segment in segments:
+        _check_sweep(segment, path)
     return [s for s in segments if s.rows or s.devices or s.started]
 
 
@@ -424,8 +446,13 @@ def _infer_op(table: pd.DataFrame, ranks: int | None, factor: float | None) -> s
         return None
     redops = set(table["redop"].dropna())
     roots = set(table["root"].dropna())
-    fits = [op for op in ("all-reduce", "reduce-scatter", "all-gather", "broadcast", "reduce")
-            if ranks and (expected := expected_factor(op, ranks)) and abs(factor - expected) < 0.02 * expected]
+    ops = ("all-reduce", "reduce-scatter", "all-gather", "broadcast", "reduce")
+    if ranks:
+        fits = [op for op in ops
+                if (expected := expected_factor(op, ranks)) and abs(factor - expected) < 0.02 * expected]
+    else:  # no rank count: the collectives whose busbw ÷ algbw gives a whole number of ranks (or is 1)
+        fits = [op for op in ops if _ranks_from_factor(op, factor)
+                or (op in _UNIT_OPS and abs(factor - 1.0) < 0.02)]
     if "none" in redops:
         fits = [op for op in fits if op in ("all-gather", "broadcast")]
     elif redops:
