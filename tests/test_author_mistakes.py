@@ -220,7 +220,7 @@ MISTAKES = [
             Nine ranks: {{ bus-factor all-reduce ranks=9 }}.
             Too many: {{ bus-factor all-reduce ranks=1025 }}.
             """)},
-        "index.md:4: 'ranks' must be from 2 to 1024: 1025",
+        "index.md:4: ranks= must be a whole number from 2 to 1024: '1025'",
         id="bus-factor-beyond-the-cost-model",
     ),
 ]
@@ -288,7 +288,7 @@ def test_the_two_forms_refuse_a_rank_count_alike():
         with pytest.raises(InputError) as info:
             convert_page(site, f"{{{{ {form} }}}}\n", "p.md", "p/")
         messages.append(str(info.value))
-    assert messages[0] == messages[1] == "p.md:1: 'ranks' must be from 2 to 1024: 2048"
+    assert messages[0] == messages[1] == "p.md:1: ranks= must be a whole number from 2 to 1024: '2048'"
 
 
 @pytest.mark.parametrize(

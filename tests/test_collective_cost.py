@@ -375,9 +375,9 @@ def test_the_chain_picks_the_best_whole_chunk_count(p: int, s: float) -> None:
     ("call", "message"),
     [
         (lambda: cc.collective_times("all-reduce", 1, 1e6, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
-         "'ranks' must be from 2 to 1024: 1"),
+         "'ranks' must be a whole number from 2 to 1024: 1"),
         (lambda: cc.collective_times("all-reduce", 1025, 1e6, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
-         "'ranks' must be from 2 to 1024: 1025"),
+         "'ranks' must be a whole number from 2 to 1024: 1025"),
         (lambda: cc.collective_times("all-reduce", 8, 0, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
          "'bytes' must be a finite number > 0: 0"),
         (lambda: cc.collective_times("all-reduce", 8, -1.0, bandwidth_bytes_per_s=1e9, latency_s=1e-6),
@@ -468,8 +468,8 @@ def test_collective_cost_names_the_bandwidth_optimal_algorithm_first(
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--ranks", "1", "--bytes", "1e6", "--link", "nvlink-4"], "--ranks must be from 2 to 1024: 1"),
-        (["--ranks", "1025", "--bytes", "1e6", "--link", "nvlink-4"], "--ranks must be from 2 to 1024: 1025"),
+        (["--ranks", "1", "--bytes", "1e6", "--link", "nvlink-4"], "--ranks: must be a whole number from 2 to 1024"),
+        (["--ranks", "1025", "--bytes", "1e6", "--link", "nvlink-4"], "--ranks: must be a whole number from 2 to 10"),
         (["--ranks", "8", "--bytes", "0", "--link", "nvlink-4"], "--bytes must be a finite number > 0: 0.0"),
         (["--ranks", "8", "--bytes", "-5e9", "--link", "nvlink-4"],
          "--bytes must be a finite number > 0: -5000000000.0"),

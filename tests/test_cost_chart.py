@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import subprocess
 import sys
@@ -84,8 +83,8 @@ def test_controls_offer_every_primitive_rank_count_and_link(light: dict) -> None
 
 @pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
 def test_line_terms_reproduce_the_core(light: dict, link: Link) -> None:
-    # The chart evaluates a = a1·(p−1) + a2·lg and b = b1·(p−1)/p + b2·lg, then a·α + b·S/B (the browser
-    # tests run the real expressions); here the same arithmetic in Python, against the core.
+    # The chart evaluates a·α + b·S/B with the a and b its rows hold for the rank select's count (the browser
+    # tests run the real expressions); here the same arithmetic in Python, against the core's times.
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     rows = light["datasets"]["algorithms"]
     assert len(rows) == sum(len(names) for names in cc.ALGORITHMS.values())
@@ -93,13 +92,27 @@ def test_line_terms_reproduce_the_core(light: dict, link: Link) -> None:
         if row["chain"]:
             continue
         for ranks in cost.RANK_CHOICES:
-            lg = round(math.log2(ranks))
-            a = row["a1"] * (ranks - 1) + row["a2"] * lg
-            b = row["b0"] + row["b1"] * (ranks - 1) / ranks + row["b2"] * lg
+            a, b = row["a_at"][str(ranks)], row["b_at"][str(ranks)]
             for size in (1e3, 4.2e6, 1e10):
                 expected = cc.algorithm_time(row["op"], row["algorithm"], ranks, size, **figures).time_s
                 drawn = a * link.latency_s + b * size / link.bandwidth_bytes_per_s
                 assert drawn == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_rank_count_past_a_power_of_two_is_offered_and_drawn_at_its_own_terms() -> None:
+    # 48 GPUs, six nodes of eight: the fence opens on it, the select offers it among the powers of two, and
+    # its lines are the core's at p = 48 (Rabenseifner folds 16 ranks in: 12 rounds, not 2·⌈log₂ 48⌉ = 12
+    # by luck alone; its bandwidth multiple 2 + 2·31/32 is no formula of p the powers of two would give).
+    spec = cost.cost_spec(LINKS, op="all-reduce", ranks=48, cached=False)
+    params = {param["name"]: param for param in spec["params"]}
+    assert params["ranks"]["value"] == 48
+    assert params["ranks"]["bind"]["options"] == [2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024]
+    rows = {row["algorithm"]: row for row in spec["datasets"]["algorithms"] if row["op"] == "all-reduce"}
+    assert (rows["rabenseifner"]["a_at"]["48"], rows["rabenseifner"]["b_at"]["48"]) == (12, 2 + 2 * 31 / 32)
+    assert (rows["double-binary-tree"]["a_at"]["48"], rows["double-binary-tree"]["b_at"]["48"]) == (10, 2)
+    assert any(r["ranks"] == 48 for r in spec["datasets"]["crossovers"])
+    (nvlink4,) = [link for link in LINKS if link.id == "nvlink-4"]
+    assert cost.caption_text("all-reduce", 48, nvlink4, LINKS).startswith("All-reduce over 48 ranks on ")
 
 
 def core_marks(op: str, ranks: int, link: Link) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -157,8 +170,7 @@ def test_the_broadcast_chart_marks_the_switches_its_caption_names(light: dict) -
 def test_expressions_state_the_core_formula(light: dict) -> None:
     text = json.dumps(light)
     assert "datum.a * datum.latency + datum.b * datum.bytes / datum.bandwidth" in text
-    assert "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg" in text
-    assert "datum.b0 + datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg" in text
+    assert "datum.a_at[datum.ranks]" in text and "datum.b_at[datum.ranks]" in text  # the core's a and b at p
     assert "sqrt((datum.ranks - 2) * datum.bytes / (datum.latency * datum.bandwidth))" in text
 
 
@@ -223,7 +235,8 @@ def test_every_state_has_a_caption_from_the_core() -> None:
     ("kwargs", "message"),
     [
         ({"op": "gather"}, "'op' must be one of"),
-        ({"ranks": 6}, "'ranks' must be a power of two from 2 to 1024: 6"),
+        ({"ranks": 1}, "'ranks' must be a whole number from 2 to 1024: 1"),
+        ({"ranks": 2048}, "'ranks' must be a whole number from 2 to 1024: 2048"),
         ({"link_id": "nvlink-9"}, "unknown link 'nvlink-9'"),
         ({"theme": "sepia"}, "'theme' must be 'light' or 'dark'"),
         ({"title": "bad\x01title"}, "control character"),

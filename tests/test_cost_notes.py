@@ -66,7 +66,8 @@ def test_links_table_lists_every_link_with_its_sources(site: NotesSite) -> None:
     ("text", "message"),
     [
         ("# T\n\n```collective-cost\nop: gather\n```\n", "f.md:4: 'op' must be one of"),
-        ("# T\n\n```collective-cost\nop: all-reduce\nranks: 6\n```\n", "f.md:5: 'ranks' must be a power of two"),
+        ("# T\n\n```collective-cost\nop: all-reduce\nranks: 1\n```\n",
+         "f.md:5: 'ranks' must be a whole number from 2 to 1024: 1"),
         ("# T\n\n```collective-cost\nop: all-reduce\nranks: 2048\n```\n",
          "f.md:5: 'ranks' must be a whole number from 2 to 1024: 2048"),
         ("# T\n\n```collective-cost\nop: all-reduce\nlink: nvlink-9\n```\n", "f.md:5: unknown link 'nvlink-9'"),
@@ -77,7 +78,7 @@ def test_links_table_lists_every_link_with_its_sources(site: NotesSite) -> None:
          "f.md:5: 'schedule: ring' is drawn for all-reduce, reduce-scatter, all-gather only, not broadcast"),
         ("# T\n\n```collective\nop: all-reduce\nschedule: tree\n```\n", "f.md:5: 'schedule' must be logical or ring"),
         ("x {{ collective-time all-reduce ranks=8 bytes=0 link=nvlink-4 }}\n", "f.md:1: bytes= must be a finite"),
-        ("x {{ collective-time all-reduce ranks=1 bytes=1e6 link=nvlink-4 }}\n", "f.md:1: 'ranks' must be from 2"),
+        ("x {{ collective-time all-reduce ranks=1 bytes=1e6 link=nvlink-4 }}\n", "f.md:1: ranks= must be a whole"),
         ("x {{ collective-time all-reduce ranks=8 bytes=1e6 }}\n", "f.md:1: 'collective-time' needs link="),
         ("\n\nx {{ collective-time all-reduce ranks=8 bytes=1e6 link=x }}\n", "f.md:3: unknown link 'x'"),
         ("x {{ collective-time reduce ranks=8 bytes=1e6 link=ib-ndr algorithm=bruck }}\n",

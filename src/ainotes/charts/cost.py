@@ -1,8 +1,8 @@
 """What a collective costs, as a chart: time against message size, one line per algorithm (altair → Vega-Lite).
 
 Log-log axes from 1 kB to 10 GB. Every number in the data comes from the core
-(:mod:`ainotes.core.collective_cost`): each algorithm's terms (latency rounds
-a = a1·(p−1) + a2·log₂p, bandwidth multiple b = b0 + b1·(p−1)/p + b2·log₂p), the links' α and B,
+(:mod:`ainotes.core.collective_cost`): each algorithm's terms at each rank count the select offers
+(latency rounds a and bandwidth multiple b, :func:`~ainotes.core.collective_cost.coefficients`), the links' α and B,
 the marks (diamonds where the fastest algorithm changes, circles where the first algorithm (ring,
 chain, pairwise, direct) takes as long as another), and the size where the first algorithm's latency
 and bandwidth terms are equal (the shaded latency-bound regime lies left of it). The browser
@@ -53,7 +53,7 @@ NARROW_STATIC_WIDTH_PX = 328
 NARROW_STATIC_HEIGHT_PX = 500
 MIN_BYTES = 1e3
 MAX_BYTES = 1e10
-#: Rank counts offered by the chart's control: powers of two from 2 to 1024.
+#: Rank counts the chart's control offers: powers of two from 2 to 1024 (and a fence's own, :func:`rank_choices`).
 RANK_CHOICES = tuple(2**i for i in range(1, 11))
 # Grid of log10(size) the browser evaluates each line on: 16 points per decade.
 GRID_STEP_DECADES = 1 / 16
@@ -109,21 +109,29 @@ def time_label(seconds: float) -> str:
     return f"{units.significant(seconds / 1e-9, 3)} ns"
 
 
-@functools.cache
-def algorithm_rows() -> list[dict[str, Any]]:
-    """Per primitive and algorithm, the terms of :func:`ainotes.core.collective_cost.terms`: a = a1·(p−1) + a2·lg,
-    b = b0 + b1·(p−1)/p + b2·lg (all zero for a chain, which has its own expression); exact at the
-    powers of two the rank select offers.
+def rank_choices(ranks: int = RANK_CHOICES[0]) -> tuple[int, ...]:
+    """The rank select's options: the powers of two from 2 to 1024, with ``ranks`` among them where a fence
+    opens on another count (the model takes any: :func:`ainotes.core.collective_cost.check_ranks`)."""
+    return tuple(sorted({*RANK_CHOICES, cc.check_ranks(ranks)}))
 
-    The same for every chart, so computed once; :meth:`Grammar.spec` copies it into each spec."""
+
+@functools.cache
+def algorithm_rows(choices: tuple[int, ...] = RANK_CHOICES) -> list[dict[str, Any]]:
+    """Per primitive and algorithm, its coefficients at each rank count in ``choices``, from
+    :func:`ainotes.core.collective_cost.coefficients`: ``a_at[p]`` rounds of α and ``b_at[p]`` multiples of S/B
+    (none for a chain, which has its own expression). The core's own figures, so exact at any p (a rank
+    count past a power of two folds ranks in: no formula in the browser could be both short and right).
+
+    The same for every chart with these choices, so computed once; :meth:`Grammar.spec` copies it into each spec."""
     rows = []
     for op in OPS:
         for order, name in enumerate(cc.ALGORITHMS[op]):
-            found = cc.terms(op, name)
-            a1, a2, b0, b1, b2 = found if found is not None else (0, 0, 0, 0, 0)
+            chain = cc.terms(op, name) is None
+            at = {} if chain else {ranks: cc.coefficients(op, name, ranks) for ranks in choices}
             rows.append({"op": op, "algorithm": name, "title": cc.algorithm_title(op, name),
-                         "short": cc.short_title(op, name), "order": order,
-                         "a1": a1, "a2": a2, "b0": b0, "b1": b1, "b2": b2, "chain": found is None})
+                         "short": cc.short_title(op, name), "order": order, "chain": chain,
+                         "a_at": {str(ranks): a for ranks, (a, _) in at.items()},
+                         "b_at": {str(ranks): b for ranks, (_, b) in at.items()}})
     return rows
 
 
@@ -150,7 +158,8 @@ _REFERENCE_BANDWIDTH_BYTES_PER_S = 1e12
 _REFERENCE_PRODUCT_BYTES = _REFERENCE_LATENCY_S * _REFERENCE_BANDWIDTH_BYTES_PER_S
 
 
-def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dict[str, Any]]:
+def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True,
+                    choices: tuple[int, ...] = RANK_CHOICES) -> list[dict[str, Any]]:
     """Per primitive and rank count, the chart's marks, as ``x`` = S ÷ (α·B) and ``tau`` = t ÷ α:
     ``kind`` ``"switch"`` where the fastest algorithm changes
     (:func:`~ainotes.core.collective_cost.best_algorithm_changes`),
@@ -163,24 +172,31 @@ def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True) -> list[dic
     products = [link.latency_s * link.bandwidth_bytes_per_s for link in links]
     low = MIN_BYTES / max(products) * _REFERENCE_PRODUCT_BYTES
     high = MAX_BYTES / min(products) * _REFERENCE_PRODUCT_BYTES
-    return _cached_crossover_rows(low, high) if cached else _search_crossovers(low, high)
+    if not cached:
+        return _search_crossovers(low, high, choices)
+    # The powers of two's rows are shared by every chart; a fence's own rank count adds its own.
+    extra = tuple(ranks for ranks in choices if ranks not in RANK_CHOICES)
+    return _cached_crossover_rows(low, high) + (_cached_crossover_rows(low, high, extra) if extra else [])
 
 
 @functools.cache
-def _cached_crossover_rows(low: float, high: float) -> list[dict[str, Any]]:
-    payload = {"low": low, "high": high, "code": code_fingerprint(__file__, cc.__file__, collectives.__file__)}
-    return cache.memo_json("cost-marks", payload, lambda: _search_crossovers(low, high))
+def _cached_crossover_rows(low: float, high: float, choices: tuple[int, ...] = RANK_CHOICES) -> list[dict[str, Any]]:
+    payload: dict[str, Any] = {"low": low, "high": high,
+                               "code": code_fingerprint(__file__, cc.__file__, collectives.__file__)}
+    if choices != RANK_CHOICES:
+        payload["ranks"] = list(choices)
+    return cache.memo_json("cost-marks", payload, lambda: _search_crossovers(low, high, choices))
 
 
 _REFERENCE = {"bandwidth_bytes_per_s": _REFERENCE_BANDWIDTH_BYTES_PER_S, "latency_s": _REFERENCE_LATENCY_S}
 
 
-def _search_crossovers(low: float, high: float) -> list[dict[str, Any]]:
-    """The marks between ``low`` and ``high`` times the reference link's α·B, from the core."""
+def _search_crossovers(low: float, high: float, choices: tuple[int, ...] = RANK_CHOICES) -> list[dict[str, Any]]:
+    """The marks between ``low`` and ``high`` times the reference link's α·B at each of ``choices``, from the core."""
     rows: list[dict[str, Any]] = []
     for op in OPS:
         first, *others = cc.ALGORITHMS[op]
-        for ranks in RANK_CHOICES:
+        for ranks in choices:
             switches = cc.best_algorithm_changes(op, ranks, low_bytes=low, high_bytes=high, **_REFERENCE)
             for change in switches:
                 rows.append(_mark_row(op, ranks, "switch", change, change.faster_below, change.faster_above))
@@ -209,8 +225,7 @@ def check_request(op: str, ranks: int, link_id: str, links: tuple[Link, ...]) ->
     """The initial primitive, rank count and link must be ones the controls offer."""
     if op not in OPS:
         raise InputError(f"'op' must be one of {', '.join(OPS)}: {short(op)}")
-    if ranks not in RANK_CHOICES:
-        raise InputError(f"'ranks' must be a power of two from 2 to 1024: {short(ranks)}")
+    cc.check_ranks(ranks)
     if link_id not in {link.id for link in links}:
         raise InputError(f"unknown link {short(link_id)} (known: {', '.join(link.id for link in links)})")
 
@@ -235,18 +250,19 @@ def cost_spec(
     if not links:
         raise InputError("cost chart: at least one link is needed")
     check_request(op, ranks, link_id, links)
+    choices = rank_choices(ranks)
     for what, text in (("title", title or ""), *(("link name", link.name) for link in links)):
         bad = bad_character(text)
         if bad is not None:
             raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
-    marks = _crossover_rows(links, cached=cached)
+    marks = _crossover_rows(links, cached=cached, choices=choices)
     placed = cost_labels.layout(links, marks, low_bytes=MIN_BYTES, high_bytes=MAX_BYTES,
-                                ranks_choices=RANK_CHOICES, size_label=size_label)
+                                ranks_choices=choices, size_label=size_label)
     spec = GRAMMAR.spec(
-        datasets={"algorithms": algorithm_rows(), "links": _link_rows(links),
+        datasets={"algorithms": algorithm_rows(choices), "links": _link_rows(links),
                   "crossovers": [{**row, "places": places} for row, places in zip(marks, placed.places, strict=True)]},
         params={"op": op, "ranks": ranks, "link": link_id},
-        exprs={"y_decades": _y_decades_expression(links, placed)},
+        exprs={"y_decades": _y_decades_expression(links, placed, choices)},
         config=THEME.config(theme),
         top={
             "title": {"text": {"expr": title_expression(op, ranks, link_id, title)}, "subtitle": SUBTITLE},
@@ -258,18 +274,20 @@ def cost_spec(
         },
         cached=cached,
     )
-    # The link select offers this chart's links (a bind's options cannot be an expression).
+    # The link select offers this chart's links, the rank select its counts (a bind's options cannot be an expression).
     for signal in spec["params"]:
         if signal["name"] == "link":
             signal["bind"].update(options=[link.id for link in links], labels=[link.name for link in links])
+        if signal["name"] == "ranks" and choices != RANK_CHOICES:
+            signal["bind"].update(options=list(choices), labels=[str(count) for count in choices])
     return spec
 
 
-def _y_decades_expression(links: tuple[Link, ...], placed: cost_labels.Layout) -> str:
+def _y_decades_expression(links: tuple[Link, ...], placed: cost_labels.Layout, choices: tuple[int, ...]) -> str:
     """The y axis's powers of ten for the state the selects show: a table over primitive × rank count × link."""
-    table = [list(placed.decades[(op, ranks, link.id)]) for op in OPS for ranks in RANK_CHOICES for link in links]
-    index = (f"indexof({json.dumps(list(OPS))}, op) * {len(RANK_CHOICES) * len(links)} + "
-             f"indexof({json.dumps(list(RANK_CHOICES))}, ranks) * {len(links)} + "
+    table = [list(placed.decades[(op, ranks, link.id)]) for op in OPS for ranks in choices for link in links]
+    index = (f"indexof({json.dumps(list(OPS))}, op) * {len(choices) * len(links)} + "
+             f"indexof({json.dumps(list(choices))}, ranks) * {len(links)} + "
              f"indexof({json.dumps([link.id for link in links])}, link)")
     return f"{json.dumps(table, separators=(',', ':'))}[{index}]"
 
@@ -306,10 +324,10 @@ class _Parts:
         self.link = alt.param(name="link", value="", bind=alt.binding_select(options=[], labels=[], name="Link "))
         self.this_case = f"datum.op == {self.op.name} && datum.ranks == {self.ranks.name}"
         self.this_op = f"datum.op == {self.op.name}"
-        # The rank count and the algorithm's coefficients at it; lg = log₂ p, exact for the powers of two offered.
-        self.with_ranks = {"ranks": self.ranks.name, "lg": f"round(log({self.ranks.name}) / LN2)"}
-        self.coefficients = {"a": "datum.a1 * (datum.ranks - 1) + datum.a2 * datum.lg",
-                             "b": "datum.b0 + datum.b1 * (datum.ranks - 1) / datum.ranks + datum.b2 * datum.lg"}
+        # The rank count and the algorithm's coefficients at it, as the core computed them (algorithm_rows).
+        self.with_ranks = {"ranks": self.ranks.name}
+        self.coefficients = {"a": "datum.chain ? 0 : datum.a_at[datum.ranks]",
+                             "b": "datum.chain ? 0 : datum.b_at[datum.ranks]"}
         self.x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
         decades = [10.0**e for e in range(round(math.log10(MIN_BYTES)), round(math.log10(MAX_BYTES)) + 1)]
         self.x = alt.X("bytes:Q", scale=self.x_scale, title="Message size S (bytes)",
@@ -558,19 +576,20 @@ def _state_facts(op: str, ranks: int, link: Link, marks: list[dict[str, Any]]) -
     return facts
 
 
-def caption_states(links: tuple[Link, ...], *, cached: bool = True) -> dict[str, Any]:
-    """Everything the caption needs for every state of the selects (primitive × rank count × link):
+def caption_states(links: tuple[Link, ...], *, cached: bool = True,
+                   choices: tuple[int, ...] = RANK_CHOICES) -> dict[str, Any]:
+    """Everything the caption needs for every state of the selects (primitive × rank count in ``choices`` × link):
     the sentences, each primitive's algorithm titles and note, each link's phrase, and per state
     (key ``"op|ranks|link"``) its facts (:func:`_state_facts`)."""
     links = tuple(links)
-    marks = _crossover_rows(links, cached=cached)
+    marks = _crossover_rows(links, cached=cached, choices=choices)
     return {
         "t": CAPTION_SENTENCES,
         "ops": {op: {"title": OP_TITLES[op], "names": [algorithm_noun(op, name) for name in cc.ALGORITHMS[op]],
                      "note": _OP_NOTES.get(op, "")} for op in OPS},
         "links": {link.id: link_phrase(link) for link in links},
         "states": {f"{op}|{ranks}|{link.id}": _state_facts(op, ranks, link, marks)
-                   for op in OPS for ranks in RANK_CHOICES for link in links},
+                   for op in OPS for ranks in choices for link in links},
     }
 
 
@@ -605,13 +624,14 @@ def fill_caption(data: dict[str, Any], op: str, ranks: int, link_id: str) -> str
 
 
 @functools.cache
-def _cached_caption_states(links: tuple[Link, ...]) -> dict[str, Any]:
-    return caption_states(links)
+def _cached_caption_states(links: tuple[Link, ...], choices: tuple[int, ...] = RANK_CHOICES) -> dict[str, Any]:
+    return caption_states(links, choices=choices)
 
 
 def caption_text(op: str, ranks: int, link: Link, links: tuple[Link, ...] | None = None) -> str:
     """The caption of one state in plain text (``links``: the chart's links; default, ``link`` alone)."""
-    return fill_caption(_cached_caption_states(tuple(links) if links else (link,)), op, ranks, link.id)
+    return fill_caption(_cached_caption_states(tuple(links) if links else (link,), rank_choices(ranks)),
+                        op, ranks, link.id)
 
 
 def caption_html(op: str, ranks: int, link: Link, links: tuple[Link, ...] | None = None) -> str:
@@ -622,7 +642,7 @@ def caption_html(op: str, ranks: int, link: Link, links: tuple[Link, ...] | None
     import html
 
     chosen = tuple(links) if links else (link,)
-    data = _cached_caption_states(chosen)
+    data = _cached_caption_states(chosen, rank_choices(ranks))
     text = html.escape(fill_caption(data, op, ranks, link.id))
     if not links:
         return text

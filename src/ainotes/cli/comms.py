@@ -26,8 +26,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     cost.add_argument("op", metavar="OP", help="all-reduce, reduce, reduce-scatter, all-gather, broadcast, "
                       "scatter or all-to-all")
-    cost.add_argument("--ranks", type=shared.integer, required=True, metavar="N",
-                      help="number of ranks, 2 to 1024")
+    cost.add_argument("--ranks", type=shared.ranks, required=True, metavar="N",
+                      help="number of ranks, 2 to 1024, a power of two or not")
     cost.add_argument("--bytes", type=shared.number, required=True, metavar="S",
                       help="tensor size in bytes, e.g. 1e9 (an all-gather's output, one rank's all-to-all buffer)")
     cost.add_argument("--link", required=True, metavar="ID", help="interconnect preset id (see 'ainotes links')")
@@ -76,6 +76,7 @@ def _cmd_collective_cost(args: argparse.Namespace) -> int:
                  "algbw_gbps": t.algbw_bytes_per_s / 1e9, "busbw_gbps": t.busbw_bytes_per_s / 1e9}
                 for t in times
             ],
+            "note": collective_cost.non_power_of_two_note(args.op, args.ranks),
             "best_changes": [
                 {"bytes": c.message_bytes, "faster_below": c.faster_below, "faster_above": c.faster_above}
                 for c in changes
@@ -94,6 +95,9 @@ def _cmd_collective_cost(args: argparse.Namespace) -> int:
         for t in times
     ]
     print(shared.table(header, rows, right={1, 2, 3, 4, 5}))
+    note = collective_cost.non_power_of_two_note(args.op, args.ranks)
+    if note:
+        print(f"{note}.")
     for change in changes:
         print(f"fastest changes at {units.si(change.message_bytes, 'B')}: {change.faster_below} below, "
               f"{change.faster_above} above")

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 from ainotes.base.errors import InputError
 from ainotes.base.files import write_atomic
 from ainotes.base.textcheck import MAX_NAME_CHARS, short
-from ainotes.core import checks
+from ainotes.core import checks, collective_cost
 from ainotes.core.hardware import Preset, preset_by_id
 from ainotes.presets.gpus import default_presets_dir, load_presets
 
@@ -45,6 +45,15 @@ def integer(text: str) -> int:
         return checks.whole_number(text, "", low=-(2**63))
     except InputError:
         raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}") from None
+
+
+def ranks(text: str) -> int:
+    """``--ranks``: a rank count under the α–β model's one rule (:func:`ainotes.core.collective_cost.check_ranks`),
+    the rule and words of the ``collective-cost`` fence and the inline forms too."""
+    try:
+        return collective_cost.check_ranks(text, "")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None
 
 
 def positive_number(text: str) -> float:

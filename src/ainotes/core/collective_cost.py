@@ -197,7 +197,7 @@ def bus_factor(op: str, ranks: int) -> float:
     """nccl-tests' busbw ÷ algbw: 2(p−1)/p for all-reduce; (p−1)/p for all-gather,
     reduce-scatter, all-to-all and scatter; 1 for broadcast and reduce (doc/PERFORMANCE.md)."""
     check_op(op)
-    check_ranks(ranks)
+    ranks = check_ranks(ranks)
     return float(bus_factor_exact(op, ranks))
 
 
@@ -240,7 +240,7 @@ def terms(op: str, algorithm: str) -> tuple[float, float, float, float, float] |
 
 def coefficients(op: str, algorithm: str, ranks: int) -> tuple[float, float]:
     """(a, b) in t = a·α + b·S/B for every algorithm but the chains, at any p (the module table)."""
-    check_ranks(ranks)
+    ranks = check_ranks(ranks)
     found = terms(op, algorithm)
     if found is None:
         raise InputError(f"{op} {algorithm} is a pipelined chain: its terms depend on the chunk count")
@@ -283,7 +283,7 @@ def algorithm_time(op: str, algorithm: str, ranks: int, message_bytes: float, *,
                    bandwidth_bytes_per_s: float, latency_s: float) -> AlgorithmTime:
     """The α–β estimate for one algorithm: S = ``message_bytes``, B = ``bandwidth_bytes_per_s``, α = ``latency_s``."""
     check_algorithm(op, algorithm)
-    check_ranks(ranks)
+    ranks = check_ranks(ranks)
     size = check_message_bytes(message_bytes)
     bandwidth = _check_link_figure("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
     alpha = _check_link_figure("latency_s", latency_s)
@@ -428,7 +428,7 @@ def latency_bandwidth_balance_bytes(op: str, algorithm: str, ranks: int, *, band
     so the two are equal at S = (p−2)·α·B (α·B for p = 2, where k = 1).
     """
     if (op, algorithm) in _CHAINS:
-        check_ranks(ranks)
+        ranks = check_ranks(ranks)
         product = _check_link_figure("latency_s", latency_s) * _check_link_figure(
             "bandwidth_bytes_per_s", bandwidth_bytes_per_s)
         return max(1, ranks - 2) * product
@@ -444,12 +444,31 @@ def check_algorithm(op: object, algorithm: object) -> None:
     checks.one_of(algorithm, f"'algorithm' for {op}", "algorithm", choices=ALGORITHMS[str(op)])
 
 
-def check_ranks(ranks: object) -> int:
-    if isinstance(ranks, bool) or not isinstance(ranks, int):
-        raise InputError(f"'ranks' must be a whole number from {MIN_RANKS} to {MAX_RANKS}: {ranks!r}")
-    if not MIN_RANKS <= ranks <= MAX_RANKS:
-        raise InputError(f"'ranks' must be from {MIN_RANKS} to {MAX_RANKS}: {ranks}")
-    return ranks
+def check_ranks(ranks: object, name: str = "'ranks'", field: str = "ranks") -> int:
+    """The one rank-count rule of the model, and so of the chart fence, the inline forms and the command
+    line: a whole number from :data:`MIN_RANKS` to :data:`MAX_RANKS`, a power of two or not. Every
+    algorithm here has a cost at any p (the module docstring): rings, chains, pairwise exchanges and
+    trees run on any count; recursive halving and Rabenseifner's algorithm fold the ranks past the
+    largest power of two into neighbours first, as MPICH does; at other p the recursive-doubling
+    all-gather is Bruck's, at the same cost. ``name`` is the key as the author wrote it
+    (``'ranks'``, ``ranks=``, ``--ranks``); a text of digits passes (a flag, an inline option)."""
+    return checks.whole_number(ranks, name, field, low=MIN_RANKS, high=MAX_RANKS)
+
+
+def non_power_of_two_note(op: str, ranks: int) -> str:
+    """What the model does differently at a rank count that is not a power of two, for ``op``; ``""`` at a
+    power of two or for an op whose algorithms all run unchanged at any p."""
+    if is_power_of_two(check_ranks(ranks)):
+        return ""
+    kept = 2 ** floor_log2(ranks)
+    folded = {"reduce-scatter": "recursive halving", "all-reduce": "Rabenseifner's algorithm"}
+    if op in folded:
+        return (f"{ranks} is not a power of two: {folded[op]} first folds the {ranks - kept} ranks past {kept} "
+                "into neighbours and sends them the result at the end, as MPICH does")
+    if op == "all-gather":
+        return (f"{ranks} is not a power of two: MPICH runs Bruck's all-gather there instead of recursive "
+                "doubling, at the same cost (⌈log₂ p⌉ rounds, (p−1)/p·S/B)")
+    return ""
 
 
 def check_message_bytes(value: object, name: str = "'bytes'") -> float:

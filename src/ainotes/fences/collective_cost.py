@@ -11,7 +11,6 @@ from typing import Any
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
 from ainotes.charts import cost as cost_chart
-from ainotes.charts.cost import RANK_CHOICES
 from ainotes.core import collective_cost as cc
 from ainotes.core.collectives import check_op
 from ainotes.core.hardware import Preset
@@ -37,7 +36,8 @@ class CollectiveCostRequest:
 def parse_collective_cost(
     fence: Fence, where: str, presets: Mapping[str, Preset] | None = None
 ) -> CollectiveCostRequest:
-    """``collective-cost`` fence: op (required), ranks (a power of two, 2 to 1024; default 8),
+    """``collective-cost`` fence: op (required), ranks (2 to 1024, under the model's one rule,
+    :func:`ainotes.core.collective_cost.check_ranks`; default 8),
     link (a link id; default nvlink-4), title, id. The link id is checked when the chart is drawn. Or
     ``measured``, an nccl-tests log under docs/ over the model of the link; op and ranks then come from
     the log (given, they must match it)."""
@@ -46,10 +46,8 @@ def parse_collective_cost(
     reader = BodyReader(fence, where, data, ("op", "ranks", "link", "title", "id", "measured"), lines)
     given = "measured" in data  # a measured run: the log says the op and ranks (:mod:`.measured_cost`)
     op = reader.checked(check_op, "op", data.get("op")) if "op" in data or not given else None
-    ranks = reader.integer("ranks", 8, cc.MIN_RANKS, cc.MAX_RANKS)
+    ranks = reader.checked(cc.check_ranks, "ranks", data.get("ranks", 8))
     measured = parse_measured_run(reader, data, op, ranks if "ranks" in data else None)
-    if ranks not in RANK_CHOICES and not given:
-        reader.fail("ranks", f"'ranks' must be a power of two from 2 to 1024 (the chart's choices): {ranks}")
     link_id = data.get("link", "nvlink-4")
     if not isinstance(link_id, str) or not link_id:
         reader.fail("link", f"'link' must be a link id such as nvlink-4: {short(link_id)}")

@@ -62,10 +62,12 @@ def _number(options: dict[str, str], key: str, form: str) -> float:
     return checks.positive_number(options[key], f"{key}=", key)
 
 
-def _whole(options: dict[str, str], key: str, form: str) -> int:
-    if key not in options:
-        raise InputError(f"'{form}' needs {key}=")
-    return checks.whole_number(options[key], f"{key}=", key)
+def _ranks(options: dict[str, str], form: str) -> int:
+    """``ranks=``, under the model's one rule (:func:`ainotes.core.collective_cost.check_ranks`): the fence and
+    ``ainotes collective-cost`` take the same counts, with the same words."""
+    if "ranks" not in options:
+        raise InputError(f"'{form}' needs ranks=")
+    return cc.check_ranks(options["ranks"], "ranks=")
 
 
 def _check_keys(options: dict[str, str], allowed: set[str], form: str) -> None:
@@ -158,7 +160,7 @@ def collective_time(args: list[str], options: dict[str, str], presets: Mapping[s
     op = _op(args, form)
     link = _link(options, links, form)
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
-    ranks, size = _whole(options, "ranks", form), message_bytes(options, models, form)
+    ranks, size = _ranks(options, form), message_bytes(options, models, form)
     if "algorithm" in options:
         result = cc.algorithm_time(op, options["algorithm"], ranks, size, **figures)
     else:
@@ -181,7 +183,7 @@ def crossover(args: list[str], options: dict[str, str], presets: Mapping[str, Pr
     op = _op(args, form)
     link = _link(options, links, form)
     figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
-    ranks = _whole(options, "ranks", form)
+    ranks = _ranks(options, form)
     if "algorithm" in options:
         found = cc.crossovers(op, ranks, cc.ALGORITHMS[op][0], options["algorithm"], low_bytes=1.0,
                               high_bytes=cc.MAX_MESSAGE_BYTES, **figures)

@@ -59,7 +59,7 @@ from latex2mathml.converter import convert as latex_to_mathml
 from ainotes.base import units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short, unknown_id
-from ainotes.core import checks, collective_cost, kernels, roofline
+from ainotes.core import collective_cost, kernels, roofline
 from ainotes.core.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.inline import cost as cost_forms
 from ainotes.inline import inference as inference_forms
@@ -352,7 +352,7 @@ def _bound(call: _Call, presets: Mapping[str, Preset]) -> str:
 
 def _bus_factor(call: _Call, presets: Mapping[str, Preset]) -> str:
     # The cost model's rank counts (2 to 1024, as collective-time), not the pictures' 2 to 8.
-    ranks = checks.whole_number(call.options.get("ranks", "4"), "ranks=")
+    ranks = collective_cost.check_ranks(call.options.get("ranks", "4"), "ranks=")
     return units.significant(collective_cost.bus_factor(call.args[0], ranks), 3)
 
 
