@@ -68,6 +68,19 @@ def test_an_error_column_with_a_deviation_and_no_root_column() -> None:
             row["in_place_wrong"]) == (2549.8, 5e-07, 32.97, 5e-07)
 
 
+def test_the_first_releases_layout_reads_its_times_in_milliseconds() -> None:
+    run = read_measured(LOGS / "nccl1-4gpu-allreduce-first-layout.txt")
+    # "bytes N type op time algbw busbw res": 10,000,000 bytes of char, sum, in 1.628 ms at 6.14 GB/s.
+    assert (run.op, run.ranks, run.dtype) == ("all-reduce", 4, "char, int, half, float, double")
+    first = run.table.iloc[0]
+    assert (first["bytes"], first["count"], first["redop"]) == (10000000, 10000000, "sum")
+    assert first["out_of_place_time_us"] == pytest.approx(1628.0) and first["in_place_time_us"] == pytest.approx(1932.0)
+    assert first["bytes"] / (first["out_of_place_time_us"] * 1e-6) / 1e9 == pytest.approx(6.14, abs=0.005)
+    half_prod = run.table[(run.table["dtype"] == "half") & (run.table["redop"] == "prod")].iloc[0]
+    assert (half_prod["out_of_place_wrong"], half_prod["in_place_busbw_gbps"]) == (1e-03, 9.05)
+    assert len(run.table) == 20
+
+
 @pytest.mark.parametrize(("name", "where"), [
     ("h100-16proc-rows-repeated.txt", "h100-16proc-rows-repeated.txt:2: 134,217,728 bytes follows 134,217,728"),
     ("2node-allreduce-two-runs-interleaved.txt", "interleaved.txt:10: 16 bytes follows 512 bytes (line 9)"),

@@ -7,6 +7,11 @@ Variants the reader accepts, each recognised from the column header the file its
 
 * builds before 2.13 have no ``root`` column, older still no ``redop`` (broadcast prints ``root``
   alone), and name the check column ``error`` (the largest deviation, ``0e+00``) not ``#wrong``;
+* the first releases (NCCL 1's tests, nccl-tests of 2017–18) print ``bytes N type op time algbw busbw
+  res`` with times in **ms** (10,000,000 bytes in ``1.628`` at 6.14 GB/s): read as today's columns, the
+  times turned into µs; their device lines may lack ``Pid``;
+* one run's rows step through the sizes per type and operation, ``-N`` repeating the sweep from its
+  first size; rows that repeat a size or step back elsewhere are several runs interleaved (refused);
 * ``N/A`` in the check column when checking is off (``-c 0``); a trailing ``*`` marks a failed check;
 * ``-C 1`` prints ``cputime`` for ``time``; ``-I 1`` adds ``i_min i_max i_p99 i_cv%`` to each block;
   ``-S 1`` ends each row with a ``YYYY-MM-DD HH:MM:SS`` timestamp;
@@ -59,7 +64,7 @@ _PROGRAM_NAME = r"(" + "|".join(sorted(PROGRAM_OPS, key=len, reverse=True)) + r"
 _COMMAND = re.compile(r"(?<![\w-])" + _PROGRAM_NAME + r"(?=\s+-|\s+\\\s*$)")
 _PROGRAM = re.compile(r"^" + _PROGRAM_NAME + r"$")
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)")
-_DEVICE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+_DEVICE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
                      r"\[[^\]]*\]\s*(.*?)\s*$")
 _BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVERAGE = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.IGNORECASE)
@@ -90,6 +95,7 @@ class _Layout:
     block_names: tuple[str, ...]
     timestamp: bool
     time_kind: str
+    time_scale: float = 1.0  # to µs: 1000 where the header is the first releases' (times in ms)
 
     @property
     def width(self) -> int:
@@ -175,14 +181,24 @@ def header_layout(line_number: int, text: str, banner: str | None) -> _Layout | 
     if any("algbw" not in b or "busbw" not in b for b in blocks) or len(blocks) > 2:
         return None
     names = BLOCKS if len(blocks) == 2 else ((banner,) if banner else ("out_of_place",))
-    return _Layout(line_number, prefix, blocks, names, timestamp, blocks[0][0])
+    first_release = text.strip().lstrip("#").split()[0].lower() == "bytes"
+    return _Layout(line_number, prefix, blocks, names, timestamp, blocks[0][0], 1000.0 if first_release else 1.0)
+
+
+#: The first releases' header (``bytes N type op time algbw busbw res``, NCCL 1's tests and nccl-tests
+#: of 2017–18) in today's names; those builds printed times in ms, not µs.
+_FIRST_NAMES = {"bytes": "size", "n": "count", "op": "redop", "res": "error"}
 
 
 def _header_tokens(text: str) -> list[str]:
-    """Header tokens, lower case, without the leading ``#`` but keeping ``#wrong`` whole."""
+    """Header tokens, lower case, without the leading ``#`` but keeping ``#wrong`` whole; the first
+    releases' names (:data:`_FIRST_NAMES`) read as today's."""
     body = text.strip()
     body = body[1:] if body.startswith("#") else body
-    return [t.lower() for t in body.split()]
+    tokens = [t.lower() for t in body.split()]
+    if tokens[:1] == ["bytes"]:
+        tokens = [_FIRST_NAMES.get(t, t) for t in tokens]
+    return tokens
 
 
 def _value(token: str, name: str, where_text: str) -> float | str | None:
@@ -208,6 +224,8 @@ def _row(tokens: list[str], layout: _Layout, line_number: int, path: str) -> dic
     for block_name, names in zip(layout.block_names, layout.blocks, strict=True):
         for name in names:
             cell = _value(tokens[position], name, here)
+            if name in _TIME_NAMES and isinstance(cell, float):
+                cell *= layout.time_scale
             record[f"{block_name}_{_COLUMN_NAMES.get(name, name)}"] = cell
             if name in ("#wrong", "error", "wrong") and tokens[position].endswith("*"):
                 record[f"{block_name}_check_failed"] = True
