@@ -340,19 +340,6 @@
     entry.timers[key] = setTimeout(callback, entry.meta.debounce_ms || 250);
   }
 
-  // On narrow screens the form stays at the bottom of the screen while the chart is in view
-  // (charts.css), so each control is on screen with the plot it drives: the box and the form
-  // share a wrapper, the sticky form's containing block, which ends where the form does.
-  function stage(entry) {
-    var box = entry.figure.querySelector(".ainotes-chart__box");
-    if (!box || box.parentNode.classList.contains("ainotes-explorer-stage")) return;
-    var wrapper = document.createElement("div");
-    wrapper.className = "ainotes-explorer-stage";
-    box.parentNode.insertBefore(wrapper, box);
-    wrapper.appendChild(box);
-    wrapper.appendChild(entry.form);
-  }
-
   function wire(entry) {
     var form = entry.form;
     if (form.hasAttribute("data-ainotes-wired")) return;
@@ -405,7 +392,6 @@
       setMessage(form, "own-message", "");
       redraw(entry);
     });
-    stage(entry);
     form.hidden = false;
     redraw(entry).then(function () { form.setAttribute("data-ainotes-ready", ""); });
   }

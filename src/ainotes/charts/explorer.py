@@ -218,15 +218,18 @@ def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
         body = []
         for k in kernels:
             own = k["modes"]["own"]
+            # data-label: on a phone each row is a card whose cells name their column (charts.css).
             row = "".join(
                 f'<td class="ainotes-kb ainotes-kb--{html.escape(cells[(k["n"], i)]["bound"])}" '
-                f'data-k="{k["n"]}" data-p="{html.escape(i)}">{html.escape(cells[(k["n"], i)]["text"])}</td>'
-                for i in names
+                f'data-k="{k["n"]}" data-p="{html.escape(i)}" data-label="{html.escape(name)}">'
+                f'{html.escape(cells[(k["n"], i)]["text"])}</td>'
+                for i, name in names.items()
             )
             body.append(
                 f'<tr><th scope="row"><span class="ainotes-kb__n">{k["n"]}</span> '
                 f'<span data-role="kernel-label">{html.escape(own["label"])}</span></th>'
-                f'<td data-role="kernel-intensity">{html.escape(own["intensity_text"])}</td>{row}</tr>'
+                f'<td data-role="kernel-intensity" data-label="Intensity">{html.escape(own["intensity_text"])}</td>'
+                f"{row}</tr>"
             )
         parts.append(
             # A scroller of its own on a phone: focusable, so the keyboard can scroll it too.
@@ -243,14 +246,17 @@ def tables_html(chart_id: str, spec: dict[str, Any]) -> str:
         sparse = ("—" if row["speak"] == row["peak"]
                   else f'{_rate(row["speak"], row["r"])} (ridge {units.intensity(row["sridge"])})')
         rows.append(
-            f'<tr><th scope="row">{html.escape(names[row["p"]])}</th><td>{html.escape(roof_name(row["r"]))}</td>'
-            f'<td>{_rate(row["peak"], row["r"])}</td><td>{units.bytes_per_s(row["bw"])}</td>'
-            f'<td>{units.intensity(row["ridge"])}</td><td>{sparse}</td></tr>'
+            f'<tr><th scope="row">{html.escape(names[row["p"]])}</th>'
+            f'<td data-label="Roof">{html.escape(roof_name(row["r"]))}</td>'
+            f'<td data-label="Dense peak">{_rate(row["peak"], row["r"])}</td>'
+            f'<td data-label="Bandwidth">{units.bytes_per_s(row["bw"])}</td>'
+            f'<td data-label="Ridge">{units.intensity(row["ridge"])}</td>'
+            f'<td data-label="2:4 sparse peak">{sparse}</td></tr>'
         )
     for roof, lacking in meta.get("missing", {}).items():
         for preset_id, text in lacking.items():
             rows.append(f'<tr><th scope="row">{html.escape(names[preset_id])}</th>'
-                        f'<td>{html.escape(roof_name(roof))}</td>'
+                        f'<td data-label="Roof">{html.escape(roof_name(roof))}</td>'
                         f'<td colspan="4">{html.escape(text)}</td></tr>')
     parts.append(
         f'<details class="ainotes-data" id="{html.escape(chart_id)}-data"><summary>Data table: every ceiling</summary>'

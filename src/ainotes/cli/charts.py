@@ -151,7 +151,8 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
 
 
 def _cmd_kernel(args: argparse.Namespace) -> int:
-    from ainotes.core.kernels import parse_kernel_spec
+    from ainotes.charts import formats
+    from ainotes.core.kernels import LAUNCH_REMARK, LAUNCH_SOURCE, below_launch, parse_kernel_spec
     from ainotes.core.roofline import ceiling_at, kernel_roof
 
     try:
@@ -172,6 +173,9 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
             "ridge_flop_per_byte": roof.ridge_flop_per_byte,
             "bound": roof.bound,
             "reason": roof.reason,
+            # The kernel's FLOPs at that rate, and whether that is under one kernel launch (which then bounds it).
+            "time_at_roof_s": roof.time_s,
+            "below_launch": None if roof.time_s is None else below_launch(roof.time_s),
         }
         if args.sparsity:
             line = ceiling_at(preset, roof.precision, unit=roof.unit, sparsity=True)
@@ -206,6 +210,9 @@ def _cmd_kernel(args: argparse.Namespace) -> int:
             cells.insert(3, "-" if sparse_roof is None else f"{sparse_roof:.6g}")
         table.append(cells)
     print(shared.table(header, table, right={2, 3, 4, 5} if args.sparsity else {2, 3, 4}))
+    launch_bound = [f"{r['id']} {formats.time_us_text(r['time_at_roof_s'])}" for r in rows if r["below_launch"]]
+    if launch_bound:
+        print(f"Time at its roof: {', '.join(launch_bound)}. Each is {LAUNCH_REMARK} ({LAUNCH_SOURCE}).")
     return 0
 
 

@@ -49,8 +49,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ainotes.base.errors import InputError
+from ainotes.base.formula import less
 from ainotes.base.textcheck import bad_character
 from ainotes.core import precision as precision_table
 
@@ -85,6 +87,26 @@ KERNEL_SHAPES: dict[str, tuple[str, ...]] = {
 }
 
 SPEC_SYNTAX = "KIND:SHAPE[:DTYPE][:COMPUTE][:sparse], e.g. gemm:4096x4096x4096:bf16"
+
+# What one kernel launch costs before the kernel's first instruction, as an order of magnitude: a few
+# microseconds. Meta's Holistic Trace Analysis documentation: "Usually, the launch time on the CPU side is
+# between 5-20 microseconds. In some cases the GPU execution time is lower than the launch time itself."
+# The lower end is the line drawn here: a roof time under it is not what the kernel takes.
+LAUNCH_LATENCY_S = 5e-6
+LAUNCH_SOURCE = ("Holistic Trace Analysis, \"CUDA Kernel Launch Statistics\": the CPU side of a launch "
+                 "usually takes 5–20 µs")
+LAUNCH_SOURCE_URL = ("https://github.com/facebookresearch/HolisticTraceAnalysis/blob/main/"
+                     "docs/source/features/cuda_kernel_launch_stats.rst")
+# What a page or the command line says beside a roof time under LAUNCH_LATENCY_S.
+LAUNCH_REMARK = (f"under one kernel launch (about {LAUNCH_LATENCY_S * 1e6:g} µs): "
+                 "launch latency, not the roof, bounds it")
+
+
+def below_launch(time_s: Any) -> Any:
+    """True where a kernel's time at its roof (:func:`ainotes.core.roofline.kernel_time_s`) is under
+    one kernel launch, ``time_s < LAUNCH_LATENCY_S``: the launch, not the roof, then bounds its run time.
+    Takes numbers, or :class:`~ainotes.base.formula.Expr` names for the chart's expressions."""
+    return less(time_s, LAUNCH_LATENCY_S)
 
 
 def tensor_bytes(elements: float, dtype: str) -> int:

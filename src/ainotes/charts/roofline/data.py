@@ -29,7 +29,7 @@ from ainotes.charts.roofline.names import (
 )
 from ainotes.core import roofline
 from ainotes.core.hardware import Preset
-from ainotes.core.kernels import Kernel, parse_kernel_spec
+from ainotes.core.kernels import LAUNCH_REMARK, Kernel, below_launch, parse_kernel_spec
 
 # -- what the core says, per roof -----------------------------------------------------------------
 
@@ -134,8 +134,10 @@ def kernel_cell_text(preset: Preset, found: roofline.KernelRoof) -> str:
         return f"not placed: {_why_not(preset, found)}"
     rate = formats.rate_text(found.attainable_flops_per_s, op_word(roof))
     sparse = ", 2:4 sparse" if found.sparse else ""
+    # A roof time under one kernel launch is not what the kernel takes: say what bounds it then.
+    launch = f", {LAUNCH_REMARK}" if below_launch(found.time_s) else ""
     return (f"{found.bound}-bound, {rate} on {roof_term(roof, preset)}{sparse}, "
-            f"{formats.time_us_text(found.time_s)}")
+            f"{formats.time_us_text(found.time_s)}{launch}")
 
 
 class KernelData:

@@ -10,6 +10,7 @@ from ainotes.base.formula import Expr
 from ainotes.charts import formats
 from ainotes.charts.roofline.names import ALL_PRESETS, BATCH_FFN_FACTOR, INT8_ROOF
 from ainotes.core import roofline
+from ainotes.core.kernels import LAUNCH_REMARK, below_launch
 
 # -- what the reader types: the core's formulas as Vega expressions -------------------------------
 
@@ -110,10 +111,12 @@ def _row_texts() -> dict[str, str]:
         below = roofline.memory_bound(x, roofline.ridge(dense, bandwidth))
         time = roofline.time_at(Expr(f"{prefix}_flops"), rate)
         timed = "own_kind == 'gemm'" if prefix == "own" else "true"
+        # A time under one kernel launch is not what the kernel takes (kernels.below_launch).
+        launch = f"({below_launch(time)} ? ', {LAUNCH_REMARK}' : '')"
         return (f"{name} + ': ' + {_bound_expr(below)} + '-bound, at most ' "
                 f"+ {formats.rate_expr(str(rate), op_expr(f'{prefix}_roof'))} "
                 f"+ ' (' + roof_terms[datum.p][{prefix}_roof] + ')' "
-                f"+ ({timed} ? ', ' + {formats.time_us_expr(str(time))} : '')")
+                f"+ ({timed} ? ', ' + {formats.time_us_expr(str(time))} + {launch} : '')")
 
     batch_ridge = roofline.ridge(Expr("datum.peak"), bandwidth)
     crossing = roofline.weight_gemm_crossing_tokens(batch_ridge, Expr("batch_n"), Expr("batch_k"), Expr("batch_s"))

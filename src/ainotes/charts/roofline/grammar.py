@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ainotes.base.formula import Expr
 from ainotes.charts import formats
 from ainotes.charts.grammar import Grammar
 from ainotes.charts.roofline import expressions, names
@@ -29,6 +30,7 @@ from ainotes.charts.roofline.names import (
     STYLE_DOMAIN,
     WIDE_LEGEND_PLOT_PX,
 )
+from ainotes.core.kernels import LAUNCH_REMARK, below_launch
 
 # -- the grammar: built once with altair ---------------------------------------------------------
 
@@ -249,7 +251,8 @@ def _kernel_layers(alt: Any, enc: _Encodings) -> list[Any]:
         meets=(f"(datum.b == 'memory' ? 'memory' : 'compute') + '-bound, ' "
                f"+ {formats.rate_expr('datum.y', op_expr('datum.r'))} + ' on ' + roof_terms[datum.p][datum.r] "
                "+ (datum.sp ? ', 2:4 sparse' : '')"),
-        time=formats.time_us_expr("datum.t"),
+        # Under one kernel launch, the launch bounds the time, not the roof (kernels.below_launch).
+        time=f"{formats.time_us_expr('datum.t')} + ({below_launch(Expr('datum.t'))} ? ', {LAUNCH_REMARK}' : '')",
     )
     kernel_key = alt.Shape(
         "kk:N", scale=alt.Scale(domain=alt.ExprRef("kernel_nums"), range=["square"]),
