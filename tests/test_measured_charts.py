@@ -160,3 +160,24 @@ def test_cost_mistakes_are_one_line_naming_the_page(project, body, words):
         _page(NotesSite(project / "presets"), "collective-cost", body)
     message = str(caught.value)
     assert message.startswith(words) and "\n" not in message
+
+
+@pytest.mark.parametrize("width", [300, 680])
+def test_cost_chart_legends_stay_inside_a_phones_width(project, width, tmp_path_factory, monkeypatch):
+    """Every legend label ('fitted to the run' last) lies inside the chart at a 360 px phone's 300 px
+    and at a desk's width: the three legends stack in one column instead of running off the right."""
+    from ainotes import render
+    from ainotes.charts import measured_cost
+    from ainotes.measurements import report
+    from ainotes.measurements.read import read_measured
+    from svg_text import text_boxes
+
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "render-cache"))
+    site = NotesSite(project / "presets")
+    link = site.links()["ib-ndr"]
+    record = report.nccl_record(read_measured(project / H100_LOG), link)
+    spec = measured_cost.measured_cost_spec(record, link, title="Measured all-reduce", theme="light")
+    boxes = text_boxes(render.svg({**spec, "width": width}))
+    labels = {box.text: box for box in boxes}
+    for label in (measured_cost.FITTED, measured_cost.MEASURED, "model: ring"):
+        assert label in labels and labels[label].right <= width + 0.5, (label, labels.get(label))
