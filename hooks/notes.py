@@ -20,6 +20,7 @@ from mkdocs.exceptions import PluginError
 
 from ainotes.base import publish
 from ainotes.base.errors import InputError
+from ainotes.build.kept import KeptBetweenBuilds
 from ainotes.build.site import NotesSite
 from ainotes.notes import feed
 from ainotes.notes import meta as notes_meta
@@ -27,13 +28,19 @@ from ainotes.notes.settings import EXTENSION, notes_settings
 
 log = logging.getLogger("mkdocs.plugins.ainotes")
 
-_command: str | None = None  # the process's command (on_startup); the build's state lives on its NotesSite
+# What lasts from on_startup to on_shutdown: the process's command, and what each build leaves the next
+# (mkdocs serve builds again in the same process after every edit, and loads this module once). The state
+# of one build lives on its NotesSite.
+_command: str | None = None
+_kept: KeptBetweenBuilds | None = None
 
 
 def on_startup(command, **kwargs):
-    """Remember the command: only ``serve`` may keep the local preview site_url."""
-    global _command
+    """Remember the command (only ``serve`` may keep the local preview site_url), and start what each
+    build leaves the next (presets, inline figures, the notes catalogue's parts: ainotes.build.kept)."""
+    global _command, _kept
     _command = command
+    _kept = KeptBetweenBuilds()
 
 
 def on_config(config, **kwargs):
@@ -50,7 +57,8 @@ def on_config(config, **kwargs):
         # while the renders run in parallel.
         # Under serve a fence's mistake shows on its page (and in the terminal); a build still stops on it.
         site = NotesSite(settings, error_type=PluginError, defer_figures=True, render_progress=_report_renders,
-                         warn=publish.print_warning, errors_on_page=_print_error if _command == "serve" else None)
+                         warn=publish.print_warning, errors_on_page=_print_error if _command == "serve" else None,
+                         kept=_kept)
     except InputError as exc:
         raise PluginError(str(exc)) from None
     if EXTENSION not in config.markdown_extensions:
@@ -86,9 +94,11 @@ def on_post_build(config, **kwargs):
 
 
 def on_shutdown(**kwargs):
-    """Stop the render workers (``mkdocs serve`` keeps them warm between rebuilds)."""
+    """Stop the render workers (``mkdocs serve`` keeps them warm between rebuilds); drop what builds kept."""
+    global _kept
     from ainotes import render
 
+    _kept = None
     render.shutdown()
 
 

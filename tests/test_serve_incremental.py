@@ -20,7 +20,6 @@ from mkdocs.config import load_config
 
 from ainotes import render
 from ainotes.base import cache as render_cache
-from ainotes.build import drawings
 from sitebuild import make_fixture
 
 # Whole-site builds: not in make test-fast. One worker runs this file (xdist_group): its Vega bundle is built once.
@@ -59,11 +58,12 @@ def rebuild(project: Path) -> Counter[str]:
 
 def rebuild_counting(project: Path) -> tuple[Counter[str], Counter[str]]:
     """One serve-style rebuild; what vl-convert rendered, and how many charts were drawn or kept."""
-    before, drawn_before = render.SESSION.counts.copy(), drawings.counts.copy()
+    before = render.SESSION.counts.copy()
     config = load_config(config_file=str(project / "mkdocs.yml"), site_dir=str(project / "site"))
     config.plugins.on_startup(command="serve", dirty=False)
     build(config)
-    return render.SESSION.counts - before, drawings.counts - drawn_before
+    site = config.mdx_configs["ainotes.markdown"]["site"]  # the build's NotesSite (hooks/notes.py)
+    return render.SESSION.counts - before, site.drawing_counts
 
 
 def site_files(project: Path) -> dict[str, bytes]:

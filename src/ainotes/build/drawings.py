@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,8 +35,6 @@ from ainotes import render
 from ainotes.base import cache
 
 DRAWING_FORMAT = 1
-# How many charts were drawn and how many copied from a kept drawing: tests count with it.
-counts: Counter[str] = Counter()
 _RUNTIME_MARKER = b"\x00ainotes-runtime\x00"  # NUL never occurs in the HTML the drawers write
 
 

@@ -13,6 +13,7 @@ import functools
 import re
 import secrets
 import shutil
+from collections import Counter
 from collections.abc import Callable, Mapping
 from html import escape
 from importlib import resources
@@ -23,6 +24,7 @@ from ainotes import render
 from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
 from ainotes.base.publish import PREVIEW_SITE_URL
+from ainotes.build.kept import KeptBetweenBuilds
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
@@ -42,8 +44,6 @@ from ainotes.html.page import (
 from ainotes.inline import figures
 from ainotes.notes.meta import CatalogueSource
 from ainotes.notes.settings import NotesSettings, presets_only
-from ainotes.presets.every import load_every_preset
-from ainotes.presets.gpus import load_presets
 from ainotes.presets.links import default_links_dir, load_links
 from ainotes.presets.models import default_models_dir, load_models
 
@@ -60,7 +60,7 @@ class NotesSite:
     def __init__(self, settings: NotesSettings | str | Path, *, error_type: Callable[[str], Exception] = InputError,
                  defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None,
                  warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None,
-                 errors_on_page: Callable[[str], None] | None = None):
+                 errors_on_page: Callable[[str], None] | None = None, kept: KeptBetweenBuilds | None = None):
         """``settings``: the build's (:func:`ainotes.notes.settings.notes_settings`, built once by the
         driver), or a presets folder alone for a build of loose pages (no notes catalogue).
         ``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
@@ -71,20 +71,26 @@ class NotesSite:
         warnings (a shallow git history). ``renders``: the renderer the drawers use (default: the
         process's own, :data:`ainotes.render.SESSION`). ``errors_on_page(line)``: a driver that previews
         (``mkdocs serve``) has a fence's, form's or formula's error shown as a box where it stands on the
-        page, and hears its line; without it (every build) the error stops the build."""
+        page, and hears its line; without it (every build) the error stops the build. ``kept``: what earlier
+        builds of this process read (:class:`~ainotes.build.kept.KeptBetweenBuilds`, owned by a driver that
+        builds again, as ``mkdocs serve`` does); default: this build's own."""
         self.settings = settings if isinstance(settings, NotesSettings) else presets_only(settings)
         self.presets_dir = self.settings.presets_dir
-        self.presets: tuple[Preset, ...] = load_presets(self.presets_dir)
+        self.kept = kept if kept is not None else KeptBetweenBuilds()
+        loaded = self._loaded = self.kept.presets(self.presets_dir)  # every GPU, link and model file
+        self.presets: tuple[Preset, ...] = loaded.presets
         self.presets_by_id = {preset.id: preset for preset in self.presets}
+        self.presets_stamp = loaded.state  # the preset files' sizes and times when they were read
         # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
-        self.notes = CatalogueSource(self.settings, warn) if self.settings.docs_dir is not None else None
-        self.presets_stamp: tuple = ()  # the preset files' times, for a driver that reloads on a change
+        self.notes = (CatalogueSource(self.settings, warn, kept=self.kept.catalogue)
+                      if self.settings.docs_dir is not None else None)
         self.error_report = errors_on_page
         self.errors_on_page = errors_on_page is not None
         self.told_site_assets = False  # a build without hooks was told what ainotes site-assets writes
-        every = load_every_preset(self.presets_dir)  # every link and model file, used by a page or not
-        self._links: dict[str, Link] | None = every.links
-        self._models: dict[str, ModelPreset] | None = every.models
+        self._links: dict[str, Link] | None = dict(loaded.links) if loaded.links is not None else None
+        self._models: dict[str, ModelPreset] | None = dict(loaded.models) if loaded.models is not None else None
+        # How many charts this build drew, copied from a kept drawing, or drew again for lost files.
+        self.drawing_counts: Counter[str] = Counter()
         self.charts: dict[str, Chart] = {}
         self.error_type = error_type
         self._announced: tuple[str, str, int] | None = None
@@ -142,7 +148,8 @@ class NotesSite:
     def figure(self, body: str, page: Page, line: int | None) -> str:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
-            return figures.evaluate(body, self.presets_by_id, self.links, self.models)
+            return self.kept.figure(body, self._loaded,
+                                    lambda: figures.evaluate(body, self.presets_by_id, self.links, self.models))
         except PresetFileError:
             raise
         except InputError as exc:
@@ -151,7 +158,7 @@ class NotesSite:
     def math(self, latex: str, page: Page, line: int | None, *, block: bool) -> str:
         """MathML for ``$latex$`` (or a ``$$`` block)."""
         try:
-            return figures.mathml(latex, block=block)
+            return self.kept.formula(latex, block, lambda: figures.mathml(latex, block=block))
         except InputError as exc:
             raise InputError(f"{page.where(line)}: {exc}") from None
 
@@ -224,7 +231,7 @@ class NotesSite:
                                                 "src": page.src, "links_from": page.links_from}, inputs)
         kept = drawings.load_figure(key)
         make: Callable[[], str]
-        drawings.counts["kept" if kept is not None else "drawn"] += 1
+        self.drawing_counts["kept" if kept is not None else "drawn"] += 1
         if kept is not None:
             chart.kept_from, chart.redraw = key, draw
             make = functools.partial(_same, kept)
@@ -278,7 +285,7 @@ class NotesSite:
             if kept is not None:
                 return kept
             if chart.redraw is not None:
-                drawings.counts["redrawn"] += 1
+                self.drawing_counts["redrawn"] += 1
                 chart.redraw()  # the files entry went missing: draw the chart for its files, keep them again
                 chart.kept_key = chart.kept_from
         return {kind: make() for kind, make in chart.files.items()}

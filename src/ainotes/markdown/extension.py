@@ -31,10 +31,9 @@ and a fence of ours superfences left as text (a header, or no closing line).
 
 from __future__ import annotations
 
-import functools
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 from ainotes.base.errors import InputError
+from ainotes.build.kept import KeptBetweenBuilds, folder_state
 from ainotes.build.site import NotesSite
 from ainotes.fences import body as fence_body
 from ainotes.fences.registry import FENCE_KINDS
@@ -55,6 +55,7 @@ from ainotes.html.page import Chart, Drawn, Page
 from ainotes.inline import figures
 from ainotes.markdown import notes as notes_markdown
 from ainotes.markdown.kinds import misspelt_kind
+from ainotes.notes import meta as notes_meta
 from ainotes.notes.settings import NotesSettings, notes_settings, presets_only
 
 # Priorities. Superfences' preprocessor is 25 and Python-Markdown's whitespace
@@ -74,25 +75,36 @@ _FIGURE = r"\{\{([^{}\n]*)\}\}"
 _MATH = r"(?<![\\$\w])\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?![\w$])"
 _CODE_SPAN = re.compile(r"(`+).+?(?<!`)\1(?!`)")
 
-# Builders that run no hooks (Zensical) give the extension no object that lasts the build, only its
-# settings page by page: the one build state kept by the process is their site, per presets folder.
-_SITES: dict[Path, NotesSite] = {}
+class HooklessSites:
+    """The sites of builds whose builder runs no hooks (Zensical), one per presets folder.
+
+    Zensical makes a Markdown instance, and so this extension, for every page, and gives the extension
+    nothing that lasts the build: only its settings, page by page. The one thing that lives as long as
+    the build (and as ``zensical serve``, whose rebuilds run in the same process) is the process, so the
+    honest owner of their sites is one registry for the process, :data:`HOOKLESS_SITES`. It makes a site
+    again when the settings or a preset file changed; the sites of one folder share what each build
+    leaves the next (:class:`~ainotes.build.kept.KeptBetweenBuilds`). Builders with hooks never use it:
+    ``hooks/notes.py`` hands the extension its site."""
+
+    def __init__(self) -> None:
+        self._sites: dict[Path, NotesSite] = {}
+        self._kept: dict[Path, KeptBetweenBuilds] = {}
+
+    def site(self, settings: NotesSettings) -> NotesSite:
+        folder = settings.presets_dir.resolve()
+        known = self._sites.get(folder)
+        if known is None or known.settings != settings or known.presets_stamp != folder_state(folder):
+            kept = self._kept.setdefault(folder, KeptBetweenBuilds())
+            known = self._sites[folder] = NotesSite(settings, kept=kept)
+        return known
+
+
+HOOKLESS_SITES = HooklessSites()
 
 
 def shared_site(settings: NotesSettings) -> NotesSite:
-    """One :class:`NotesSite` per presets folder for this process (builds without hooks), made
-    again when the settings or a preset file change (``zensical serve``)."""
-    folder = settings.presets_dir.resolve()
-    stamp = _presets_stamp(folder)
-    known = _SITES.get(folder)
-    if known is None or known.settings != settings or known.presets_stamp != stamp:
-        known = _SITES[folder] = NotesSite(settings)
-        known.presets_stamp = stamp
-    return known
-
-
-def _presets_stamp(folder: Path) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
+    """The process's site for ``settings`` under a builder without hooks (:class:`HooklessSites`)."""
+    return HOOKLESS_SITES.site(settings)
 
 
 @dataclass
@@ -108,6 +120,7 @@ class _PageRun:
     pending: dict[int, tuple[int | None, Drawn | BaseException]] = field(default_factory=dict)
     unfenced: list[tuple[str, int, str]] = field(default_factory=list)  # (text, line, problem): see _Locate
     notes: Any = None  # the page's notes state (ainotes.markdown.notes), when the build has a catalogue
+    lines_without_code: list[str] | None = None  # the lines less their code spans, made on first use
 
     def fail(self, exc: InputError) -> Exception:
         return self.site.error_type(str(exc))
@@ -118,8 +131,10 @@ class _PageRun:
 
     def line_of(self, text: str) -> int | None:
         """The first line (1-based) holding ``text`` outside code spans, else anywhere."""
-        for index, line in enumerate(self.lines):
-            if text in _CODE_SPAN.sub("", line):
+        if self.lines_without_code is None:
+            self.lines_without_code = [_CODE_SPAN.sub("", line) if "`" in line else line for line in self.lines]
+        for index, line in enumerate(self.lines_without_code):
+            if text in line:
                 return index + 1
         for index, line in enumerate(self.lines):
             if text in line:
@@ -191,8 +206,8 @@ class NotesExtension(Extension):
         notes_markdown.register(md, self)  # dates, tags, citations, references (ainotes.markdown.notes)
 
     @staticmethod
-    def backlinks_scanner(site: NotesSite) -> Callable[[Any, str, str], None]:
-        """What the notes catalogue calls on each page to find the presets it draws on."""
+    def backlinks_scanner(site: NotesSite) -> notes_meta.Scanner:
+        """What the notes catalogue runs on each page to find the presets it draws on."""
         return backlinks_scanner(site)
 
     def begin(self, md: Markdown, lines: list[str]) -> _PageRun:
@@ -723,12 +738,9 @@ def locate_fences(text: str, *, extensions: Sequence[Any] = DEFAULT_EXTENSIONS) 
 
 
 def _strip_front_matter(text: str) -> str:
-    from ainotes.notes.meta import FRONT_MATTER
-
-    return FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
+    return notes_meta.FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
 
 
-@functools.lru_cache(maxsize=4096)  # mkdocs serve: a rebuild reads only the pages that changed
 def locate_fences_and_forms(text: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """The fences (:class:`ainotes.fences.body.Fence`) and inline-form bodies Markdown finds in a page."""
     class Locator(FenceLocator):  # draws nothing; notes what it meets
@@ -746,22 +758,24 @@ def locate_fences_and_forms(text: str) -> tuple[tuple[Any, ...], tuple[str, ...]
     return tuple(locator.found), tuple(locator.forms)
 
 
-def backlinks_scanner(site: Any) -> Callable[[Any, str, str], None]:
-    """What the notes catalogue calls on each page: records its uses and its fence kinds."""
+def backlinks_scanner(site: NotesSite) -> notes_meta.Scanner:
+    """What the notes catalogue runs on each page: the presets it uses and its fence kinds. Its key is
+    the site's presets (:attr:`NotesSite.presets_stamp`): a rebuild that kept them scans again only
+    the pages whose text changed (:class:`ainotes.notes.meta.KeptCatalogue`)."""
     known: dict[str, list[str]] | None = None
 
-    def scan(catalogue: Any, src: str, text: str) -> None:
+    def scan(src: str, text: str) -> notes_meta.PageScan:
         nonlocal known
         if known is None:
             known = backlinks.known_ids(site)
         try:
             fences, forms = locate_fences_and_forms(text)
         except Exception:  # the page's own conversion reports what is wrong with it
-            catalogue.uses[src] = frozenset()
-            return
+            return notes_meta.PageScan(frozenset(), ())
         uses: set[backlinks.Use] = set()
+        kinds: list[str] = []
         for fence in fences:
-            catalogue.fence_pages.setdefault(fence.kind, []).append(src)
+            kinds.append(fence.kind)
             if fence.kind in backlinks.CATALOGUE_FENCES or fence.kind not in FENCE_KINDS:
                 continue
             try:
@@ -769,10 +783,10 @@ def backlinks_scanner(site: Any) -> Callable[[Any, str, str], None]:
             except InputError:
                 continue  # reported when the page is built
             if fence.kind == "whats-new" and getattr(request, "limit", 0) is None:
-                catalogue.fence_pages.setdefault("whats-new-page", []).append(src)  # the full list
+                kinds.append("whats-new-page")  # the full list
             uses |= backlinks.request_uses(request) | backlinks.implied_uses(request, site)
         for body in forms:
             uses |= backlinks.form_uses(body, known)
-        catalogue.uses[src] = frozenset(uses)
+        return notes_meta.PageScan(frozenset(uses), tuple(kinds))
 
-    return scan
+    return notes_meta.Scanner(scan, key=site.presets_stamp or None)

@@ -106,26 +106,39 @@ class GitHistory:
 _GIT_TIMEOUT_S = 60
 
 
-def read_git_history(docs_dir: Path) -> GitHistory:
+def read_git_history(docs_dir: Path, kept: dict[tuple[Path, str], GitHistory] | None = None) -> GitHistory:
     """One ``git log`` for the whole docs folder (paths relative to it) and one ``git cat-file`` for the
     versions it names.
 
     A commit counts for a note only if it changed the note's text: one that only edits the front
     matter, or only re-wraps lines, does not make it "updated"; a note moved to a new path keeps the
-    dates of the text it came from (its first version there is a version seen before)."""
+    dates of the text it came from (its first version there is a version seen before).
+
+    ``kept``: histories an earlier build of this process read, by folder and commit: the history is
+    a function of the commit checked out (``HEAD``), so a rebuild on the same commit reads no log."""
     def git(*args: str, stdin: bytes | None = None) -> bytes:
         return subprocess.run(["git", "-C", str(docs_dir), *args], capture_output=True, check=True, input=stdin,
                               timeout=_GIT_TIMEOUT_S, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
 
     try:
-        inside = git("rev-parse", "--is-inside-work-tree").decode().strip()
-        shallow = git("rev-parse", "--is-shallow-repository").decode().strip()
-    except (OSError, subprocess.SubprocessError):
+        inside, shallow = git("rev-parse", "--is-inside-work-tree", "--is-shallow-repository").decode().split()
+    except (OSError, subprocess.SubprocessError, ValueError):
         return GitHistory("none", "not a git work tree")
     if inside != "true":
         return GitHistory("none", "not a git work tree")
     if shallow == "true":
         return GitHistory("shallow", "the git history is shallow (git rev-parse --is-shallow-repository: true)")
+    if kept is not None:
+        try:
+            head = git("rev-parse", "--verify", "-q", "HEAD").decode().strip()
+        except (OSError, subprocess.SubprocessError):
+            head = ""  # no commit yet: read as a build would, keep nothing
+        if head:
+            key = (docs_dir.resolve(), head)
+            if key not in kept:
+                kept.clear()  # one commit's history at a time
+                kept[key] = read_git_history(docs_dir)
+            return kept[key]
     try:
         log = git("log", "--reverse", "--format=%x00%aI", "--raw", "--no-renames", "--no-abbrev", "--relative",
                   "--", ".").decode("utf-8", "replace")
@@ -459,6 +472,7 @@ class Catalogue:
     uses: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # src → (kind, id) (backlinks)
     fence_pages: dict[str, list[str]] = field(default_factory=dict)  # fence kind → pages holding one
     stamp: tuple = ()
+    kept: KeptCatalogue | None = field(default=None, repr=False)  # what earlier builds read (mkdocs serve)
 
     def note(self, src: str) -> Note | None:
         """The page's note; its front-matter error is raised here, when that page is built."""
@@ -517,6 +531,11 @@ class Catalogue:
     @cached_property
     def _bibliography(self) -> citations.Bibliography | InputError | None:
         path = self.docs_dir / self.settings.bibliography
+        return self.kept.bibliography(path, self._read_bibliography) if self.kept is not None \
+            else self._read_bibliography()
+
+    def _read_bibliography(self) -> citations.Bibliography | InputError | None:
+        path = self.docs_dir / self.settings.bibliography
         if not path.is_file():
             return None
         try:
@@ -531,27 +550,126 @@ def _stamp(settings: NotesSettings, pages: list[Path]) -> tuple:
     return tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
-Scan = Callable[[Catalogue, str, str], None]
+@dataclass(frozen=True)
+class PageScan:
+    """What a page draws on, as the backlinks scan finds it: the presets its fences and forms name
+    (``(kind, id)``), and the kinds of its fences in page order (``whats-new-page`` after a what's-new
+    fence that lists everything)."""
+
+    uses: frozenset[tuple[str, str]]
+    fence_kinds: tuple[str, ...]
 
 
-def read_catalogue(settings: NotesSettings, *, scan: Scan | None = None) -> Catalogue:
-    """Every ``*.md`` under ``settings.docs_dir``; ``scan(catalogue, src, text)`` (backlinks) sees each page."""
+@dataclass(frozen=True)
+class Scanner:
+    """The backlinks scan of one build: ``scan(src, text)``; ``key`` is all it depends on besides the
+    page's text (the presets loaded: equal keys and equal texts give equal scans)."""
+
+    scan: Callable[[str, str], PageScan]
+    key: object = None
+
+
+def _apply_scan(catalogue: Catalogue, src: str, found: PageScan) -> None:
+    catalogue.uses[src] = found.uses
+    for kind in found.fence_kinds:
+        catalogue.fence_pages.setdefault(kind, []).append(src)
+
+
+class KeptCatalogue:
+    """The parts of a catalogue one build leaves the next in the same process (``mkdocs serve``): the git
+    history of the commit checked out, each page's note and scan with the state of its file (size and
+    modification time) or its text, and the bibliography with its file's state. A part is read again
+    when what it was read from changed, so a rebuild reads the pages that changed, and gives the
+    catalogue a clean build gives. Kept for one settings at a time."""
+
+    def __init__(self) -> None:
+        self.settings: NotesSettings | None = None
+        self.histories: dict[tuple[Path, str], GitHistory] = {}
+        self._notes: dict[str, tuple[tuple, Note | InputError, bool]] = {}
+        self._scans: dict[str, tuple[object, str, PageScan]] = {}
+        self._bibliography: tuple[tuple, citations.Bibliography | InputError | None] | None = None
+
+    def for_settings(self, settings: NotesSettings) -> KeptCatalogue:
+        """This, emptied first if it was kept for other settings (nothing read for them applies)."""
+        if settings != self.settings:
+            self.histories.clear()
+            self._notes.clear()
+            self._scans.clear()
+            self._bibliography = None
+            self.settings = settings
+        return self
+
+    def note(self, path: Path, src: str, history: GitHistory, needs_git: list[str]) -> Note:
+        """:func:`read_note`, kept with what it depends on: the file's state (its time may date it), its
+        dates in the git history, and today's date (a date in the future is refused)."""
+        assert self.settings is not None
+        info = path.stat()
+        key = (info.st_size, info.st_mtime_ns, history.state, tuple(history.dates.get(src, ())),
+               dt.datetime.now(dt.UTC).date())
+        known = self._notes.get(src)
+        if known is None or known[0] != key:
+            shallow: list[str] = []
+            try:
+                outcome: Note | InputError = read_note(path, src, self.settings, history, shallow)
+            except InputError as exc:
+                outcome = exc
+            known = self._notes[src] = (key, outcome, bool(shallow))
+        _, outcome, undated = known
+        if undated:
+            needs_git.append(src)
+        if isinstance(outcome, InputError):
+            raise outcome
+        return outcome
+
+    def scan(self, scanner: Scanner, src: str, text: str) -> PageScan:
+        known = self._scans.get(src)
+        if known is None or known[0] != scanner.key or known[1] != text or scanner.key is None:
+            known = self._scans[src] = (scanner.key, text, scanner.scan(src, text))
+        return known[2]
+
+    def bibliography(self, path: Path, load: Callable[[], citations.Bibliography | InputError | None]
+                     ) -> citations.Bibliography | InputError | None:
+        try:
+            info = path.stat()
+            key: tuple = (path, info.st_size, info.st_mtime_ns)
+        except OSError:
+            key = (path, None)
+        if self._bibliography is None or self._bibliography[0] != key:
+            self._bibliography = (key, load())
+        return self._bibliography[1]
+
+    def forget_pages_but(self, srcs: set[str]) -> None:
+        for kept in (self._notes, self._scans):
+            for src in [s for s in kept if s not in srcs]:
+                del kept[src]
+
+
+def read_catalogue(settings: NotesSettings, *, scan: Scanner | None = None,
+                   kept: KeptCatalogue | None = None) -> Catalogue:
+    """Every ``*.md`` under ``settings.docs_dir``; ``scan`` (backlinks) sees each page. ``kept``: the
+    parts an earlier build of this process read (:class:`KeptCatalogue`), taken again where unchanged."""
     docs = settings.docs_dir
     if docs is None:
         raise ValueError("a notes catalogue needs settings with a docs_dir")
-    catalogue = Catalogue(settings)
+    kept = kept.for_settings(settings) if kept is not None else None
+    catalogue = Catalogue(settings, kept=kept)
     pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
     catalogue.stamp = _stamp(settings, pages)
-    catalogue.history = read_git_history(docs) if pages else GitHistory("none")
+    catalogue.history = (read_git_history(docs, kept.histories if kept is not None else None) if pages
+                         else GitHistory("none"))
     needs_git: list[str] = []
     for path in pages:
         src = path.relative_to(docs).as_posix()
         try:
-            catalogue.notes[src] = read_note(path, src, settings, catalogue.history, needs_git)
+            catalogue.notes[src] = (kept.note(path, src, catalogue.history, needs_git) if kept is not None
+                                    else read_note(path, src, settings, catalogue.history, needs_git))
         except InputError as exc:
             catalogue.errors[src] = exc
         if scan is not None:
-            scan(catalogue, src, path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            _apply_scan(catalogue, src, kept.scan(scan, src, text) if kept is not None else scan.scan(src, text))
+    if kept is not None:
+        kept.forget_pages_but({path.relative_to(docs).as_posix() for path in pages})
     if needs_git:
         named = ", ".join(needs_git[:5]) + (f" and {len(needs_git) - 5} more" if len(needs_git) > 5 else "")
         catalogue.warnings.append(
@@ -571,23 +689,25 @@ Warn = Callable[[str], None]
 
 class CatalogueSource:
     """The catalogue of one build's settings: read on first use, and again when a page or the
-    bibliography changed. ``warn`` hears the catalogue's warnings (MkDocs: its logger)."""
+    bibliography changed. ``warn`` hears the catalogue's warnings (MkDocs: its logger). ``kept``: what
+    earlier builds of this process read (:class:`KeptCatalogue`)."""
 
-    def __init__(self, settings: NotesSettings, warn: Warn | None = None) -> None:
+    def __init__(self, settings: NotesSettings, warn: Warn | None = None, kept: KeptCatalogue | None = None) -> None:
         if settings.docs_dir is None:
             raise ValueError("a notes catalogue needs settings with a docs_dir")
         self.settings = settings
         self.warn: Warn = warn or logging.getLogger("ainotes").warning
         self.known: Catalogue | None = None
+        self.kept = kept
 
-    def current(self, scan: Scan | None = None) -> Catalogue:
+    def current(self, scan: Scanner | None = None) -> Catalogue:
         known = self.known
         if known is not None:
             docs = known.docs_dir
             pages = sorted(docs.rglob("*.md")) if docs.is_dir() else []
             if known.stamp == _stamp(self.settings, pages):
                 return known
-        fresh = read_catalogue(self.settings, scan=scan)
+        fresh = read_catalogue(self.settings, scan=scan, kept=self.kept)
         self.known = fresh
         for message in fresh.warnings:
             self.warn(message)

@@ -1,0 +1,103 @@
+"""What one build leaves the next build in the same process: ``mkdocs serve`` rebuilds the whole site
+after every edit, and most of what a build reads has not changed since the last one.
+
+:class:`KeptBetweenBuilds` holds values that are functions of files alone, each with the state of
+those files, and gives them to the next build only while those files are unchanged:
+
+* the presets folder (GPU presets, links, models) with the size and modification time of every file
+  in it: an unchanged folder is not parsed and checked again;
+* the text of each inline figure (``{{ layout-best ... }}`` searches hundreds of layouts), for the
+  presets it was computed from, and the MathML of each formula;
+* the notes catalogue's parts (:class:`ainotes.notes.meta.KeptCatalogue`): the git history of the
+  commit checked out, each page's note and backlinks scan, the bibliography.
+
+A rebuild gives exactly the pages a clean build gives (tests/test_serve_kept.py builds both and compares
+them). Its owner says how long it lives: ``hooks/notes.py`` keeps one from MkDocs' ``on_startup`` to
+``on_shutdown`` (one ``mkdocs serve``); the Markdown extension one per presets folder for builders
+that run no hooks (Zensical); every other build makes its own, which lives as long as its
+:class:`~ainotes.build.site.NotesSite`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ainotes.core.hardware import Preset
+from ainotes.core.links import Link
+from ainotes.core.models import ModelPreset
+from ainotes.notes.meta import KeptCatalogue
+from ainotes.presets.every import load_every_preset
+from ainotes.presets.gpus import load_presets
+
+FolderState = tuple[tuple[str, int, int], ...]  # (path inside the folder, size, mtime in ns) of each file
+
+
+def folder_state(folder: Path) -> FolderState:
+    """Every file under ``folder`` (its subfolders too), with its size and modification time; ``()`` for
+    a folder that is not there."""
+    found: list[tuple[str, int, int]] = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(root, name)
+            try:
+                info = path.stat()
+            except OSError:
+                continue  # gone between the listing and the look: the loader will say what is wrong
+            found.append((path.relative_to(folder).as_posix(), info.st_size, info.st_mtime_ns))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class LoadedPresets:
+    """A presets folder as a build reads it, and the state of its files when it was read."""
+
+    folder: Path  # resolved
+    state: FolderState
+    presets: tuple[Preset, ...]
+    links: dict[str, Link] | None  # None: no links/ folder
+    models: dict[str, ModelPreset] | None  # None: no models/ folder
+
+
+class KeptBetweenBuilds:
+    """Values one build read or computed, for the next build of the same process (module docstring)."""
+
+    def __init__(self) -> None:
+        self.catalogue = KeptCatalogue()
+        self._presets: dict[Path, LoadedPresets] = {}
+        self._figures: dict[str, str] = {}
+        self._figures_for: tuple[Path, FolderState] | None = None
+        self._formulas: dict[tuple[str, bool], str] = {}
+
+    def presets(self, folder: Path) -> LoadedPresets:
+        """The folder's presets, links and models, read again only if a file in it changed. A broken
+        file raises its :class:`~ainotes.base.errors.InputError` every time (nothing is kept of it)."""
+        key = folder.resolve()
+        state = folder_state(folder)
+        known = self._presets.get(key)
+        if known is None or known.state != state:
+            presets = load_presets(folder)  # the GPU presets' error first, as a clean build gives it
+            every = load_every_preset(folder)
+            known = self._presets[key] = LoadedPresets(key, state, presets, every.links, every.models)
+        return known
+
+    def figure(self, body: str, presets: LoadedPresets, compute: Callable[[], str]) -> str:
+        """An inline figure's text: ``compute()`` once for ``body`` and the ``presets`` it is computed from
+        (the same folder in the same state); an error is raised each time (nothing is kept of it)."""
+        if (presets.folder, presets.state) != self._figures_for:
+            self._figures.clear()
+            self._figures_for = (presets.folder, presets.state)
+        text = self._figures.get(body)
+        if text is None:
+            text = self._figures[body] = compute()
+        return text
+
+    def formula(self, latex: str, block: bool, compute: Callable[[], str]) -> str:
+        """A formula's MathML (a function of its LaTeX alone): ``compute()`` once; an error is raised each time."""
+        mathml = self._formulas.get((latex, block))
+        if mathml is None:
+            mathml = self._formulas[(latex, block)] = compute()
+        return mathml
