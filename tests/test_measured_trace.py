@@ -151,3 +151,13 @@ def test_an_unchanged_file_is_parsed_once_and_an_edited_one_again(tmp_path: Path
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # an editor's save, a second later
     again = read_measured(path)
     assert again is not first and step_times(again).median_s == pytest.approx(700e-6)
+
+
+def test_the_measured_fence_and_the_command_give_the_same_step_time(project: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    html = convert_page(NotesSite(project / "presets"),
+                        "# M\n\n```measured\nfile: docs/measured/hta.pt.trace.json.gz\n```\n", "notes/m.md", "notes/m/")
+    assert main(["measured", str(project / "docs" / "measured" / "hta.pt.trace.json.gz")]) == 0
+    line = next(li for li in capsys.readouterr().out.splitlines() if li.startswith("step time: "))
+    assert f"Step time: {line.removeprefix('step time: ')}." in unescape(html)
+    assert "median 222.3 ms over 2 steps" in line  # (219.726905 + 224.936243) / 2 ms

@@ -150,9 +150,8 @@ def kineto_text(record: dict) -> str:
     if record["steps"]:
         lines += ["", "steps: " + ", ".join(f"{s['step']} {_num(s['duration_s'] * 1e3)} ms" for s in record["steps"])]
     if found := record.get("step_times"):
-        warmup = f", {found['steps'][0]['step']} left out as warm-up" if found["warmup_steps"] else ""
-        lines.append(f"step time: median {_num(found['median_s'] * 1e3)} ms over {found['counted']} steps "
-                     f"(least {_num(found['min_s'] * 1e3)}, greatest {_num(found['max_s'] * 1e3)}){warmup}; "
-                     f"from {found['source']}")
+        from ainotes.measurements.report import step_time_text
+
+        lines.append(f"step time: {step_time_text(found)}")
     lines += [f"note: {note}" for note in record["notes"]]
     return "\n".join(lines)

@@ -175,6 +175,8 @@ def summary_lines(record: dict) -> list[str]:
                          f"B = {model['bandwidth_gbps']:g} GB/s; error = model ÷ measured − 1.")
         if record["nccl_algo"]:
             lines.append(f"The run set NCCL_ALGO={record['nccl_algo']}.")
+    if record["format"] == "kineto" and (found := record.get("step_times")):
+        lines.append(f"Step time: {report.step_time_text(found)}.")
     lines += [f"Note: {note}." for note in record["notes"]]
     return lines
 

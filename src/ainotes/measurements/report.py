@@ -168,6 +168,14 @@ def ncu_record(run: NcuRun, preset: Preset | None) -> dict:
             "devices": list(run.devices), "kernels": kernels, "notes": notes}
 
 
+def step_time_text(found: dict) -> str:
+    """A trace's ``step_times`` in words, as the command and the page both print them."""
+    warmup = f", {found['steps'][0]['step']} left out as warm-up" if found["warmup_steps"] else ""
+    return (f"median {duration(found['median_s'])} over {found['counted']} step{'s' if found['counted'] != 1 else ''} "
+            f"(least {duration(found['min_s'])}, greatest {duration(found['max_s'])}){warmup}; "
+            f"from {found['source']}")
+
+
 def kineto_record(trace: KinetoTrace) -> dict:
     """The Kineto record: one entry per NCCL kernel, compute kernels by name, and the step times."""
     collectives = [{key: clean(row[key]) for key in ("kernel", "collective", "op", "dtype", "bytes", "in_bytes",
