@@ -85,21 +85,15 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _page(project: Path, extra: str, gpus: int = 2) -> str:
+def _page(project: Path, extra: str, gpus: int = 2, site: NotesSite | None = None) -> str:
     body = (f"model: lab-48h\npreset: lab-h100\ngpus: {gpus}\nglobal_batch_tokens: 65536\nrecompute: full\n{extra}")
     source = f"# P\n\n```parallelism\n{body}\n```\n"
-    return convert_page(NotesSite(project / "presets"), source, "notes/p.md", "notes/p/")
-
-
-def _spec_rows(html: str) -> list[dict]:
-    spec = json.loads(unescape(re.search(r'<script type="application/json"[^>]*>(.*?)</script>', html, re.S)
-                               .group(1)).replace("<\\/", "</"))
-    spec = spec.get("light", spec)
-    return spec["datasets"]["layouts"]
+    return convert_page(site or NotesSite(project / "presets"), source, "notes/p.md", "notes/p/")
 
 
 def test_the_trace_is_drawn_beside_the_models_step(project: Path) -> None:
-    html = _page(project, "measured: docs/measured/hta.pt.trace.json.gz")
+    site = NotesSite(project / "presets")
+    html = _page(project, "measured: docs/measured/hta.pt.trace.json.gz\nid: run", site=site)
     text = unescape(re.sub(r"<[^>]+>", " ", html))
     median = (0.219726905 + 0.224936243) / 2
     match = re.search(r"the model gives ([\d.]+) s for ([^,]+?), the layout", text)
@@ -111,6 +105,17 @@ def test_the_trace_is_drawn_beside_the_models_step(project: Path) -> None:
     assert "ProfilerStep#4) left out as warm-up" in text
     assert "all-reduce" in text and "31,502,336" in text  # the trace's largest DDP bucket, by hand: 7,875,584 floats
     assert 'href="../../measured/hta.pt.trace.json.gz" download' in html
+    # The chart: a row for the trace at the first state, its median as a bar, least to greatest as a rule,
+    # the model's step of the tagged layout as the diamond, and a step axis long enough for all of them.
+    spec = json.loads(site.embed_files(site.charts["run"])["json"])
+    rows = [r for r in spec["datasets"]["layouts"] if r["k"] == "lab-48h|lab-h100|2"]
+    measured = next(r for r in rows if r["rank"] == 0)
+    tagged = next(r for r in rows if r.get("tag") == "the trace's layout")
+    assert measured["measured"] == measured["step_s"] == pytest.approx(median)
+    assert (measured["lo_s"], measured["hi_s"]) == pytest.approx((0.219726905, 0.224936243))
+    assert measured["mark_s"] == pytest.approx(tagged["step_s"]) and tagged["label"] == match.group(2)
+    t_max = next(p for p in spec["params"] if p["name"] == "t_max")["value"]["lab-48h|lab-h100|2"]
+    assert t_max >= max(r["step_s"] for r in rows) and t_max >= measured["hi_s"]
 
 
 @pytest.mark.parametrize(("make", "gpus", "words"), [
