@@ -515,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
             Row("c", "page weight", "not measured: the real-site build failed")]),
         ("scale", "b", lambda: measure_scale(plan, WORK, deadline)),
     ]
-    sections.append(("edit loop (mkdocs serve)", "f", lambda: serve.measure_serve(WORK, edits=2 if args.quick else 3)))
+    sections.append(("edit loop (mkdocs serve)", "f",
+                     lambda: serve.measure_serve(WORK, edits=2 if args.quick else 3, rounds=1 if args.quick else 3)))
     if args.serve_only:
         sections = sections[-1:]
     failed: list[str] = []

@@ -1,5 +1,5 @@
 """``mkdocs serve`` rebuilds with what the last build of the process kept (``ainotes.build.kept``: the
-presets, inline figures and formulas, the notes catalogue's git history, notes, backlinks scans and
+presets, inline figures, formulas and pure fences' HTML, the notes catalogue's git history, notes, backlinks scans and
 bibliography), and gives the pages a clean build gives.
 
 Each step edits the project as an author would (prose, front matter, a preset, a new page, a deleted
@@ -22,6 +22,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import Abort
 
 from ainotes import render
+from ainotes.html import tables
 from ainotes.inline import figures
 from ainotes.markdown import extension
 from ainotes.notes import citations
@@ -34,7 +35,8 @@ PAGES = {
     "index.md": "---\nlisted: false\n---\n# Home\n\n```whats-new\n```\n",
     "a.md": ("---\ncreated: 2026-01-02\ntags: [hardware]\n---\n# A\n\nThe ridge is {{ ridge h100 }} and "
              "$x^2$ holds [@palm].\n"),
-    "b.md": "# B\n\nPlain's ridge: {{ ridge plain }}.\n\n```presets-table\n```\n",
+    "b.md": ("# B\n\nPlain's ridge: {{ ridge plain }}.\n\n```presets-table\n```\n\n```preset-check\nname: Checked\n"
+             "dense_fp16_tflops: 10\nmemory_bandwidth_tbps: 1\nsources:\n  - {title: S, url: 'https://example.com/s'}\n```\n"),
 }
 BIB = "@misc{palm,\n  title = {PaLM},\n  author = {Someone},\n  year = {2022},\n}\n"
 CONFIG = FIXTURE_CONFIG.replace(
@@ -85,7 +87,8 @@ class _Calls:
         for name, owner, attribute in (("note", notes_meta, "read_note"), ("figure", figures, "evaluate"),
                                        ("formula", figures, "mathml"), ("scan", extension, "locate_fences_and_forms"),
                                        ("bibliography", citations, "load_bibliography"),
-                                       ("git log", notes_meta, "_commit_versions")):
+                                       ("git log", notes_meta, "_commit_versions"),
+                                       ("pure fence", tables, "preset_check_html")):
             monkeypatch.setattr(owner, attribute, self._counting(name, getattr(owner, attribute)))
 
     def _counting(self, name, function):
@@ -129,7 +132,7 @@ def test_every_rebuild_gives_the_pages_of_a_clean_build_and_reads_only_what_chan
 
     _edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 2")
     read = _rebuild_matches_a_clean_build(project, calls)  # a preset: figures and scans again, notes kept
-    assert read["figure"] == 2 and read["scan"] == 3 and read["note"] == 0
+    assert read["figure"] == 2 and read["pure fence"] == 1 and read["scan"] == 3 and read["note"] == 0
     assert "50 FLOP/byte" in (project / "site" / "b" / "index.html").read_text(encoding="utf-8")
 
     (docs / "c.md").write_text("# C\n\nAlso {{ ridge plain }}.\n", encoding="utf-8")  # a new page uses a preset

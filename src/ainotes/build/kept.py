@@ -6,8 +6,9 @@ those files, and gives them to the next build only while those files are unchang
 
 * the presets folder (GPU presets, links, models) with the size and modification time of every file
   in it: an unchanged folder is not parsed and checked again;
-* the text of each inline figure (``{{ layout-best ... }}`` searches hundreds of layouts), for the
-  presets it was computed from, and the MathML of each formula;
+* the text of each inline figure (``{{ layout-best ... }}`` searches hundreds of layouts) and the HTML
+  of each fence of a pure kind (:attr:`ainotes.fences.kind.FenceKind.pure`: tables of the presets), for
+  the presets they were computed from, and the MathML of each formula;
 * the notes catalogue's parts (:class:`ainotes.notes.meta.KeptCatalogue`): the git history of the
   commit checked out, each page's note and backlinks scan, the bibliography.
 
@@ -24,6 +25,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
@@ -32,6 +34,7 @@ from ainotes.notes.meta import KeptCatalogue
 from ainotes.presets.every import load_every_preset
 from ainotes.presets.gpus import load_presets
 
+_T = TypeVar("_T")
 FolderState = tuple[tuple[str, int, int], ...]  # (path inside the folder, size, mtime in ns) of each file
 
 
@@ -68,8 +71,8 @@ class KeptBetweenBuilds:
     def __init__(self) -> None:
         self.catalogue = KeptCatalogue()
         self._presets: dict[Path, LoadedPresets] = {}
-        self._figures: dict[str, str] = {}
-        self._figures_for: tuple[Path, FolderState] | None = None
+        self._for_presets: dict[tuple[str, str], object] = {}
+        self._for_presets_of: tuple[Path, FolderState] | None = None
         self._formulas: dict[tuple[str, bool], str] = {}
 
     def presets(self, folder: Path) -> LoadedPresets:
@@ -84,16 +87,16 @@ class KeptBetweenBuilds:
             known = self._presets[key] = LoadedPresets(key, state, presets, every.links, every.models)
         return known
 
-    def figure(self, body: str, presets: LoadedPresets, compute: Callable[[], str]) -> str:
-        """An inline figure's text: ``compute()`` once for ``body`` and the ``presets`` it is computed from
-        (the same folder in the same state); an error is raised each time (nothing is kept of it)."""
-        if (presets.folder, presets.state) != self._figures_for:
-            self._figures.clear()
-            self._figures_for = (presets.folder, presets.state)
-        text = self._figures.get(body)
-        if text is None:
-            text = self._figures[body] = compute()
-        return text
+    def for_presets(self, key: tuple[str, str], presets: LoadedPresets, compute: Callable[[], _T]) -> _T:
+        """A value computed from ``key`` (``("figure", body)``: an inline figure's text; ``("fence", kind +
+        body)``: a pure fence's drawing) and the ``presets`` alone: ``compute()`` once while the presets
+        folder is unchanged; an error is raised each time (nothing is kept of it)."""
+        if (presets.folder, presets.state) != self._for_presets_of:
+            self._for_presets.clear()
+            self._for_presets_of = (presets.folder, presets.state)
+        if key not in self._for_presets:
+            self._for_presets[key] = compute()
+        return self._for_presets[key]  # type: ignore[return-value]  # stored by compute() for this key
 
     def formula(self, latex: str, block: bool, compute: Callable[[], str]) -> str:
         """A formula's MathML (a function of its LaTeX alone): ``compute()`` once; an error is raised each time."""

@@ -29,6 +29,7 @@ from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
 from ainotes.fences import body as fence_body
+from ainotes.fences.kind import FenceKind
 from ainotes.fences.registry import FENCE_KINDS, VEGA_KINDS
 from ainotes.html.page import (
     ASSET_URL,
@@ -125,8 +126,10 @@ class NotesSite:
         fence_kind = FENCE_KINDS[kind]
         fence = fence_body.Fence(kind, body, line + page.line_offset)
         try:
-            request = fence_kind.parse(fence, page.src, self.presets_by_id)
-            return fence_kind.draw(self, request, page)
+            if fence_kind.pure:  # its HTML depends on the body and the presets alone, not on the line
+                return self.kept.for_presets(("fence", f"{kind}\n{body}"), self._loaded, functools.partial(
+                    self._parse_and_draw, fence_kind, fence, page))
+            return self._parse_and_draw(fence_kind, fence, page)
         except PresetFileError:
             raise  # it names the file and line of its key; the page that loaded it is no place for it
         except InputError as exc:
@@ -134,6 +137,9 @@ class NotesSite:
             if not message.startswith(f"{page.src}:"):  # raised while drawing, not while parsing
                 message = f"{page.where(line)}: {message}"
             raise InputError(message) from None
+
+    def _parse_and_draw(self, kind: FenceKind, fence: fence_body.Fence, page: Page) -> Drawn:
+        return kind.draw(self, kind.parse(fence, page.src, self.presets_by_id), page)
 
     def register(self, chart: Chart, page: Page, line: int) -> None:
         """Keep ``chart`` for the embed files and the manifest; its id must be new."""
@@ -148,8 +154,8 @@ class NotesSite:
     def figure(self, body: str, page: Page, line: int | None) -> str:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
-            return self.kept.figure(body, self._loaded,
-                                    lambda: figures.evaluate(body, self.presets_by_id, self.links, self.models))
+            return self.kept.for_presets(("figure", body), self._loaded,
+                                         lambda: figures.evaluate(body, self.presets_by_id, self.links, self.models))
         except PresetFileError:
             raise
         except InputError as exc:

@@ -52,10 +52,13 @@ class FenceKind:
     """One fence kind: its name in Markdown (```` ```roofline ````), its parser and its drawer.
 
     ``chart``: it draws a chart with embed files (listed in the manifest); ``vega``: the chart is
-    drawn live by the Vega runtime, so the site ships ``assets/ainotes/vega.min.js``."""
+    drawn live by the Vega runtime, so the site ships ``assets/ainotes/vega.min.js``; ``pure``: its
+    HTML is a function of its body and the presets alone (no page, chart, notes or other file), so a
+    rebuild whose presets are unchanged takes the HTML it drew before (``mkdocs serve``)."""
 
     name: str
     parse: Callable[[Fence, str, Mapping[str, Preset]], Any]
     draw: Callable[[DrawSite, Any, Page], Drawn]
     chart: bool = False
     vega: bool = False
+    pure: bool = False

@@ -139,4 +139,4 @@ def _draw_memory_fit_table(site: DrawSite, request: MemoryFitTableRequest, page:
     return Drawn(memory_fit_table_html(request, site.models(), site.presets_by_id))
 
 
-KIND = FenceKind("memory-fit-table", parse_memory_fit_table, _draw_memory_fit_table, chart=False)
+KIND = FenceKind("memory-fit-table", parse_memory_fit_table, _draw_memory_fit_table, pure=True)

@@ -26,4 +26,4 @@ def _draw_preset_check(site: DrawSite, request: str, page: Page) -> Drawn:
     return Drawn(tables.preset_check_html(request))
 
 
-KIND = FenceKind("preset-check", check_preset_example, _draw_preset_check, chart=False)
+KIND = FenceKind("preset-check", check_preset_example, _draw_preset_check, pure=True)
