@@ -158,7 +158,14 @@ def test_front_matter_dates_beat_git_and_changes_extend_updated(tmp_path):
     ("created: 2026-02-01\nupdated: 2026-01-01", "a.md:3: 'updated' (2026-01-01) is before 'created' (2026-02-01)"),
     ("listed: maybe", "a.md:2: 'listed' must be true or false, got 'maybe'"),
     ("changes: [one]", "a.md:2: 'changes' must map dates to a line each"),
-    ("description: a: b", "a.md:2: front matter is not valid YAML: mapping values are not allowed here"),
+    ("description: a: b", "a.md:2: front matter is not valid YAML: a 'key: value' where a plain value was expected: "
+                          "this line is indented under a value, or a value holds ': ' (indent keys of one mapping "
+                          "to the same column; quote a value that holds ': ')"),
+    # An indentation slip: the line to fix, in the words a fence body and a preset get (issue 30).
+    ("created: 2026-01-01\n tags: [training]", "a.md:3: front matter is not valid YAML: a 'key: value' where a "
+                                               "plain value was expected: this line is indented under a value"),
+    ("created: 2026-01-01\ndescription: A note.\n  tags: [training]",
+     "a.md:4: front matter is not valid YAML: a 'key: value' where a plain value was expected"),
     # The seeds of issue 32: each a slip that passed silently, now one line at its key.
     ("created: 2099-01-01", "a.md:2: 'created' is 2099-01-01, in the future (today is "),
     ("created: 2026-01-01\nchanges:\n  2099-05-01: Later.", "a.md:4: 'changes' is 2099-05-01, in the future"),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short, unknown_id
+from ainotes.base.textcheck import closest, short, unknown_id
 from ainotes.charts import inference as inference_chart
 from ainotes.core import checks, inference
 from ainotes.core.hardware import Preset
@@ -129,8 +129,10 @@ def _initial_preset(reader: BodyReader, data: Mapping[str, Any], preset_ids: tup
         return None
     value = data["preset"]
     if not isinstance(value, str) or value not in preset_ids:
+        near = closest(value, preset_ids)
+        hint = f" (did you mean {near!r}?)" if near is not None else ""
         reader.fail("preset", f"'preset' must be one of the chart's GPU presets ({', '.join(preset_ids)}): "
-                              f"{short(value)}")
+                              f"{short(value)}{hint}")
     return str(value)
 
 
@@ -250,7 +252,9 @@ def _fits_compute(precision: str, compute: str) -> bool:
 
 def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) -> Drawn:
     models = resolve_models(request.model_ids, site.models(), request.where)
-    for model in models if request.tp_where is not None else ():
+    # The model the fence names first: a tp it cannot take is told of that model, not of another in the select.
+    checked = sorted(models, key=lambda model: model.id != request.model_id)
+    for model in checked if request.tp_where is not None else ():
         try:  # the command line's rule (inference.check_tp): a tp the author wrote fits every model shown
             inference.check_tp(model, request.tp)
         except InputError as exc:

@@ -39,6 +39,7 @@ class InferenceTableRequest:
     link_id: str | None
     where: str
     link_where: str = ""  # page:line of the 'link' key, where the body gives one
+    tp_where: str = ""  # page:line of the 'tp' key, where the body gives one
 
     def implied_uses(self, site: DrawSite) -> set[tuple[str, str]]:
         """Every model where the fence names none, and the link each cell's TP group crosses."""
@@ -77,6 +78,7 @@ def parse_inference_table(fence: Fence, where: str, presets: Mapping[str, Preset
         context=reader.integer("context", 4096, 1, inference.MAX_CONTEXT), tp=tp, link_id=link_id,
         where=key_where(fence, where, lines, data, "models"), **dtypes,
         link_where=key_where(fence, where, lines, data, "link") if "link" in data else "",
+        tp_where=key_where(fence, where, lines, data, "tp") if "tp" in data else "",
     )
 
 
@@ -122,6 +124,10 @@ def table_rows(request: InferenceTableRequest, models: Sequence[ModelPreset], pr
                 except PresetFileError:
                     raise  # a link file: it names its own file and line
                 except InputError as exc:
+                    # A tp the model's heads refuse, or a link id no file has: the same on every GPU, told at its key.
+                    for field, at in (("tp", request.tp_where), ("link", request.link_where)):
+                        if getattr(exc, "field", "") == field and at:
+                            raise InputError(f"{at}: {exc}") from None
                     at_link = getattr(exc, "field", "") == "link" and request.link_where
                     raise InputError(f"{request.link_where if at_link else request.where}: {model.id} on "
                                      f"{preset.id}: {exc}") from None

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short, unknown_id
+from ainotes.base.textcheck import closest, short, unknown_id
 from ainotes.core import checks
 from ainotes.core import collective_cost as cc
 from ainotes.core.collectives import OPS
@@ -73,13 +73,17 @@ def _ranks(options: dict[str, str], form: str) -> int:
 def _check_keys(options: dict[str, str], allowed: set[str], form: str) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
-        raise InputError(f"'{form}' does not take {unknown[0]}= (allowed: {', '.join(sorted(allowed))})")
+        near = closest(unknown[0], allowed)
+        hint = f" (did you mean {near}=?)" if near is not None else ""
+        raise InputError(f"'{form}' does not take {unknown[0]}={hint} (allowed: {', '.join(sorted(allowed))})")
 
 
 def _op(args: list[str], form: str) -> str:
     if len(args) != 1 or args[0] not in OPS:
         given = " ".join(args) or "nothing"
-        raise InputError(f"'{form}' needs one op ({', '.join(OPS)}): {short(given)}")
+        near = closest(given, OPS)
+        hint = f" (did you mean {near}?)" if near is not None else ""
+        raise InputError(f"'{form}' needs one op ({', '.join(OPS)}): {short(given)}{hint}")
     return args[0]
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import yaml
 
+from ainotes.base import yamlread
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
 from ainotes.notes import citations
@@ -259,11 +260,9 @@ def split_front_matter(text: str, src: str) -> FrontMatter:
         data = yaml.load(block, Loader=_FrontMatterLoader)  # a SafeLoader, less timestamps
     except (ValueError, TypeError, RecursionError) as exc:  # unhashable keys, deep nesting
         raise InputError(f"{src}:2: front matter cannot be read: {' '.join(str(exc).split())}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = 2 + (mark.line if mark is not None else 0)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{src}:{line}: front matter is not valid YAML: {problem}") from None
+    except yaml.YAMLError as exc:  # at the line to fix, in the words fence bodies and presets get
+        line = 2 + (yamlread.error_line(exc, block) or 0)
+        raise InputError(f"{src}:{line}: front matter is not valid YAML: {yamlread.problem_words(exc)}") from None
     if data is None:
         return FrontMatter({}, {}, length, text[match.end():])
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):

@@ -29,7 +29,7 @@ from ainotes.base.errors import InputError
 from ainotes.base.textcheck import closest, short
 from ainotes.core.hardware import GIBI, GIGA, MAX_TORUS_AXES, UNITS, NodeTopology, PeakPath, Preset, Source
 from ainotes.core.precision import FILE_PRECISIONS, FP16_PRECISIONS, rate_unit
-from ainotes.presets import folder
+from ainotes.presets import folder, models
 from ainotes.presets.folder import (
     PRESET_SUFFIXES,
     PRESETS_DIR_ENV,
@@ -75,7 +75,15 @@ PLAUSIBLE_CAPACITY_GB = (1.0, 2000.0)
 # A dense rate twice what its neighbouring precisions predict, with no sparse figure beside it, is most
 # likely the vendor's 2:4 sparse figure; within 3 % of twice (vendors round their tables).
 SPARSE_LOOK_TOLERANCE = 0.03
-CONFIRMED_DENSE_KEY = "confirmed_dense"  # a tensor entry's "this dense rate really is that high"
+CONFIRMED_DENSE_KEY = "confirmed_dense"  # a tensor entry's (or the file's) "this dense rate really is that high"
+# The vendor's "with sparsity" column typed as dense doubles the FP16/BF16 ridge, whichever the chip. Of the
+# parts with 2:4 sparsity, the highest dense ridge known here is the L40S's: 362.05 TFLOP/s BF16 over
+# 0.864 TB/s, 419 FLOP/byte (NVIDIA L40S datasheet); H100 SXM's is 295, B200's 281, MI300X's 247, RTX 4090's 164
+# (FACTS, the presets), and their sparse figures typed as dense put them at 591, 562, 493 and 328. Past this
+# ridge a part with 2:4 sparsity is taken to give its sparse figure; below it, only another preset's sparse
+# figure gives a copy away (:func:`sparse_copies`). An edge part on LPDDR memory can truly sit higher, and its
+# file says so with a top-level ``confirmed_dense: true``.
+SPARSE_RIDGE_FLOP_PER_BYTE = 450.0
 _log = logging.getLogger(__name__)
 
 
@@ -205,6 +213,13 @@ def _check_document(data: Any, where: str) -> None:
         raise InputError(f"{where}: must be a mapping of keys to values, not {kind(data)}")
     schema = _schema()
     properties: dict[str, Any] = schema["properties"]
+    stray = [key for key in data if key not in properties]
+    model_keys = [key for key in stray if key in models.REQUIRED_KEYS]
+    if len(model_keys) >= 2:  # a model file where the GPU presets are: say where the build reads it
+        home = Path(where).parent / models.MODELS_SUBDIR
+        raise InputError(f"{where}: a model file ({short(model_keys[0])}, {short(model_keys[1])}), not a GPU "
+                         f"preset: the build reads model files from a {models.MODELS_SUBDIR}/ folder beside the GPU "
+                         f"presets; move it to {home}/")
     for key in data:
         if key not in properties:
             allowed = ", ".join(properties)
@@ -279,7 +294,8 @@ def _check_node(where: str, value: Any) -> None:
         raise InputError(f"{where}: 'node' must be a mapping such as {NODE_EXAMPLE}, not {kind(value)}")
     for key in value:
         if key not in NODE_KEYS:
-            raise InputError(f"{where}: unknown key {short(f'node.{key}')}; allowed keys: {', '.join(NODE_KEYS)}")
+            raise InputError(f"{where}: unknown key {short(f'node.{key}')}{_near(key, NODE_KEYS)}; allowed keys: "
+                             f"{', '.join(NODE_KEYS)}")
     for key in NODE_KEYS[:3]:
         if key not in value:
             raise InputError(f"{where}: missing required key {short(f'node.{key}')} (a node is {NODE_EXAMPLE})")
@@ -309,7 +325,8 @@ def _check_unit_names(where: str, value: Any) -> None:
                          f"{{tensor: tensor cores, vector: CUDA cores}}, not {kind(value)}")
     for unit, name in value.items():
         if unit not in UNITS:
-            raise InputError(f"{where}: unknown unit {short(unit)} in 'unit_names'; known units: {', '.join(UNITS)}")
+            raise InputError(f"{where}: unknown unit {short(unit)} in 'unit_names'{_near(unit, UNITS)}; known units: "
+                             f"{', '.join(UNITS)}")
         check_text(where, f"unit_names.{unit}", name)
 
 
@@ -324,6 +341,12 @@ def _check_count(where: str, key: str, value: Any) -> None:
         raise InputError(f"{where}: {short(key)} must be at most {MAX_GPU_COUNT}: {short(value)}")
 
 
+def _near(name: Any, choices: Iterable[str]) -> str:
+    """`` (did you mean 'tf32'?)`` for a misspelt key, unit or precision; ``""`` where none is close."""
+    near = closest(str(name), tuple(choices))
+    return f" (did you mean {near!r}?)" if near is not None else ""
+
+
 def _is_no_path(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value.strip().lower() in NO_PATH_WORDS)
 
@@ -336,15 +359,19 @@ def _check_peaks(where: str, key: str, data: dict[str, Any]) -> None:
                          f"to precisions, not {kind(value)}: {short(value)}")
     for unit, entries in value.items():
         if unit not in UNITS:
-            raise InputError(f"{where}: unknown unit {short(f'{key}.{unit}')}; units: {', '.join(UNITS)}")
+            raise InputError(f"{where}: unknown unit {short(f'{key}.{unit}')}{_near(unit, UNITS)}; units: "
+                             f"{', '.join(UNITS)}")
         if not isinstance(entries, dict):
             raise InputError(f"{where}: {short(f'{key}.{unit}')} must be a mapping of precisions to rates, "
                              f"not {kind(entries)}: {short(entries)}")
         for precision, entry in entries.items():
             at = f"{key}.{unit}.{precision}"
             if precision not in FILE_PRECISIONS[unit]:
-                raise InputError(f"{where}: unknown precision {short(at)}; {unit} precisions: "
-                                 f"{', '.join(FILE_PRECISIONS[unit])}")
+                other = next(u for u in UNITS if u != unit)
+                hint = (f" ({other} units have it: write it under {key}.{other})"
+                        if precision in FILE_PRECISIONS[other] else _near(precision, FILE_PRECISIONS[unit]))
+                raise InputError(f"{where}: unknown precision {short(at)}{hint}; "
+                                 f"{unit} precisions: {', '.join(FILE_PRECISIONS[unit])}")
             _check_peak_entry(where, at, unit, precision, entry, data)
 
 
@@ -353,7 +380,7 @@ def _peak_fields(where: str, at: str, entry: Any) -> dict[str, Any]:
     if isinstance(entry, dict):
         for name in entry:
             if name not in PEAK_ENTRY_KEYS:
-                raise InputError(f"{where}: unknown key {short(f'{at}.{name}')}; "
+                raise InputError(f"{where}: unknown key {short(f'{at}.{name}')}{_near(name, PEAK_ENTRY_KEYS)}; "
                                  f"allowed keys: {', '.join(PEAK_ENTRY_KEYS)}")
         if "dense_tflops" not in entry:
             raise InputError(f"{where}: missing required key {short(f'{at}.dense_tflops')} (write {short(at)}: none "
@@ -500,7 +527,31 @@ def _check_plausible(data: dict[str, Any], where: str) -> tuple[str, ...]:
                          f"{float(data[bandwidth_key]):g} puts the FP16/BF16 ridge at {ridge:.3g} FLOP/byte, "
                          f"{'below' if ridge < low else 'above'} {low if ridge < low else high:,g}, "
                          f"where no accelerator's lies: {slip}")
-    return _sparse_look(data, where, peaks_key, fp16_key)
+    return (*_sparse_ridge(data, where, (fp16_key, bandwidth_key, peaks_key), ridge),
+            *_sparse_look(data, where, peaks_key, fp16_key))
+
+
+def _sparse_ridge(data: dict[str, Any], where: str, keys: tuple[str, str, str], ridge: float) -> tuple[str, ...]:
+    """A part with 2:4 sparsity whose dense FP16/BF16 ridge lies past :data:`SPARSE_RIDGE_FLOP_PER_BYTE` most
+    likely gives its "with sparsity" figure as dense (peaks copied from the same column keep their ratios, so
+    :func:`_sparse_look` cannot see it): stop, naming the half, unless the file says ``confirmed_dense: true``."""
+    fp16_key, bandwidth_key, peaks_key = keys
+    tensor = data.get(peaks_key, {}).get("tensor", {})
+    entries = [tensor.get(precision) for precision in ("fp16", "bf16")]
+    sparse = data.get("structured_sparsity") is True or any(
+        isinstance(entry, dict) and ("sparse_tflops" in entry or entry.get("structured_sparsity") is True)
+        for entry in entries)
+    if not sparse or ridge <= SPARSE_RIDGE_FLOP_PER_BYTE:
+        return ()
+    stated = float(data[fp16_key])
+    said = (f"{short(fp16_key)} {stated:g} over {short(bandwidth_key)} {float(data[bandwidth_key]):g} puts the "
+            f"FP16/BF16 ridge at {ridge:.0f} FLOP/byte, past the {SPARSE_RIDGE_FLOP_PER_BYTE:g} of any part with "
+            "2:4 sparsity")
+    if data.get(CONFIRMED_DENSE_KEY) is True:
+        return (f"{where}: {said}; kept, since the file says {CONFIRMED_DENSE_KEY}: true",)
+    column = f" (and halve each {peaks_key}.tensor rate taken from the same column)" if tensor else ""
+    raise InputError(f"{where}: {said}: it looks like the 'with sparsity' figure; the dense one is half: write "
+                     f"{stated / 2:g}{column}, or {CONFIRMED_DENSE_KEY}: true if the part really runs this fast dense")
 
 
 def _check_capacity(data: dict[str, Any], where: str, gpus: int) -> None:
