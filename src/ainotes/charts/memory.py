@@ -37,7 +37,7 @@ from typing import Any
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
-from ainotes.base.units import amount_text, bytes_text
+from ainotes.base.units import amount_text
 from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
 from ainotes.charts.theme import MEMORY_COLOURS, MEMORY_PALETTES, ChartTheme, Colours, Theme
@@ -54,7 +54,10 @@ GUTTER_PX = 108  # right of the bars: the capacity labels
 LABEL_LINE_PX = 13
 LABEL_GAP_PX = 2
 READOUT_LINE_PX = 15
-CLIP_FRACTION = 0.9  # bars taller than this share of the axis stop there, marked ↑
+TOTAL_LINE_PX = 13  # a total's lines (11 px text)
+TOTAL_GAP_PX = 5  # from a bar's top to its total's baseline
+TOTAL_BACKDROP_PX = 34  # wider than any total's figure (at most "9,999", or "99k" on a narrow chart)
+CLIP_FRACTION = 0.85  # bars taller than this share of the axis stop there, marked ↑ (the selected one never is)
 STAGE_OPACITY_FADED = 0.35
 PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations")
 PART_TITLES: Mapping[str, str] = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer",
@@ -79,7 +82,8 @@ def _paint(c: Colours) -> dict[str, Any]:
         "style": {
             "capacity-rule": {"color": c["capacity"], "strokeDash": [5, 3], "strokeWidth": 1.5},
             "capacity-label": {"color": c["text"], "fontSize": 11, "lineHeight": LABEL_LINE_PX},
-            "total-label": {"color": c["text"], "fontSize": 11},
+            "total-label": {"color": c["text"], "fontSize": 11, "lineHeight": TOTAL_LINE_PX},
+            "total-backdrop": {"color": c["background"], "opacity": 1},
             "readout": {"color": c["text"], "fontSize": 12, "fontWeight": 600},
             "readout-note": {"color": c["text"], "fontSize": 12},
             "refusal": {"color": c["text"], "fontSize": 12, "lineHeight": 15},
@@ -139,9 +143,34 @@ def gb_text_expression(field: str) -> str:
 LABEL_BLOCK_PX = LABEL_LINE_PX + LABEL_GAP_PX
 MAX_CAPACITY_ROWS = 16  # at most as many as a chart has GPUs (ainotes.fences.body.MAX_PRESETS_PER_CHART)
 LABEL_DY_EXPRESSION = (
-    "-(max(" + ", ".join(f"datum.lc[{k}] / y_max * height + datum.ls[{k}] * {LABEL_BLOCK_PX}"
-                             for k in range(MAX_CAPACITY_ROWS)) + ") - datum.gb / y_max * height)"
+    "-(max(" + ", ".join(f"datum.lc[{k}] / datum.y_top * height + datum.ls[{k}] * {LABEL_BLOCK_PX}"
+                             for k in range(MAX_CAPACITY_ROWS)) + ") - datum.gb / datum.y_top * height)"
 )
+#: Steps of a nice axis top, × 10^k (:func:`y_max_gb`).
+NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
+#: Room over what the axis must hold (the tallest bar's label fits under it).
+TOP_MARGIN = 1.2
+
+
+def nice_expression(value: str, decade: str) -> str:
+    """The Vega expression of the smallest nice step (:data:`NICE_STEPS`) × ``decade`` (10^k ≤ ``value``)
+    at or above ``value``."""
+    steps = " : ".join(f"{value} <= {step} * {decade} ? {step} * {decade}" for step in NICE_STEPS[:-1])
+    return f"({steps} : 10 * {decade})"
+
+
+#: What the axis must show (GB): the selected stage's total ``datum.sel`` and the smallest capacity that
+#: holds it (``fit_cap``: the line it fits under) unless that is over :data:`HOLDING_RANGE` times the
+#: bar; with nothing drawn (a refused configuration), the largest capacity. ``caps``: the capacities, smallest first.
+FIT_CAP_EXPRESSION = (" : ".join(f"datum.sel <= caps[{k}] ? caps[{k}]" for k in range(MAX_CAPACITY_ROWS))
+                      + " : NaN")  # past the array's end caps[k] is undefined, and the comparison false
+#: A capacity more than this many times the bar is left above the axis (the bar would be a sliver).
+HOLDING_RANGE = 3
+NEED_EXPRESSION = (f"isValid(datum.sel) && datum.sel > 0 ? (datum.fit_cap <= {HOLDING_RANGE} * datum.sel ? "
+                   "datum.fit_cap : datum.sel) : peek(caps)")
+#: The axis top (GB): a nice step over the bar and capacity it must show, in every state (not one
+#: fixed axis for all: a small layout's bars would be slivers under the largest GPU's line).
+Y_TOP_EXPRESSION = nice_expression("datum.room", "datum.decade")
 NARROW_LEGEND_PX = 420  # below this plot width the legend takes two columns
 
 
@@ -167,6 +196,22 @@ def _with_parts(chart: Any, *, stage: str | None = None) -> Any:
         total=" + ".join(f"datum.{part}" for part in PARTS), logits=LOGITS_EXPRESSION)
 
 
+def _with_top(chart: Any, *, joined: bool) -> Any:
+    """``sel`` (the selected stage's total, GB), ``need``, ``y_top`` (:data:`Y_TOP_EXPRESSION`) and
+    ``y_clip`` on every row: from the row itself where it is the selected stage's (``joined`` False:
+    rows computed at ``stage = zero``), else joined from the selected stage's row."""
+    if joined:
+        chart = (chart.transform_calculate(sel_part="datum.stage == zero ? datum.total / 1e9 : 0")
+                 .transform_joinaggregate(sel="max(sel_part)"))
+    else:
+        chart = chart.transform_calculate(sel="datum.total / 1e9")
+    return (chart.transform_calculate(fit_cap=FIT_CAP_EXPRESSION).transform_calculate(need=NEED_EXPRESSION)
+            .transform_calculate(room=f"{TOP_MARGIN} * datum.need")
+            .transform_calculate(decade="pow(10, floor(log(datum.room) / LN10))")
+            .transform_calculate(y_top=Y_TOP_EXPRESSION)
+            .transform_calculate(y_clip=f"datum.y_top * {CLIP_FRACTION}"))
+
+
 def _select(name: str, label: str, options: Sequence[Any], labels: Sequence[str]) -> Any:
     import altair as alt
 
@@ -175,7 +220,7 @@ def _select(name: str, label: str, options: Sequence[Any], labels: Sequence[str]
 
 
 def _params(alt: Any) -> list[Any]:
-    """The bound params of :data:`CONTROLS`, and ``bpp``, ``y_max`` and ``y_clip``."""
+    """The bound params of :data:`CONTROLS`, and ``bpp`` and ``caps`` (the capacities in GB, smallest first)."""
     labels = dict(CONTROLS)
     return [
         _select("model", labels["model"], [], []),
@@ -190,8 +235,7 @@ def _params(alt: Any) -> list[Any]:
         _select("attention", labels["attention"], memory.ATTENTIONS, [ATTENTION_LABELS[a] for a in memory.ATTENTIONS]),
         alt.param(name="sp", value=False, bind=alt.binding_checkbox(name=labels["sp"] + " ")),
         alt.param(name="bpp", value={"weights": 2, "gradients": 2, "optimizer": 12}),
-        alt.param(name="y_max", value=100),
-        alt.param(name="y_clip", value=90),
+        alt.param(name="caps", value=[80]),
     ]
 
 
@@ -200,15 +244,16 @@ def _bar_layers(alt: Any, x: Any, y_scale: Any, valid: str) -> list[Any]:
     stages = alt.Chart(alt.NamedData(name="stages"))
     gb_axis = alt.Axis(title="GB per GPU", grid=True, tickCount=6, labelExpr=gb_text_expression("datum.value"))
     bars = (
-        _with_parts(stages).transform_filter(valid)
+        _with_top(_with_parts(stages).transform_filter(valid), joined=True)
         .transform_fold(list(PARTS), as_=["part", "bytes"])
         .transform_calculate(order=f"indexof({list(PARTS)!r}, datum.part)", gb="datum.bytes / 1e9")
         .transform_window(top="sum(gb)", groupby=["stage"], sort=[alt.SortField("order")], frame=[None, 0])
-        .transform_calculate(y_top="min(datum.top, y_clip)", y_bottom="min(datum.top - datum.gb, y_clip)",
+        .transform_calculate(y_top_part="min(datum.top, datum.y_clip)",
+                             y_bottom="min(datum.top - datum.gb, datum.y_clip)",
                              part_title="datum.part", gb_text=gb_text_expression("datum.gb") + " + ' GB'")
         .mark_bar()
         .encode(
-            x=x, y=alt.Y("y_bottom:Q", scale=y_scale, axis=gb_axis), y2="y_top:Q",
+            x=x, y=alt.Y("y_bottom:Q", scale=y_scale, axis=gb_axis), y2="y_top_part:Q",
             color=alt.Color("part:N", title=None, scale=alt.Scale(domain=list(PARTS)),
                             legend=alt.Legend(orient="bottom", direction="horizontal",
                                               columns=alt.ExprRef(f"width < {NARROW_LEGEND_PX} ? 2 : {len(PARTS)}"),
@@ -219,27 +264,51 @@ def _bar_layers(alt: Any, x: Any, y_scale: Any, valid: str) -> list[Any]:
                      alt.Tooltip("gb_text:N", title="Per GPU")],
         )
     )
+    # A clipped bar's total goes on two lines, the arrow over the figure: on a phone's narrow bars
+    # "1,234 ↑" on one line met its neighbours' labels.
     totals = (
-        _with_parts(stages).transform_filter(valid)
+        _with_top(_with_parts(stages).transform_filter(valid), joined=True)
         .transform_calculate(gb="datum.total / 1e9")
-        .transform_calculate(text=gb_text_expression("datum.gb") + " + (datum.gb > y_clip ? ' ↑' : '')",
-                             y_at="min(datum.gb, y_clip)")
-        .mark_text(style="total-label", baseline="bottom", dy=-3)
-        .encode(x=x, y=alt.Y("y_at:Q", scale=y_scale), text="text:N",
-                opacity=alt.condition("datum.stage == zero", alt.value(1.0), alt.value(0.75)))
+        # On a narrow chart a total from 1,000 GB on reads "6.5k": four figures and a comma are wider
+        # than a bar's step there, and neighbours met.
+        .transform_calculate(short=f"width < {NARROW_LEGEND_PX} && datum.gb >= 1000 ? "
+                                   "format(datum.gb / 1000, '.2~r') + 'k' : " + gb_text_expression("datum.gb"))
+        .transform_calculate(text="datum.gb > datum.y_clip ? ['↑', datum.short] : [datum.short]",
+                             y_at="min(datum.gb, datum.y_clip)",
+                             lines="datum.gb > datum.y_clip ? 2 : 1")
+        # The first line's baseline, in GB: Vega sets a multi-line text's next lines below it.
+        .transform_calculate(y_text=f"datum.y_at + (datum.lines * {TOTAL_LINE_PX} - {TOTAL_LINE_PX - TOTAL_GAP_PX})"
+                                    " / max(1, height) * datum.y_top")
     )
-    return [bars, totals]
+    opacity = alt.condition("datum.stage == zero", alt.value(1.0), alt.value(0.75))
+    # Behind each total, a block of the background a little wider than the figure: a capacity line stops
+    # short of it instead of striking through it.
+    backdrop = (
+        totals.transform_calculate(y_label_top=f"min(datum.y_top, datum.y_at + (datum.lines * {TOTAL_LINE_PX} + "
+                                               f"{TOTAL_GAP_PX}) / max(1, height) * datum.y_top)")
+        .mark_bar(style="total-backdrop", aria=False, width=TOTAL_BACKDROP_PX)
+        .encode(x=x, y=alt.Y("y_at:Q", scale=y_scale), y2="y_label_top:Q")
+    )
+    labels = (totals.mark_text(style="total-label", baseline="alphabetic")
+              .encode(x=x, y=alt.Y("y_text:Q", scale=y_scale), text="text:N", opacity=opacity))
+    return [bars, backdrop, labels]
 
 
 def _capacity_and_readout(alt: Any, y_scale: Any, valid: str) -> tuple[list[Any], list[Any], Any]:
     """The capacities' rules and labels, the readout above the plot, and the refusal in its place."""
     stages = alt.Chart(alt.NamedData(name="stages"))
     # The capacities: a dashed line each, and in the gutter its size and the GPUs.
-    gpus = _with_parts(alt.Chart(alt.NamedData(name="gpus")), stage="zero")
+    plain = _with_parts(alt.Chart(alt.NamedData(name="gpus")), stage="zero")
+    gpus = _with_top(plain, joined=False)
+    # Only the capacities under the axis top; the readout counts the others (which all hold the bar).
+    shown = gpus.transform_filter("datum.gb <= datum.y_top")
     capacity = [
-        gpus.mark_rule(style="capacity-rule").encode(
+        # Sets the axis: its top is y_top in every state (every other mark lies under it).
+        gpus.mark_rule(opacity=0, aria=False).encode(y=alt.Y("y_top:Q", scale=y_scale), x=alt.value(0),
+                                                      x2=alt.value(1)),
+        shown.mark_rule(style="capacity-rule").encode(
             y=alt.Y("gb:Q", scale=y_scale), x=alt.value(0), x2=alt.value(alt.ExprRef(f"width - {GUTTER_PX} + 4"))),
-        gpus.transform_calculate(line="datum.cap + ' ' + datum.ids")
+        shown.transform_calculate(line="datum.cap + ' ' + datum.ids")
         .mark_text(style="capacity-label", align="left", baseline="middle", dx=0,
                    x=alt.ExprRef(f"width - {GUTTER_PX} + 8"), dy=alt.ExprRef(LABEL_DY_EXPRESSION))
         .encode(y=alt.Y("gb:Q", scale=y_scale), text="line:N",
@@ -259,12 +328,19 @@ def _capacity_and_readout(alt: Any, y_scale: Any, valid: str) -> tuple[list[Any]
         # Rows come smallest capacity first, and a run that fits one capacity fits every larger one:
         # the n that fit are the last n.
         gpus.transform_filter(valid)
-        .transform_calculate(fit="datum.total <= datum.bytes ? 1 : 0")
-        .transform_aggregate(n="sum(fit)", rows="values(ids)")
+        .transform_calculate(fit="datum.total <= datum.bytes ? 1 : 0", above="datum.gb > datum.y_top ? 1 : 0",
+                             gpus="length(split(datum.ids, ' · '))")
+        .transform_calculate(gpus_fit="datum.fit * datum.gpus")
+        .transform_aggregate(n="sum(fit)", up="sum(above)", count="sum(gpus)", fit_count="sum(gpus_fit)",
+                             rows="values(ids)")
         .transform_calculate(ids="pluck(datum.rows, 'ids')")
-        .transform_calculate(line="datum.n == 0 ? 'fits none of these GPUs' : 'fits ' + "
-                                  "join(slice(datum.ids, length(datum.ids) - datum.n), ', ')")
-        .mark_text(style="readout-note", align="left", baseline="bottom", x=0, y=-14 - READOUT_LINE_PX)
+        # On a narrow chart a count: the ids would run past its edge (the caption names every GPU).
+        .transform_calculate(line="(datum.n == 0 ? 'fits none of these GPUs' : "
+                                  f"width < {NARROW_LEGEND_PX} ? 'fits ' + datum.fit_count + ' of ' + datum.count "
+                                  "+ ' GPUs' : 'fits ' + join(slice(datum.ids, length(datum.ids) - datum.n), ', '))"
+                                  " + (datum.up > 0 ? ' (' + datum.up + ' above the axis)' : '')")
+        .mark_text(style="readout-note", align="left", baseline="bottom", x=0, y=-14 - READOUT_LINE_PX,
+                   limit=alt.ExprRef("width"))
         .encode(text="line:N"),
     ]
     refusal = (
@@ -273,27 +349,57 @@ def _capacity_and_readout(alt: Any, y_scale: Any, valid: str) -> tuple[list[Any]
         .mark_text(style="refusal", align="left", baseline="top", x=8, y=24, lineBreak="\n")
         .encode(text="lines:N")
     )
-    return capacity, readout, refusal
+    # The caption's sentences for the state shown (vega-charts.js puts them under the chart): no mark drawn.
+    caption = (
+        plain.transform_calculate(fit=f"{valid} && datum.total <= datum.bytes ? 1 : 0")
+        .transform_aggregate(n="sum(fit)", rows="values(names)")
+        .transform_calculate(caption_text=CAPTION_EXPRESSION)
+        .mark_text(text="", aria=False)
+    )
+    return capacity, [*readout, caption], refusal
+
+
+VALID_EXPRESSION = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
+_GB = gb_text_expression
+_NAMES = "pluck(datum.rows, 'names')"
+#: The caption's sentences for the state the selects show, on the capacities' aggregate row (``n``: how
+#: many fit, the last ``n`` of ``rows``, smallest capacity first): the words :func:`caption_sentences` writes.
+CAPTION_EXPRESSION = (
+    "datum.rows[0].name + (" + VALID_EXPRESSION.replace("datum.", "datum.rows[0].") + " ? ' ('"
+    f" + {_GB('datum.rows[0].params / 1e9')} + ' B parameters), ZeRO stage ' + zero + ' over ' + format(dp, ',')"
+    " + ' data-parallel ranks, tensor parallel ' + tp + ', ' + pp + ' pipeline stage' + (pp > 1 ? 's' : '')"
+    " + ', micro-batch ' + mb + ' × ' + format(seq, ',') + ' tokens, recompute ' + recompute + ', ' + attention"
+    " + ' attention' + (sp ? ', sequence parallel' : '') + ': ' "
+    f"+ {_GB('datum.rows[0].total / 1e9')} + ' GB per GPU, '"
+    f" + (datum.n == 0 ? 'more than any GPU drawn holds (' + join({_NAMES}, '; ') + ')'"
+    f" : datum.n == length(datum.rows) ? 'which every GPU drawn holds (' + join({_NAMES}, '; ') + ')'"
+    f" : 'which fits ' + join(slice({_NAMES}, length(datum.rows) - datum.n), '; ') + ' but not '"
+    f" + join(slice({_NAMES}, 0, length(datum.rows) - datum.n), '; '))"
+    f" + '; the logits add ' + {_GB('datum.rows[0].logits / 1e9')} + ' GB in FP32.'"
+    " : ', tensor parallel ' + tp + ', ' + pp + ' pipeline stage' + (pp > 1 ? 's' : '') + ': not drawn. '"
+    " + (isValid(datum.rows[0].why) ? replace(datum.rows[0].why, /\\n/g, ' ') : ''))"
+)
 
 
 def _build_structure(variant: Hashable) -> dict[str, Any]:
     """The chart without data: layers reading the named datasets ``stages``, ``models``, ``acts``,
-    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp``,
-    ``y_max`` and ``y_clip`` (placeholder values; :func:`memory_spec` puts in each chart's).
+    ``invalid`` and ``gpus``, the bound params of :data:`CONTROLS` and the params ``bpp`` and
+    ``caps`` (placeholder values; :func:`memory_spec` puts in each chart's).
     One form: ``variant`` is ``()``."""
     import altair as alt
 
     params = _params(alt)
-    y_scale = alt.Scale(domain=alt.ExprRef("[0, y_max]"), nice=False, zero=True)
+    # The domain is the marks' own: from 0 to y_top, which an unseen rule marks (every other mark lies under it).
+    y_scale = alt.Scale(nice=False, zero=True)
     # The bars take the plot but a gutter on the right, where the capacity labels go.
     x_scale = alt.Scale(range=[0, alt.ExprRef(f"max(40, width - {GUTTER_PX})")], paddingInner=0.3, paddingOuter=0.2)
     x = alt.X("label:N", scale=x_scale, sort=alt.EncodingSortField("stage"), title="ZeRO stage",
               axis=alt.Axis(labelAngle=0, ticks=False, domain=True, labelPadding=6))
-    valid = "!isValid(datum.why) && isValid(datum.rep) && isValid(datum.params)"
-    bars, totals = _bar_layers(alt, x, y_scale, valid)
+    valid = VALID_EXPRESSION
+    bars, *totals = _bar_layers(alt, x, y_scale, valid)  # the totals' backdrops, then their figures
     capacity, readout, refusal = _capacity_and_readout(alt, y_scale, valid)
     chart = (
-        alt.layer(bars, *capacity, totals, *readout, refusal)
+        alt.layer(bars, *capacity, *totals, *readout, refusal)
         .add_params(*params)
         .properties(width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
                     autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8)
@@ -413,7 +519,6 @@ def memory_spec(
             raise InputError(f"memory chart: the {what} {short(text)} holds a control character ({bad})")
     check_initial(config)
     gpus = gpu_rows(presets)  # refuses a GPU without a capacity
-    y_max = y_max_gb([row["gb"] for row in gpus])
     rows = chart_rows(models, dropout=config.dropout)
     rows["acts"] = [{k: (_round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows["acts"]]
     per_param = memory.state_bytes_per_param(config.optimizer, fp32_grad_accum=config.fp32_grad_accum)
@@ -423,10 +528,11 @@ def memory_spec(
                   "gpus": gpus},
         params={"model": config.model.id, **initial,
                 "bpp": {part: per_param.of(part) for part in memory.PARTS},
-                "y_max": y_max, "y_clip": round(y_max * CLIP_FRACTION, 6)},
+                "caps": [row["gb"] for row in gpus]},
         config=THEME.config(theme),
         top={"title": {"text": title if title is not None else default_title(),
-                       "subtitle": subtitle(config)},
+                       # on lines that fit a phone's chart (a subtitle cannot follow the width)
+                       "subtitle": textwrap.wrap(subtitle(config), 44)},
              "description": description(config, presets)},
         cached=cached,
     )
@@ -463,27 +569,45 @@ def description(config: TrainingMemory, presets: Sequence[Preset]) -> str:
             f"{', '.join(p.name for p in presets)}.")
 
 
-def caption_html(config: TrainingMemory, presets: Sequence[Preset]) -> str:
-    """What the chart assumes, and the first view's numbers from the core; user strings escaped."""
+def caption_sentences(config: TrainingMemory, presets: Sequence[Preset]) -> str:
+    """The caption's sentences for one state, in plain text: the words of :data:`CAPTION_EXPRESSION`,
+    which the page's script puts in place as the reader moves a select."""
     assert config.model is not None
-    estimate = config.estimate()
-    verdicts = []
-    for preset in presets:
-        fits = _with_preset(config, preset).estimate().fits
-        verdicts.append(f"{html.escape(preset.name)}: {'fits' if fits else 'does not fit'}")
-    logits = estimate.logits_bytes or 0.0
     sp = ", sequence parallel" if config.sequence_parallel else ""
-    return (
-        f"As first drawn: {html.escape(config.model.name)} ({html.escape(amount_text(config.model.params / 1e9))} B "
-        f"parameters), ZeRO stage {config.zero} over {config.dp} data-parallel ranks, tensor parallel {config.tp}, "
-        f"{config.pp} pipeline stage{'s' if config.pp > 1 else ''}, micro-batch {config.micro_batch} × "
-        f"{config.seq_len:,} tokens, recompute {config.recompute}, {config.attention} attention{sp}: "
-        f"{html.escape(bytes_text(estimate.total_bytes))} per GPU ({'; '.join(verdicts)}). "
-        "Model states per Rajbhandari et al. (ZeRO, 2020), activations per Korthikanti et al. (2022), for the "
-        "first pipeline stage, which holds the most. Not in the bars, so measured memory sits above them: the "
-        f"logits ({html.escape(bytes_text(logits))} here in FP32), allocator fragmentation, communication buffers, "
-        "temporary workspaces. GB = 10⁹ bytes; a capacity printed in GiB is drawn at its size in GB."
-    )
+    estimate = config.estimate()
+    groups = gpu_rows(presets)
+    fitting = [row for row in groups if estimate.total_bytes <= row["bytes"]]
+    names = [row["names"] for row in groups]
+    if not fitting:
+        fits = f"more than any GPU drawn holds ({'; '.join(names)})"
+    elif len(fitting) == len(groups):
+        fits = f"which every GPU drawn holds ({'; '.join(names)})"
+    else:
+        fits = (f"which fits {'; '.join(names[len(groups) - len(fitting):])} but not "
+                f"{'; '.join(names[:len(groups) - len(fitting)])}")
+    return (f"{config.model.name} ({amount_text(config.model.params / 1e9)} B parameters), ZeRO stage {config.zero} "
+            f"over {config.dp:,} data-parallel ranks, tensor parallel {config.tp}, {config.pp} pipeline "
+            f"stage{'s' if config.pp > 1 else ''}, micro-batch {config.micro_batch} × {config.seq_len:,} tokens, "
+            f"recompute {config.recompute}, {config.attention} attention{sp}: "
+            f"{amount_text(estimate.total_bytes / 1e9)} GB per GPU, {fits}; the logits add "
+            f"{amount_text((estimate.logits_bytes or 0.0) / 1e9)} GB in FP32.")
+
+
+#: What the chart assumes in every state, after the state's sentences.
+CAPTION_ASSUMPTIONS = (
+    "Model states per Rajbhandari et al. (ZeRO, 2020), activations per Korthikanti et al. (2022), for the first "
+    "pipeline stage, which holds the most. Not in the bars, so measured memory sits above them: the logits, "
+    "allocator fragmentation, communication buffers, temporary workspaces. GB = 10⁹ bytes; a capacity printed in "
+    "GiB is drawn at its size in GB. The axis ends a little above the selected stage's bar and the smallest "
+    "capacity that holds it; taller bars stop at its top, marked ↑."
+)
+
+
+def caption_html(config: TrainingMemory, presets: Sequence[Preset]) -> str:
+    """The caption: the first view's sentences (:func:`caption_sentences`), which the page's script
+    rewrites as the selects change, then what every state assumes; names escaped."""
+    return (f'<span class="ainotes-live-caption" data-live-caption aria-live="polite">'
+            f"{html.escape(caption_sentences(config, presets))}</span> {html.escape(CAPTION_ASSUMPTIONS)}")
 
 
 def _with_preset(config: TrainingMemory, preset: Preset) -> TrainingMemory:
