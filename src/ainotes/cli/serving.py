@@ -8,7 +8,6 @@ from typing import Any
 
 from ainotes.base import units
 from ainotes.cli import shared
-from ainotes.presets.gpus import load_presets
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -46,16 +45,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _cmd_inference(args: argparse.Namespace) -> int:
     from ainotes.core.inference import InferenceSetup
-    from ainotes.presets.models import default_models_dir, load_models
 
-    presets_dir = shared.presets_dir(args)
+    known = shared.RunPresets(args)
     fields = {key: getattr(args, key) for key in ("model", "preset", "batch", "context", "prompt", "weights_dtype",
                                                   "kv_dtype", "compute_dtype", "tp", "link")}
     setup = InferenceSetup.from_fields(
         {k: v for k, v in fields.items() if v is not None},
-        models={m.id: m for m in load_models(default_models_dir(presets_dir))},
-        presets={p.id: p for p in load_presets(presets_dir)}, links=lambda: {
-            link.id: link for link in shared.load_link_presets(args)}, label=shared.flag)
+        models=known.models, presets=known.presets, links=known.links, label=shared.flag)
     record = setup.record()
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))

@@ -133,6 +133,27 @@ def load_link_presets(args: argparse.Namespace) -> Any:
     return load_links(default_links_dir(presets_dir(args)))
 
 
+class RunPresets:
+    """What a command that builds a run from flags (``ainotes inference``, ``ainotes parallel``) reads first,
+    by id: the model presets of ``<presets dir>/models``, then the GPU presets; the links of
+    ``<presets dir>/links`` only when :meth:`links` is first asked for (a run on one chip needs none)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from ainotes.presets.models import default_models_dir, load_models
+
+        folder = presets_dir(args)
+        self.models: dict[str, Any] = {m.id: m for m in load_models(default_models_dir(folder))}
+        self.presets: dict[str, Preset] = {p.id: p for p in load_presets(folder)}
+        self._args = args
+        self._links: dict[str, Any] | None = None
+
+    def links(self) -> dict[str, Any]:
+        """The link presets by id, read once."""
+        if self._links is None:
+            self._links = {link.id: link for link in load_link_presets(self._args)}
+        return self._links
+
+
 def models_loader(args: argparse.Namespace) -> Callable[[], dict[str, Any]]:
     def load() -> dict[str, Any]:
         from ainotes.presets.models import default_models_dir, load_models
