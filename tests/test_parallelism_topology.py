@@ -155,3 +155,18 @@ def test_a_bad_mesh_is_one_line_naming_the_key(tmp_path: Path, value: str, messa
         load_link(path)
     assert message in str(caught.value) and str(caught.value).startswith(str(path))
     assert "\n" not in str(caught.value)
+
+
+def test_inference_tensor_parallelism_on_a_full_mesh_moves_only_its_members_links() -> None:
+    """Two or four MI300X of a board serving one model talk over 1 or 3 of their 7 links: their
+    all-reduces run at 64 and 192 GB/s, not the 448 GB/s of the whole board (issue 27's "no chip is
+    timed over a link it does not have", for the inference figures too)."""
+    from ainotes.core.inference import tp_link
+
+    links = {link.id: link for link in load_links(FIXTURES / "links")}
+    mi300x = PRESETS["lab-mi300x"]
+    moved = {tp: tp_link(mi300x, tp, links).bandwidth_bytes_per_s for tp in (2, 4, 8)}
+    assert moved == {2: pytest.approx(64e9), 4: pytest.approx(192e9), 8: pytest.approx(448e9)}
+    assert tp_link(mi300x, 4, links).latency_us == links["lab-infinity-fabric"].latency_us
+    # A switched node link gives any group inside the node its whole bandwidth.
+    assert tp_link(H100, 2, links) == links["lab-nvlink"]

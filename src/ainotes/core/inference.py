@@ -251,18 +251,18 @@ def tp_link(preset: Preset, tp: int, links: Mapping[str, Link]) -> Link:
     """The :class:`Link` of :func:`tp_link_id`, as the collective cost model times a group on it: across
     nodes, g members per node run g rings side by side, one per port, so the group moves
     min(B_node, g·B_port) per chip (:func:`ainotes.core.topology.group_bandwidth_bytes_per_s`) at the
-    crossed link's α."""
+    crossed link's α; inside a node on a full mesh (``mesh_links``) t chips use only the t − 1 links
+    between them, B·(t − 1)/m."""
     link = links[tp_link_id(preset, tp, links)]
     if preset.node is None or tp == 1:
         return link
     placement = topology.group_link(preset, tp)
-    if not placement.crosses_nodes:
-        return link
     bandwidth = topology.group_bandwidth_bytes_per_s(placement, links.get(placement.intra_link_id), link)
     if bandwidth == link.bandwidth_bytes_per_s:
         return link
-    return dataclasses.replace(link, bandwidth_gbps=bandwidth / 1e9,
-                               name=f"{link.name}, {placement.members_per_node} ports a node")
+    # Inside a node this differs only on a full mesh (MI300X's Infinity Fabric): t chips reach t − 1 links.
+    what = f"{placement.members_per_node} ports a node" if placement.crosses_nodes else f"{tp} of its chips"
+    return dataclasses.replace(link, bandwidth_gbps=bandwidth / 1e9, name=f"{link.name}, {what}")
 
 
 # --- one setting, checked once -------------------------------------------------------------
