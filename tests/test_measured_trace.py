@@ -166,3 +166,69 @@ def test_the_measured_fence_and_the_command_give_the_same_step_time(project: Pat
     line = next(li for li in capsys.readouterr().out.splitlines() if li.startswith("step time: "))
     assert f"Step time: {line.removeprefix('step time: ')}." in unescape(html)
     assert "median 222.3 ms over 2 steps" in line  # (219.726905 + 224.936243) / 2 ms
+
+
+# --- the inference fence's measured: key ---------------------------------------------------------------
+
+@pytest.fixture()
+def serving(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURES / "inference", tmp_path / "presets")
+    (tmp_path / "docs" / "measured").mkdir(parents=True)
+    return tmp_path
+
+
+def _decode_trace(durations_us: list[float], world: int | None = None) -> dict:
+    """A decode trace in Kineto's layout: one ProfilerStep#N (user_annotation) and one kernel per step."""
+    events: list[dict] = []
+    ts = 0.0
+    for number, dur in enumerate(durations_us):
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{number}", "pid": 1, "tid": 1,
+                       "ts": ts, "dur": dur, "args": {}})
+        events.append({"ph": "X", "cat": "kernel", "name": "gemv_bf16", "pid": 0, "tid": 7, "ts": ts + 10,
+                       "dur": dur - 20, "args": {}})
+        ts += dur + 50
+    data: dict = {"schemaVersion": 1, "traceEvents": events}
+    if world is not None:
+        data["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": world}
+    return data
+
+
+def _serve(project: Path, extra: str, site: NotesSite | None = None) -> str:
+    body = f"models: [lab-13b]\nlink: lab-link\ncontext: 4096\n{extra}"
+    return convert_page(site or NotesSite(project / "presets"), f"# S\n\n```inference\n{body}\n```\n", "serve.md",
+                        "serve/")
+
+
+def test_a_decode_trace_is_a_point_beside_the_models_step(serving: Path) -> None:
+    (serving / "docs" / "measured" / "decode.json").write_text(json.dumps(
+        _decode_trace([30000, 21000, 20500, 21500, 20800])))
+    site = NotesSite(serving / "presets")
+    html = _serve(serving, "measured: docs/measured/decode.json\nmeasured_batch: 16\nid: serve", site)
+    text = unescape(re.sub(r"<[^>]+>", " ", html))
+    # By hand: the steps after the first (warm-up) are 21.0, 20.5, 21.5, 20.8 ms: median 20.9 ms.
+    match = re.search(r"at batch 16 takes 20\.9 ms, .*?the model gives ([\d.]+) ms .*?an error of ([+−][\d,]+) %",
+                      text)
+    assert match, text[:3000]
+    assert int(match.group(2).replace("−", "-")) == pytest.approx((float(match.group(1)) / 20.9 - 1) * 100, abs=1)
+    assert "ProfilerStep#0) left out as warm-up" in text
+    spec = json.loads(site.embed_files(site.charts["serve"])["json"])
+    point = [r for r in spec["datasets"]["setups"] if "mt" in r]
+    assert len(point) == 1 and (point[0]["m"], point[0]["mb"], point[0]["mc"]) == ("lab-13b", 16, 4096)
+    assert point[0]["mt"] == pytest.approx(20.9e-3) and (point[0]["mlo"], point[0]["mhi"]) == pytest.approx(
+        (20.5e-3, 21.5e-3))
+
+
+@pytest.mark.parametrize(("trace", "extra", "words"), [
+    (_decode_trace([100.0, 90.0], world=2), "measured_batch: 8", "serve.md:7: docs/measured/d.json is a trace of 2 "
+                                                                  "ranks (distributedInfo.world_size), but the fence's "
+                                                                  "first state has tp: 1"),
+    (_decode_trace([100.0, 90.0]), "", "serve.md:7: a measured decode trace needs 'measured_batch'"),
+    ({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 5}]}, "measured_batch: 8",
+     "serve.md:7: docs/measured/d.json marks no step"),
+])
+def test_a_decode_trace_that_contradicts_the_fence_is_one_line(serving: Path, trace: dict, extra: str,
+                                                               words: str) -> None:
+    (serving / "docs" / "measured" / "d.json").write_text(json.dumps(trace))
+    with pytest.raises(InputError) as error:
+        _serve(serving, f"measured: docs/measured/d.json\n{extra}")
+    assert "\n" not in str(error.value) and words in str(error.value)

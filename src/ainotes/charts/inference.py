@@ -137,6 +137,8 @@ def _paint(c: Colours) -> dict[str, Any]:
             "mark-label": {"color": c["text"], "fontSize": 12},
             "note": {"color": c["text"], "fontSize": 12},
             "subtitle": {"color": c["muted"], "fontSize": 12},
+            "measured-point": {"color": c["text"], "fill": c["text"], "stroke": c["background"], "strokeWidth": 1},
+            "measured-range": {"color": c["text"], "strokeWidth": 2},
         },
     }
 
@@ -258,6 +260,7 @@ def inference_spec(
     title: str | None = None,
     theme: Theme = "light",
     cached: bool = True,
+    measured: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The chart as a Vega-Lite dict: :data:`GRAMMAR` with these models' and GPUs' data.
 
@@ -270,6 +273,11 @@ def inference_spec(
                    metric, title)
     first_link = next((links[(presets[0].id, t)] for t in tps if (presets[0].id, t) in links), None)
     rows, notes = setup_rows(models, presets[0], precisions, tps, compute_dtype, first_link)
+    if measured is not None:  # the trace's step on the row of its setup (model, precision, TP)
+        for row in rows:
+            if (row["m"], row["q"], row["t"]) == (measured["model"], measured["precision"], measured["tp"]):
+                row.update(mt=measured["median_s"], mlo=measured["min_s"], mhi=measured["max_s"],
+                           mb=measured["batch"], mg=measured["gpu"], mc=measured["context"], mtext=measured["text"])
     model_names = {m.id: m.name for m in models}
     spec = GRAMMAR.spec(
         datasets={"setups": rows + notes, "gpus": gpu_rows(presets, compute_dtype),
@@ -516,6 +524,21 @@ def _series_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
     ]
 
 
+def _measured_layers(alt: Any, x_scale: Any, metric: Any, gpu: Any, context: Any) -> list[Any]:
+    """A profiler trace's decode step (``measured:``), on its setup's row while the selects show its GPU and
+    context: the median as a diamond at its batch, least to greatest as a rule (nothing for other setups)."""
+    shown = (f"isValid(datum.mt) && datum.log_batch == 0 && {gpu.name} == datum.mg && "
+             f"{context.name} == datum.mc")
+    value = f"{metric.name} == 'time' ? datum.{{0}} : datum.mb / datum.{{0}}"
+    one = alt.Chart().transform_filter(shown).transform_calculate(
+        value=value.format("mt"), value_lo=value.format("mlo"), value_hi=value.format("mhi"))
+    x = alt.X("mb:Q", scale=x_scale, title="Batch size B (sequences, log)")
+    tips = [alt.Tooltip("mtext:N", title="Measured")]
+    return [one.mark_rule(style="measured-range").encode(x=x, y=alt.Y("value_lo:Q", title=None), y2="value_hi:Q"),
+            one.mark_point(style="measured-point", shape="diamond", filled=True, size=90, opacity=1)
+            .encode(x=x, y=alt.Y("value:Q", title=None), tooltip=tips)]
+
+
 def _build_structure(variant: Hashable) -> dict[str, Any]:
     """The chart without data: layers over the dataset ``setups`` (looked up in ``gpus``) and the params
     model, gpu, context, precision, tp and metric (placeholder values and choices).
@@ -528,7 +551,8 @@ def _build_structure(variant: Hashable) -> dict[str, Any]:
     model, gpu, context, precision, tp, metric = _select_params(alt)
     x_scale = alt.Scale(type="log", domain=[MIN_BATCH, MAX_BATCH], nice=False)
     doublings = _DOUBLINGS
-    layers = [*_rule_layers(alt, x_scale, metric), *_series_layers(alt, x_scale, metric)]
+    layers = [*_rule_layers(alt, x_scale, metric), *_series_layers(alt, x_scale, metric),
+              *_measured_layers(alt, x_scale, metric, gpu, context)]
     setup_filter = f"datum.m == {model.name} && datum.q == {precision.name} && datum.t == {tp.name}"
     chart = (
         alt.layer(*layers, data=alt.NamedData(name="setups"))
@@ -665,7 +689,7 @@ def precision_label(precision: str) -> str:
 
 
 def inference_figure(models: Sequence[ModelPreset], presets: Sequence[Preset], links: Mapping[tuple[str, int], Link], *,
-                     caption_html: str, **view: Any) -> VegaFigure:
+                     caption_html: str, **view: Any) -> VegaFigure:  # view may hold measured (inference_spec)
     """The chart (:func:`inference_spec`, with ``view``: its selects' choices and initial values,
     ``metric`` and ``title``) as a page shows it: both schemes, their phone stills
     (:func:`narrow_static`) and ``caption_html`` (:func:`caption_html` of its first view)."""

@@ -17,6 +17,7 @@ from ainotes.core.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES
 from ainotes.core.models import ModelPreset
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
+from ainotes.fences.measured_trace import TraceKey, decode_sentence, decode_steps, parse_trace_key
 from ainotes.html.figure import draw_vega_figure
 from ainotes.html.page import Drawn, Page
 
@@ -68,10 +69,12 @@ class InferenceChartRequest:
         return uses
     link_where: str = ""  # page:line of its 'link' key, or of the fence
     tp_where: str | None = None  # page:line of a 'tp' the body gives: every model shown must take it
+    measured: TraceKey | None = None  # a decode trace of the first state (measured_trace)
+    measured_batch: int | None = None
 
 
 _CHART_KEYS = ("models", "model", "presets", "preset", "context", "contexts", "precision", "precisions",
-               "compute_dtype", "tp", "tps", "link", "metric", "title", "id")
+               "compute_dtype", "tp", "tps", "link", "metric", "title", "id", "measured", "measured_batch")
 
 
 def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset]) -> InferenceChartRequest:
@@ -112,6 +115,10 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
     metric = data.get("metric", "time")
     if metric not in METRICS:
         reader.fail("metric", f"'metric' must be one of {', '.join(METRICS)}: {short(metric)}")
+    trace = parse_trace_key(reader, data)
+    if trace is not None and "measured_batch" not in data:
+        reader.fail("measured", "a measured decode trace needs 'measured_batch': the batch its steps ran at")
+    measured_batch = reader.integer("measured_batch", 1, 1, 1 << 20) if "measured_batch" in data else None
     return InferenceChartRequest(
         model_ids=model_ids, preset_ids=preset_ids, context=context, contexts=contexts, precision=precision,
         precisions=precisions, compute_dtype=compute, tp=tp, tps=tps, link_id=link_id, metric=metric,
@@ -120,6 +127,7 @@ def parse_inference_chart(fence: Fence, where: str, presets: Mapping[str, Preset
         model_id=_initial_model(reader, data, model_ids),
         first_preset_id=_initial_preset(reader, data, preset_ids),
         tp_where=key_where(fence, where, lines, data, "tp") if "tp" in data else None,
+        measured=trace, measured_batch=measured_batch,
     )
 
 
@@ -271,12 +279,46 @@ def _draw_inference(site: DrawSite, request: InferenceChartRequest, page: Page) 
     chart.about = {"models": [m.id for m in models], "presets": [p.id for p in presets],
                    "compute_dtype": request.compute_dtype}
 
-    inputs = (request, models, presets, links)
-    return draw_vega_figure(site, chart, page, inputs, lambda: inference_chart.inference_figure(
+    measured, below = _measured_decode(site, request, first, presets[0], links, page)
+    inputs = (request, models, presets, links, tuple(sorted((measured or {}).items())))
+    drawn = draw_vega_figure(site, chart, page, inputs, lambda: inference_chart.inference_figure(
         models, presets, links, caption_html=chart_caption(request, first, presets[0], links),
         model_id=first.id, preset_id=presets[0].id, context=request.context, contexts=request.contexts,
         precision=request.precision, precisions=request.precisions, compute_dtype=request.compute_dtype,
-        tp=request.tp, tps=request.tps, metric=request.metric, title=request.title))
+        tp=request.tp, tps=request.tps, metric=request.metric, title=request.title, measured=measured))
+    return Drawn(drawn.html + below, drawn.chart, drawn.scripts) if below else drawn
+
+
+def _measured_decode(site: DrawSite, request: InferenceChartRequest, model: ModelPreset, preset: Preset,
+                     links: Mapping[tuple[str, int], Any], page: Page) -> tuple[dict[str, Any] | None, str]:
+    """The ``measured`` decode trace against the first state's model step at ``measured_batch``: the
+    chart's point and the sentence under the chart (with the raw file's link); ``(None, "")`` without one."""
+    from html import escape
+
+    from ainotes.fences.measured import download_url
+
+    key, batch = request.measured, request.measured_batch
+    if key is None or batch is None:
+        return None, ""
+    steps = decode_steps(site, key, request.tp)
+    weights, kv = request.precision.split("/")
+    link = links.get((preset.id, request.tp))
+    try:
+        setup = inference.InferenceSetup(model, preset, batch=batch, context=request.context, weights_dtype=weights,
+                                         kv_dtype=kv, compute_dtype=request.compute_dtype, tp=request.tp, link=link)
+        model_s = setup.decode_step().time_s
+    except InputError as exc:
+        raise InputError(f"{key.where}: {exc}") from None
+    state = (f"{model.name} on {preset.name}{f' × {request.tp}' if request.tp > 1 else ''} at a context of "
+             f"{request.context:,} tokens, {request.precision}")
+    sentence = decode_sentence(key.file, steps, batch, model_s, state)
+    measured = {"model": model.id, "precision": request.precision, "tp": request.tp, "gpu": preset.id,
+                "context": request.context, "batch": batch, "median_s": steps.median_s, "min_s": steps.min_s,
+                "max_s": steps.max_s, "text": sentence}
+    link_html = (f'<a href="{escape(download_url(key.file, page), quote=True)}" download>'
+                 f'{escape(key.file.split("/", 1)[1])}</a>')
+    return measured, (f'<div class="ainotes-measured"><ul class="ainotes-measured__summary"><li>{escape(sentence)}</li>'
+                      f"<li>The raw trace: {link_html}.</li></ul></div>")
 
 
 KIND = FenceKind("inference", parse_inference_chart, _draw_inference, chart=True, vega=True)

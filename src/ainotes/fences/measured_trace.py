@@ -108,18 +108,19 @@ def match_layout(trace: Any, steps: int, layouts: tuple[StepBreakdown, ...]) -> 
     return best, f"{how} ({kinds} ranks, bytes a step)"
 
 
-def check_ranks(trace: Any, gpus: int, key: TraceKey) -> None:
-    """The trace's world size and NCCL groups against the fence's chip count: one line where they differ."""
+def check_ranks(trace: Any, gpus: int, key: TraceKey, name: str = "gpus") -> None:
+    """The trace's world size and NCCL groups against the fence's chip count (its key ``name``): one line
+    where they differ."""
     if trace.world_size is not None and trace.world_size != gpus:
         raise InputError(f"{key.where}: {key.file} is a trace of {trace.world_size} ranks "
                          "(distributedInfo.world_size), "
-                         f"but the fence's first state has gpus: {gpus}: set gpus to {trace.world_size} or ship a "
-                         f"trace of {gpus} ranks")
+                         f"but the fence's first state has {name}: {gpus}: set {name} to {trace.world_size} or ship "
+                         f"a trace of {gpus} ranks")
     if len(trace.collectives):
         groups = trace.collectives["group_size"].dropna()
         if len(groups) and int(groups.max()) > gpus:
             raise InputError(f"{key.where}: {key.file} has NCCL groups of {int(groups.max())} ranks, more than the "
-                             f"fence's gpus: {gpus}")
+                             f"fence's {name}: {gpus}")
 
 
 def measured_steps(site: DrawSite, key: TraceKey, state_key: str, gpus: int,
@@ -140,6 +141,30 @@ def measured_steps(site: DrawSite, key: TraceKey, state_key: str, gpus: int,
     overlay = MeasuredSteps(state_key, key.file.split("/", 1)[1], steps.median_s, steps.min_s, steps.max_s,
                             len(steps.counted_s), steps.warmup_text(), best.layout.label, best.step_s, how)
     return overlay, trace
+
+
+def decode_steps(site: DrawSite, key: TraceKey, tp: int) -> Any:
+    """A decode trace's step times for an ``inference`` fence (each ProfilerStep one decode step), refused
+    where the trace's ranks contradict the fence's ``tp`` or it marks no step."""
+    from ainotes.measurements.steps import require_steps
+
+    trace = read_trace(site, key)
+    check_ranks(trace, tp, key, "tp")
+    try:
+        return require_steps(trace, key.where)
+    except InputError as exc:
+        raise InputError(str(exc)) from None
+
+
+def decode_sentence(file: str, steps: Any, batch: int, model_s: float, state: str) -> str:
+    """The measured decode step beside the model's, in words: the caption's addition and the tooltip."""
+    from ainotes.base.units import amount_text
+
+    error = model_s / steps.median_s - 1
+    return (f"Measured ({file.split('/', 1)[1]}): a decode step at batch {batch:,} takes "
+            f"{amount_text(steps.median_s * 1e3)} ms, {steps.warmup_text()} (least {amount_text(steps.min_s * 1e3)} "
+            f"ms, greatest {amount_text(steps.max_s * 1e3)} ms); the model gives {amount_text(model_s * 1e3)} ms for "
+            f"{state}: an error of {percent_text(error)} (model ÷ measured − 1), the diamond on the chart.")
 
 
 def collectives_table(site: DrawSite, trace: Any, preset: Any) -> str:
