@@ -16,6 +16,9 @@ against the core). The title follows the primitive select (an expression over th
 titles); the caption below the chart follows all three, from sentences and figures the core
 computed here for every state (:func:`caption_states`), which ``vega-charts.js`` puts in place.
 
+The marks' labels go where :mod:`ainotes.charts.cost_labels` placed them at build time, per state and
+plot size, so that no two texts meet; the y axis spans the whole decades it chose.
+
 Themes are config only: the spec's body names no colour. Marks take theirs
 from ``config`` (``range.category`` for the lines, named ``style`` entries for
 the rest), so the light and dark specs differ in ``config`` alone.

@@ -4,8 +4,10 @@ Each bar stacks weights, gradients, optimizer states and activations of one ZeRO
 stage for the configuration the selects set (model, ZeRO stage, data, tensor and
 pipeline parallel degrees, micro-batch, sequence length, recomputation, attention,
 sequence parallelism); the selected stage is drawn solid, the other three faded,
-and a dashed line marks each GPU's memory capacity, labelled with whether the
-selected stage fits it.
+and a dashed line marks each GPU's memory capacity. The axis follows the state shown: it ends a
+nice step over the selected stage's bar and the smallest capacity that holds it (:data:`NEED_EXPRESSION`),
+taller bars stop short of its top marked ↑, and the capacities above it are counted in the readout.
+The caption's sentences follow the selects too (:data:`CAPTION_EXPRESSION`).
 
 Every number comes from :mod:`ainotes.core.memory`, factorised so the page stays small:
 
@@ -30,7 +32,6 @@ Themes are config only, as in :mod:`ainotes.charts.cost`. The structure is a
 from __future__ import annotations
 
 import html
-import math
 import textwrap
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
@@ -146,7 +147,7 @@ LABEL_DY_EXPRESSION = (
     "-(max(" + ", ".join(f"datum.lc[{k}] / datum.y_top * height + datum.ls[{k}] * {LABEL_BLOCK_PX}"
                              for k in range(MAX_CAPACITY_ROWS)) + ") - datum.gb / datum.y_top * height)"
 )
-#: Steps of a nice axis top, × 10^k (:func:`y_max_gb`).
+#: Steps of a nice axis top, × 10^k.
 NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
 #: Room over what the axis must hold (the tallest bar's label fits under it).
 TOP_MARGIN = 1.2
@@ -413,16 +414,6 @@ GRAMMAR = Grammar("memory", _build_structure, __file__, memory.__file__)
 
 
 # --- the data -------------------------------------------------------------------------------------
-
-
-def y_max_gb(capacities_gb: Sequence[float]) -> float:
-    """The axis top: 1.3 × the largest capacity, up to the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k."""
-    target = 1.3 * max(capacities_gb)
-    scale = 10.0 ** math.floor(math.log10(target))
-    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
-        if step * scale >= target * (1 - 1e-12):
-            return step * scale
-    return 10 * scale  # unreachable: 10·scale > target
 
 
 def gpu_rows(presets: Sequence[Preset]) -> list[dict[str, Any]]:
