@@ -40,7 +40,7 @@ from typing import Any
 from ainotes.base import cache, scripts, units
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short
-from ainotes.charts import cost_labels
+from ainotes.charts import cost_labels, textsize
 from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar, code_fingerprint
 from ainotes.charts.theme import COST_COLOURS, COST_PALETTES, ChartTheme, Colours, Theme
@@ -259,8 +259,7 @@ def cost_spec(
         if bad is not None:
             raise InputError(f"cost chart: the {what} {short(text)} holds a control character ({bad})")
     marks = _crossover_rows(links, cached=cached, choices=choices)
-    placed = cost_labels.layout(links, marks, low_bytes=MIN_BYTES, high_bytes=MAX_BYTES,
-                                ranks_choices=choices, size_label=size_label)
+    placed = _label_layout(links, marks, choices, cached=cached)
     spec = GRAMMAR.spec(
         datasets={"algorithms": algorithm_rows(choices), "links": _link_rows(links),
                   "crossovers": [{**row, "places": places} for row, places in zip(marks, placed.places, strict=True)]},
@@ -284,6 +283,36 @@ def cost_spec(
         if signal["name"] == "ranks" and choices != RANK_CHOICES:
             signal["bind"].update(options=list(choices), labels=[str(count) for count in choices])
     return spec
+
+
+def _label_layout(links: tuple[Link, ...], marks: list[dict[str, Any]], choices: tuple[int, ...], *,
+                  cached: bool) -> cost_labels.Layout:
+    """:func:`ainotes.charts.cost_labels.layout` of these links, kept in the render cache (keyed by the
+    links' α and B, the rank counts, the code and the font that measures the labels): placing takes
+    most of a second per chart."""
+    def make() -> cost_labels.Layout:
+        return cost_labels.layout(links, marks, low_bytes=MIN_BYTES, high_bytes=MAX_BYTES,
+                                  ranks_choices=choices, size_label=size_label)
+
+    if not cached:
+        return make()
+
+    def as_json() -> dict[str, Any]:
+        made = make()
+        return {"places": made.places, "decades": {"|".join(map(str, key)): list(value)
+                                                   for key, value in made.decades.items()}}
+
+    payload = {"links": [[link.id, link.bandwidth_bytes_per_s, link.latency_s] for link in links],
+               "ranks": list(choices),
+               "code": code_fingerprint(__file__, cost_labels.__file__, textsize.__file__, cc.__file__,
+                                        collectives.__file__, str(textsize.metrics_path()),
+                                        str(textsize.metrics_path("Italic")))}
+    kept = cache.memo_json("cost-labels", payload, as_json)
+    decades = {}
+    for key, (low, high) in kept["decades"].items():
+        op, ranks, link_id = key.split("|")
+        decades[(op, int(ranks), link_id)] = (low, high)
+    return cost_labels.Layout(kept["places"], decades)
 
 
 def _y_decades_expression(links: tuple[Link, ...], placed: cost_labels.Layout, choices: tuple[int, ...]) -> str:

@@ -13,6 +13,7 @@ import functools
 import struct
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,15 @@ def read_metrics(data: bytes) -> FontMetrics:
     return FontMetrics(units_per_em, ascender, descender, advances, max(widths))
 
 
+def metrics_path(style: str = "Regular") -> Path:
+    """The shipped font file of ``style``."""
+    return Path(str(resources.files("ainotes") / "assets" / "fonts" / f"ainotesSans-{style}.ttf"))
+
+
 @functools.cache
 def metrics(style: str = "Regular") -> FontMetrics:
     """The shipped font's metrics: ``style`` ``"Regular"``, ``"Italic"``, ``"Bold"`` or ``"BoldItalic"``."""
-    path = resources.files("ainotes") / "assets" / "fonts" / f"ainotesSans-{style}.ttf"
-    return read_metrics(path.read_bytes())
+    return read_metrics(metrics_path(style).read_bytes())
 
 
 def width_px(text: str, size_px: float, style: str = "Regular") -> float:
