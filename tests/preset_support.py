@@ -16,6 +16,7 @@ data sheets; :func:`presets_with_additions` puts them beside the shipped ones.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -94,3 +95,15 @@ def presets_with_additions(dest: Path) -> Path:
     for preset_id, text in ADDED.items():
         (dest / f"{preset_id}.yaml").write_text(text, encoding="utf-8")
     return dest
+
+
+def names_the_file(message: str, path: str | Path) -> bool:
+    """Whether a preset loader's one line opens with the file, and the line of the key it names where the
+    file has that key: ``presets/h100.yaml:4: 'dense_fp16_tflops' ...`` or ``presets/h100.yaml: missing ...``."""
+    return re.match(rf"{re.escape(str(path))}(:[0-9]+)?: ", message) is not None
+
+
+def without_line(message: str, path: str | Path) -> str:
+    """``message`` with the line after the file dropped: ``h100.yaml:4: 'x' ...`` reads ``h100.yaml: 'x' ...``,
+    for a test about the words rather than the place."""
+    return re.sub(rf"^({re.escape(str(path))}):[0-9]+: ", r"\1: ", message)

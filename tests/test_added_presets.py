@@ -201,7 +201,7 @@ def test_a_slip_stops_the_strict_build_and_a_confirmed_figure_does_not(tmp_path:
     build = run_build(make_fixture(tmp_path / "slip", page, {"mi300x": slip}))
     assert build.returncode != 0
     errors = [line for line in build.output.splitlines() if line.startswith("ERROR")]
-    assert errors == [f"ERROR   -  {tmp_path / 'slip' / 'presets' / 'mi300x.yaml'}: 'memory_bandwidth_tbps' 5300 is "
+    assert errors == [f"ERROR   -  {tmp_path / 'slip' / 'presets' / 'mi300x.yaml'}:4: 'memory_bandwidth_tbps' 5300 is "
                       "outside 0.05-100 TB/s per chip, where every accelerator's memory lies: GB/s typed as TB/s? "
                       "(5300 GB/s = 5.3 TB/s)"]
     confirmed = MI300X.replace("    fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}\n",

@@ -97,7 +97,7 @@ def test_validate_a_link_file_checks_it_as_a_link(capsys: pytest.CaptureFixture[
     bad.write_text(re.sub(r"(?m)^latency_us:.*$", "latency_us: -1", shipped.read_text(encoding="utf-8")))
     status, out, err = run(capsys, "validate", str(bad))
     assert status == 2
-    assert len(err.splitlines()) == 1 and err.startswith(f"ainotes validate: {bad}: ")
+    assert len(err.splitlines()) == 1 and err.startswith(f"ainotes validate: {bad}:")
     assert "latency_us" in err and "-1" in err and "dense_fp16_tflops" not in err  # a link's field, not a GPU's
 
 
@@ -111,7 +111,8 @@ def test_validate_reports_each_bad_file_and_exits_2(capsys: pytest.CaptureFixtur
     assert f"OK {tmp_path / 'good.yaml'}: good (Test GPU)" in out
     errors = err.splitlines()
     assert len(errors) == 2
-    assert errors[0] == (f"ainotes validate: {tmp_path / 'bad.yaml'}: "
+    line = next(n for n, text in enumerate(GOOD_PRESET.splitlines(), 1) if text.startswith("memory_bandwidth_tbps"))
+    assert errors[0] == (f"ainotes validate: {tmp_path / 'bad.yaml'}:{line}: "
                          "'memory_bandwidth_tbps' must be a finite number > 0: -3.0")
     assert errors[1].startswith(f"ainotes validate: {tmp_path / 'worse.yml'}: line 1: YAML does not parse: ")
     assert out.splitlines()[-1] == "1 OK, 2 with errors"

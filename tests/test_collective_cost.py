@@ -24,7 +24,7 @@ from ainotes.core.links import Link, link_by_id
 from ainotes.core.utilization import time_to_train
 from ainotes.presets.gpus import load_presets, validate_paths
 from ainotes.presets.links import default_links_dir, load_link, load_links
-from preset_support import FIXTURE_PRESETS, UNKNOWN_ID, shipped_ids
+from preset_support import FIXTURE_PRESETS, UNKNOWN_ID, names_the_file, shipped_ids
 
 REPO = Path(__file__).resolve().parents[1]
 PRESETS_DIR = REPO / "presets"
@@ -110,7 +110,7 @@ def test_a_bad_link_file_fails_with_one_line_naming_file_and_key(tmp_path: Path,
         load_link(path)
     line = str(info.value)
     assert "\n" not in line
-    assert line.startswith(f"{path}: ")
+    assert names_the_file(line, path)
     assert message in line
 
 

@@ -676,11 +676,11 @@ def _error_lines(output: str) -> list[str]:
     ("preset", "expected"),
     [
         (H100.format(name="H100", source_title="x", url="https://example.com").replace("3.35", ".nan"),
-         "h100.yaml: 'memory_bandwidth_tbps' must be a finite number > 0: nan"),
+         "h100.yaml:3: 'memory_bandwidth_tbps' must be a finite number > 0: nan"),
         (H100.format(name="H100", source_title="x", url="javascript:alert(1)"),
          "h100.yaml: 'sources[0].url' must be an http or https URL: 'javascript:alert(1)'"),
         (H100.format(name=json.dumps(MARKUP[0]), source_title="x", url="https://example.com") + "colour: red\n",
-         "h100.yaml: unknown key 'colour'"),
+         "h100.yaml:8: unknown key 'colour'"),
     ],
 )
 @pytest.mark.build

@@ -164,7 +164,8 @@ def test_del_and_c1_controls_are_refused_in_names_and_titles(project, char):
     name_line = next(line for line in text.splitlines() if line.startswith("name:"))
     escaped = f'name: "H100 \\x{ord(char):02x} SXM"'
     path.write_text(text.replace(name_line, escaped), encoding="utf-8")
-    with pytest.raises(InputError, match=rf"h100\.yaml: 'name' holds a control character \(U\+{ord(char):04X}\)"):
+    refused = rf"h100\.yaml:[0-9]+: 'name' holds a control character \(U\+{ord(char):04X}\)"
+    with pytest.raises(InputError, match=refused):
         load_preset(path)
     site = NotesSite(FIXTURE_PRESETS)
     page = f'# T\n\n```roofline\ntitle: "a \\x{ord(char):02x} b"\n```\n'

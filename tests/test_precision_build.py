@@ -20,7 +20,7 @@ def test_a_sparse_figure_typed_as_dense_stops_the_build(tmp_path: Path) -> None:
     build = run_build(project)
     assert build.returncode != 0
     assert "Traceback" not in build.output
-    expected = ("h100.yaml: 'peaks.tensor.fp8.sparse_tflops' must be 2 × 'peaks.tensor.fp8.dense_tflops' "
+    expected = ("h100.yaml:10: 'peaks.tensor.fp8.sparse_tflops' must be 2 × 'peaks.tensor.fp8.dense_tflops' "
                 "(2:4 sparsity doubles the dense rate): sparse 3957.8, dense 3957.8")
     matching = [line for line in build.output.splitlines() if expected in line]
     assert len(matching) == 1, build.output

@@ -210,7 +210,7 @@ def test_a_sparse_figure_typed_as_dense_stops_every_command(capsys: pytest.Captu
     for argv in (["presets"], ["kernel", "gemm:8x8x8:fp8"], ["validate", str(tmp_path)]):
         status, _, err = run(capsys, *argv, presets_dir=tmp_path)
         line = one_line_error(status, err, argv[0])
-        assert f"{tmp_path / 'typo.yaml'}: 'peaks.tensor.fp8.sparse_tflops' must be 2 × " in line
+        assert f"{tmp_path / 'typo.yaml'}:" in line and "'peaks.tensor.fp8.sparse_tflops' must be 2 × " in line
         assert "sparse 400, dense 400" in line
 
 

@@ -154,10 +154,10 @@ def test_preset_check_shows_what_the_loader_made_of_a_valid_file() -> None:
 
 def test_preset_check_shows_the_slip_and_a_confirmed_figures_warning() -> None:
     slip = tables.preset_check_html(MI300X.replace("memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 5300"))
-    assert ("<code>presets/example.yaml: &#x27;memory_bandwidth_tbps&#x27; 5300 is outside 0.05-100 TB/s per chip, "
+    assert ("<code>presets/example.yaml:4: &#x27;memory_bandwidth_tbps&#x27; 5300 is outside 0.05-100 TB/s per chip, "
             "where every accelerator&#x27;s memory lies: GB/s typed as TB/s? (5300 GB/s = 5.3 TB/s)</code>") in slip
     confirmed = MI300X.replace("fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}",
                                "fp8: {dense_tflops: 5229.8, confirmed_dense: true}")
     html = tables.preset_check_html(confirmed)
-    assert "Warning: <code>presets/example.yaml: &#x27;peaks.tensor.fp8&#x27; 5229.8 is twice" in html
+    assert "Warning: <code>presets/example.yaml:18: &#x27;peaks.tensor.fp8&#x27; 5229.8 is twice" in html
     assert tempfile.gettempdir() not in html  # the build machine's folders stay off the page

@@ -162,7 +162,7 @@ def test_a_broken_preset_stops_each_rebuild_until_it_is_mended(project, monkeypa
         caplog.clear()
         with pytest.raises(Abort):
             _build(project, "site", fresh=False)
-        assert "plain.yaml: 'memory_bandwidth_tbps' must be a number" in caplog.text
+        assert "plain.yaml:3: 'memory_bandwidth_tbps' must be a number" in caplog.text
     _edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: fast", "memory_bandwidth_tbps: 1")
     calls = _Calls(monkeypatch)
     _rebuild_matches_a_clean_build(project, calls)

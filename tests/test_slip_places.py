@@ -62,7 +62,8 @@ def test_a_misspelt_preset_key_gets_the_nearest(tmp_path: Path, old: str, new: s
     path.write_text(H100.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(InputError) as caught:
         load_preset(path)
-    assert str(caught.value).startswith(f"{path}: {expected}"), caught.value
+    line = next(n for n, text_line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if new in text_line)
+    assert str(caught.value).startswith(f"{path}:{line}: {expected}"), caught.value
 
 
 def test_a_model_file_among_the_gpu_presets_is_told_where_it_goes(
@@ -70,7 +71,7 @@ def test_a_model_file_among_the_gpu_presets_is_told_where_it_goes(
 ) -> None:
     shutil.copy(FIXTURE_PRESETS / "h100.yaml", tmp_path / "h100.yaml")
     shutil.copy(INFERENCE / "models" / "lab-70b.yaml", tmp_path / "lab-70b.yaml")
-    expected = (f"{tmp_path / 'lab-70b.yaml'}: a model file ('layers', 'd_model'), not a GPU preset: the build reads "
+    expected = (f"{tmp_path / 'lab-70b.yaml'}:3: a model file ('layers', 'd_model'), not a GPU preset: the build reads "
                 f"model files from a models/ folder beside the GPU presets; move it to {tmp_path / 'models'}/")
     with pytest.raises(InputError, match="a model file"):
         load_presets(tmp_path)  # what a build meets

@@ -7,6 +7,7 @@ that fast, with a warning."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from ainotes.base.errors import InputError
 from ainotes.cli import main
 from ainotes.presets.gpus import load_preset, load_presets
-from preset_support import FIXTURE_PRESETS, MI300X
+from preset_support import FIXTURE_PRESETS, H200, MI300X
 
 H100 = (FIXTURE_PRESETS / "h100.yaml").read_text(encoding="utf-8")
 B200 = (FIXTURE_PRESETS / "b200.yaml").read_text(encoding="utf-8")
@@ -75,7 +76,10 @@ def test_the_sparse_column_typed_as_dense_stops_loading_with_the_dense_figure(
     with pytest.raises(InputError) as caught:
         load_preset(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: ") and "\n" not in message
+    # At the line of the dense figure the file gives.
+    line = next(n for n, text_line in enumerate(text.splitlines(), 1)
+                if text_line.startswith(("dense_fp16_tflops:", "system_dense_fp16_tflops:")))
+    assert message.startswith(f"{path}:{line}: ") and "\n" not in message
     assert expected in message, message
 
 
@@ -115,3 +119,16 @@ def test_real_dense_figures_load(tmp_path: Path, case: str, figures: str) -> Non
 
 def test_every_fixture_preset_loads_as_it_is() -> None:
     assert all(preset.warnings == () for preset in load_presets(FIXTURE_PRESETS))
+
+
+def test_a_copy_below_the_ridge_is_caught_beside_another_presets_sparse_figure(tmp_path: Path) -> None:
+    # H200: 1,978.9 TFLOP/s with sparsity over 4.8 TB/s is 412 FLOP/byte, a ridge real parts have; the H100
+    # beside it prints that very figure "with sparsity", which gives the copy away, at the line of the figure.
+    shutil.copy(FIXTURE_PRESETS / "h100.yaml", tmp_path / "h100.yaml")
+    text = without_peaks(H200).replace("dense_fp16_tflops: 989.4", "dense_fp16_tflops: 1978.9")
+    write(tmp_path, "h200", text)
+    with pytest.raises(InputError) as caught:
+        load_presets(tmp_path)
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'h200.yaml'}:3: 'dense_fp16_tflops' 1978.9 is {tmp_path / 'h100.yaml'}'s FP16 rate with 2:4 "
+        "sparsity (1978.9): the 'with sparsity' column copied as dense? Give the dense rate (989.45 if so)")

@@ -219,6 +219,45 @@ def parse_yaml(path: Path, where: str) -> Any:
         loader.dispose()
 
 
+# A key a message names: 'memory_capacity_gb', 'peaks.tensor.fp8', 'node.inter_node_lnk'.
+_NAMED_KEY = re.compile(r"'([A-Za-z0-9_.-]+)'")
+
+
+def key_paths(text: str) -> dict[str, int]:
+    """The 1-based line of every mapping key in a YAML text, by dotted path (``dense_fp16_tflops``,
+    ``peaks.tensor.fp8``, ``peaks.tensor.fp8.sparse_tflops``); empty where the text does not compose."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return {}
+    found: dict[str, int] = {}
+    stack: list[tuple[Any, str]] = [(root, "")]
+    while stack:  # a stack, not recursion: the parser has already refused a file nested too deep
+        node, prefix = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                name = f"{prefix}{key_node.value}"
+                found.setdefault(name, key_node.start_mark.line + 1)
+                stack.append((value_node, f"{name}."))
+    return found
+
+
+def at_key_line(message: str, where: str, path: Path) -> str:
+    """``message`` (``file: 'key' ...``) placed at the line of the first key it names that the file has,
+    ``file:LINE: 'key' ...``, so that every mistake in a preset names the line to fix; unchanged where it
+    names none the file holds (a missing key) or gives its line already."""
+    prefix = f"{where}: "
+    if not message.startswith(prefix) or message[len(prefix):].startswith("line "):
+        return message
+    try:
+        lines = key_paths(read_user_text(path))
+    except UnreadableFileError:
+        return message
+    rest = message[len(prefix):]
+    line = next((lines[name] for name in _NAMED_KEY.findall(rest) if name in lines), None)
+    return message if line is None else f"{where}:{line}: {rest}"
+
+
 # --- checking ----------------------------------------------------------------
 
 

@@ -147,8 +147,12 @@ def load_preset(path: str | Path) -> Preset:
     preset_id = check_file_name(path, "preset", PRESET_ID_PATTERN,
                                 "lowercase letters and digits, words joined by single hyphens")
     data = parse_yaml(path, where)
-    _check_document(data, where)
-    return _build_preset(data, preset_id, where, _check_plausible(data, where))
+    try:
+        _check_document(data, where)
+        warnings = tuple(folder.at_key_line(w, where, path) for w in _check_plausible(data, where))
+        return _build_preset(data, preset_id, where, warnings)
+    except InputError as exc:  # at the line of the key it names
+        raise InputError(folder.at_key_line(str(exc), where, path)) from None
 
 
 def _say_warnings(preset: Preset) -> Preset:
@@ -195,10 +199,11 @@ def sparse_copies(presets: Iterable[Preset]) -> list[tuple[str, str]]:
                           if pair[1].id != preset.id and abs(pair[0] - dense) <= SPARSE_RATIO_TOLERANCE * dense), None)
             if other is not None:
                 key = "dense_fp16_tflops" if precision in FP16_PRECISIONS else f"peaks.tensor.{precision}"
-                found.append((preset.file, f"{preset.file}: {short(key)} {dense:g} is {other[1].file}'s "
-                              f"{precision.upper()} rate with 2:4 sparsity ({other[0]:g}): the 'with sparsity' "
-                              f"column copied as dense? Give the dense rate ({dense / 2:g} if so), with the "
-                              f"sparse figure beside it as peaks.tensor.{precision}.sparse_tflops"))
+                said = (f"{preset.file}: {short(key)} {dense:g} is {other[1].file}'s "
+                        f"{precision.upper()} rate with 2:4 sparsity ({other[0]:g}): the 'with sparsity' "
+                        f"column copied as dense? Give the dense rate ({dense / 2:g} if so), with the "
+                        f"sparse figure beside it as peaks.tensor.{precision}.sparse_tflops")
+                found.append((preset.file, folder.at_key_line(said, preset.file, Path(preset.file))))
                 break
     return found
 

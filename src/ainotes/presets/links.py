@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import short
@@ -88,6 +89,13 @@ def load_link(path: str | Path) -> Link:
     link_id = check_file_name(path, "link", PRESET_ID_PATTERN,
                               "lowercase letters and digits, words joined by single hyphens")
     data = folder.parse_yaml(path, where)
+    try:
+        return _link(data, link_id, where)
+    except InputError as exc:  # at the line of the key it names
+        raise InputError(folder.at_key_line(str(exc), where, path)) from None
+
+
+def _link(data: Any, link_id: str, where: str) -> Link:
     check_mapping(data, where, (*REQUIRED_KEYS, *OPTIONAL_KEYS), REQUIRED_KEYS, suggest=True)
     check_text(where, "name", data["name"])
     check_figure(where, "bandwidth_gbps", data["bandwidth_gbps"])
