@@ -166,3 +166,22 @@ def test_a_broken_preset_stops_each_rebuild_until_it_is_mended(project, monkeypa
     _edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: fast", "memory_bandwidth_tbps: 1")
     calls = _Calls(monkeypatch)
     _rebuild_matches_a_clean_build(project, calls)
+
+
+def test_a_new_serve_reads_scans_and_inline_figures_that_an_earlier_process_computed(project, monkeypatch):
+    """``make serve`` started again: what the render cache kept stands in for the backlinks scans and the
+    inline figures (keyed by the page's text, the presets' bytes and the code); other code computes them again."""
+    from ainotes.base import cache
+    from ainotes.build import kept
+
+    cache.MEMO.clear()  # (an earlier test's values, in memory, would not be written to this test's cache)
+    _build(project, "clean", fresh=True)
+    calls = _Calls(monkeypatch)
+    cache.MEMO.clear()  # a new process: nothing in memory
+    _build(project, "site", fresh=True)
+    assert calls.counts["scan"] == calls.counts["figure"] == 0
+    assert _files(project / "site") == _files(project / "clean")
+    monkeypatch.setattr(kept, "code_fingerprint", lambda: "other code")
+    cache.MEMO.clear()
+    _build(project, "site", fresh=True)
+    assert (calls.counts["scan"], calls.counts["figure"]) == (3, 2), calls.counts

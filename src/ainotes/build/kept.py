@@ -12,6 +12,9 @@ those files, and gives them to the next build only while those files are unchang
 * the notes catalogue's parts (:class:`ainotes.notes.meta.KeptCatalogue`): the git history of the
   commit checked out, each page's note and backlinks scan, the bibliography.
 
+Inline figures and backlinks scans are also kept on disk, in the render cache (:func:`on_disk`), keyed by
+the presets' bytes and the code, so that ``make serve`` started again reads them instead of computing them.
+
 A rebuild gives exactly the pages a clean build gives (tests/test_serve_kept.py builds both and compares
 them). Its owner says how long it lives: ``hooks/notes.py`` keeps one from MkDocs' ``on_startup`` to
 ``on_shutdown`` (one ``mkdocs serve``); the Markdown extension one per presets folder for builders
@@ -21,12 +24,15 @@ that run no hooks (Zensical); every other build makes its own, which lives as lo
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from ainotes.base import cache
+from ainotes.build.drawings import code_fingerprint
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
@@ -35,6 +41,7 @@ from ainotes.presets.every import load_every_preset
 from ainotes.presets.gpus import load_presets
 
 _T = TypeVar("_T")
+_J = TypeVar("_J", str, list, dict)
 FolderState = tuple[tuple[str, int, int], ...]  # (path inside the folder, size, mtime in ns) of each file
 
 
@@ -54,12 +61,32 @@ def folder_state(folder: Path) -> FolderState:
     return tuple(found)
 
 
+def folder_digest(folder: Path, state: FolderState) -> str:
+    """SHA-256 over the path and bytes of each file ``state`` lists, in its order."""
+    digest = hashlib.sha256()
+    for name, _, _ in state:
+        digest.update(name.encode("utf-8") + b"\0")
+        try:
+            digest.update(hashlib.sha256((folder / name).read_bytes()).digest())
+        except OSError:
+            digest.update(b"\0unreadable")
+    return digest.hexdigest()
+
+
+def on_disk(kind: str, inputs: dict[str, object], compute: Callable[[], _J]) -> _J:
+    """A JSON value (text, lists, mappings) that ``compute()`` gives for ``inputs`` and this code, kept in the
+    render cache (:func:`ainotes.base.cache.memo_json`), so that the next process (``make serve`` started
+    again) reads it instead of computing it. ``inputs`` must hold all it depends on but the code."""
+    return cache.memo_json(kind, {**inputs, "code": code_fingerprint()}, compute)
+
+
 @dataclass(frozen=True)
 class LoadedPresets:
     """A presets folder as a build reads it, and the state of its files when it was read."""
 
     folder: Path  # resolved
     state: FolderState
+    digest: str  # SHA-256 over every file's path and bytes: what a value kept on disk is keyed by
     presets: tuple[Preset, ...]
     links: dict[str, Link] | None  # None: no links/ folder
     models: dict[str, ModelPreset] | None  # None: no models/ folder
@@ -84,7 +111,8 @@ class KeptBetweenBuilds:
         if known is None or known.state != state:
             presets = load_presets(folder)  # the GPU presets' error first, as a clean build gives it
             every = load_every_preset(folder)
-            known = self._presets[key] = LoadedPresets(key, state, presets, every.links, every.models)
+            known = self._presets[key] = LoadedPresets(key, state, folder_digest(folder, state), presets,
+                                                       every.links, every.models)
         return known
 
     def for_presets(self, key: tuple[str, str], presets: LoadedPresets, compute: Callable[[], _T]) -> _T:

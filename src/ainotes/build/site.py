@@ -24,7 +24,7 @@ from ainotes import render
 from ainotes.base.errors import InputError, PresetFileError
 from ainotes.base.files import write_atomic
 from ainotes.base.publish import PREVIEW_SITE_URL
-from ainotes.build.kept import KeptBetweenBuilds
+from ainotes.build.kept import KeptBetweenBuilds, on_disk
 from ainotes.core.hardware import Preset
 from ainotes.core.links import Link
 from ainotes.core.models import ModelPreset
@@ -82,6 +82,7 @@ class NotesSite:
         self.presets: tuple[Preset, ...] = loaded.presets
         self.presets_by_id = {preset.id: preset for preset in self.presets}
         self.presets_stamp = loaded.state  # the preset files' sizes and times when they were read
+        self.presets_digest = loaded.digest  # and their bytes' digest
         # The notes' catalogue (dates, tags, backlinks), read when the first page asks for it.
         self.notes = (CatalogueSource(self.settings, warn, kept=self.kept.catalogue)
                       if self.settings.docs_dir is not None else None)
@@ -154,8 +155,9 @@ class NotesSite:
     def figure(self, body: str, page: Page, line: int | None) -> str:
         """The plain text of an inline figure ``{{ body }}``."""
         try:
-            return self.kept.for_presets(("figure", body), self._loaded,
-                                         lambda: figures.evaluate(body, self.presets_by_id, self.links, self.models))
+            return self.kept.for_presets(("figure", body), self._loaded, lambda: on_disk(
+                "inline-figure", {"body": body, "presets": self.presets_digest},
+                lambda: figures.evaluate(body, self.presets_by_id, self.links, self.models)))
         except PresetFileError:
             raise
         except InputError as exc:

@@ -46,7 +46,7 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 from ainotes.base.errors import InputError
-from ainotes.build.kept import KeptBetweenBuilds, folder_state
+from ainotes.build.kept import KeptBetweenBuilds, folder_state, on_disk
 from ainotes.build.site import NotesSite
 from ainotes.fences import body as fence_body
 from ainotes.fences.registry import FENCE_KINDS
@@ -761,17 +761,23 @@ def locate_fences_and_forms(text: str) -> tuple[tuple[Any, ...], tuple[str, ...]
 def backlinks_scanner(site: NotesSite) -> notes_meta.Scanner:
     """What the notes catalogue runs on each page: the presets it uses and its fence kinds. Its key is
     the site's presets (:attr:`NotesSite.presets_stamp`): a rebuild that kept them scans again only
-    the pages whose text changed (:class:`ainotes.notes.meta.KeptCatalogue`)."""
+    the pages whose text changed (:class:`ainotes.notes.meta.KeptCatalogue`); a new process reads
+    the scans of pages, presets and code it met before from the render cache."""
     known: dict[str, list[str]] | None = None
 
     def scan(src: str, text: str) -> notes_meta.PageScan:
+        found = on_disk("backlinks-scan", {"src": src, "text": text, "presets": site.presets_digest},
+                        lambda: _scan_json(src, text))
+        return notes_meta.PageScan(frozenset((kind, entry) for kind, entry in found["uses"]), tuple(found["kinds"]))
+
+    def _scan_json(src: str, text: str) -> dict[str, list]:
         nonlocal known
         if known is None:
             known = backlinks.known_ids(site)
         try:
             fences, forms = locate_fences_and_forms(text)
         except Exception:  # the page's own conversion reports what is wrong with it
-            return notes_meta.PageScan(frozenset(), ())
+            return {"uses": [], "kinds": []}
         uses: set[backlinks.Use] = set()
         kinds: list[str] = []
         for fence in fences:
@@ -787,6 +793,6 @@ def backlinks_scanner(site: NotesSite) -> notes_meta.Scanner:
             uses |= backlinks.request_uses(request) | backlinks.implied_uses(request, site)
         for body in forms:
             uses |= backlinks.form_uses(body, known)
-        return notes_meta.PageScan(frozenset(uses), tuple(kinds))
+        return {"uses": sorted(uses), "kinds": kinds}
 
     return notes_meta.Scanner(scan, key=site.presets_stamp or None)
