@@ -223,6 +223,27 @@ MISTAKES = [
         "index.md:4: ranks= must be a whole number from 2 to 1024: '1025'",
         id="bus-factor-beyond-the-cost-model",
     ),
+    pytest.param(
+        {"index.md": "---\ntitle: A page with front matter\n summary: one key indented a space too far\n---\n"
+                     "# Front matter\n"},
+        "index.md:3: front matter is not valid YAML: a 'key: value' where a plain value was expected: this line is "
+        "indented under a value",
+        id="front-matter-indented",
+    ),
+    pytest.param(
+        {"index.md": _page("""
+            # Cost
+
+            ```collective-cost
+            op: all-reduce
+            ranks: 48
+            link: test-link
+              title: one key indented under another
+            ```
+            """)},
+        "index.md:7: collective-cost fence body is not valid YAML: a 'key: value' where a plain value was expected",
+        id="fence-body-indented",
+    ),
 ]
 
 
@@ -256,6 +277,21 @@ AS_CODE = _page("""
     ```roofline colour=red
     ```
     """)
+
+
+def test_a_broken_model_file_is_told_at_its_own_line_not_the_page_that_loaded_it(tmp_path):
+    project = _project(tmp_path / "project", {"index.md": "# Models\n\nWords.\n\n{{ params lab-70b }}\n"})
+    (project / "presets" / "models").mkdir()
+    model = (Path(__file__).parent / "fixtures" / "inference" / "models" / "lab-70b.yaml").read_text(encoding="utf-8")
+    assert "vocab: 128256" in model
+    (project / "presets" / "models" / "lab-70b.yaml").write_text(model.replace("vocab: 128256", "vocab: 128256x"),
+                                                                  encoding="utf-8")
+    result = run_build(project, env={"AINOTES_CACHE_DIR": str(tmp_path / "render"),
+                                     "AINOTES_SITE_URL": "https://notes.example/"})
+    assert result.returncode != 0 and "Traceback" not in result.output
+    errors = _errors(result.output)
+    model_file = project / "presets" / "models" / "lab-70b.yaml"
+    assert errors == [f"{model_file}:9: 'vocab' must be a whole number, not a string: '128256x'"], result.output
 
 
 def test_mistakes_shown_as_code_build(build):

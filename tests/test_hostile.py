@@ -41,7 +41,7 @@ from ainotes.build.site import NotesSite
 from ainotes.core.collectives import OPS
 from ainotes.core.kernels import DTYPE_BYTES
 from ainotes.markdown.extension import convert_page, locate_fences
-from preset_support import FIXTURE_PRESETS
+from preset_support import FIXTURE_PRESETS, without_line
 from sitebuild import H100, make_fixture, run_build
 
 PAGE = "page.md"
@@ -546,7 +546,8 @@ def test_unsafe_source_urls_are_refused_naming_the_file(tmp_path, url):
         NotesSite(tmp_path)
     message = str(caught.value)
     assert len(message.splitlines()) == 1
-    assert message.startswith(f"{path}: 'sources[0].url' must be an http or https URL"), message
+    assert without_line(message, path).startswith(f"{path}: 'sources[0].url' must be an http or https URL"), message
+    assert message != without_line(message, path)  # at the line of the URL
 
 
 @pytest.mark.parametrize(
@@ -678,7 +679,7 @@ def _error_lines(output: str) -> list[str]:
         (H100.format(name="H100", source_title="x", url="https://example.com").replace("3.35", ".nan"),
          "h100.yaml:3: 'memory_bandwidth_tbps' must be a finite number > 0: nan"),
         (H100.format(name="H100", source_title="x", url="javascript:alert(1)"),
-         "h100.yaml: 'sources[0].url' must be an http or https URL: 'javascript:alert(1)'"),
+         "h100.yaml:7: 'sources[0].url' must be an http or https URL: 'javascript:alert(1)'"),
         (H100.format(name=json.dumps(MARKUP[0]), source_title="x", url="https://example.com") + "colour: red\n",
          "h100.yaml:8: unknown key 'colour'"),
     ],

@@ -220,12 +220,13 @@ def parse_yaml(path: Path, where: str) -> Any:
 
 
 # A key a message names: 'memory_capacity_gb', 'peaks.tensor.fp8', 'node.inter_node_lnk'.
-_NAMED_KEY = re.compile(r"'([A-Za-z0-9_.-]+)'")
+_NAMED_KEY = re.compile(r"'([A-Za-z0-9_.\[\]-]+)'")
 
 
 def key_paths(text: str) -> dict[str, int]:
     """The 1-based line of every mapping key in a YAML text, by dotted path (``dense_fp16_tflops``,
-    ``peaks.tensor.fp8``, ``peaks.tensor.fp8.sparse_tflops``); empty where the text does not compose."""
+    ``peaks.tensor.fp8``, ``peaks.tensor.fp8.sparse_tflops``, ``sources[0].url``); empty where the text does
+    not compose."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except (yaml.YAMLError, RecursionError):
@@ -239,6 +240,9 @@ def key_paths(text: str) -> dict[str, int]:
                 name = f"{prefix}{key_node.value}"
                 found.setdefault(name, key_node.start_mark.line + 1)
                 stack.append((value_node, f"{name}."))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                stack.append((item, f"{prefix[:-1]}[{index}]."))
     return found
 
 
