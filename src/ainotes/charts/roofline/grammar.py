@@ -19,7 +19,10 @@ from ainotes.charts.roofline.names import (
     KERNEL_BAND_PX,
     KERNEL_MODE_LABELS,
     KERNEL_MODES,
+    LABEL_HALF_PX,
+    LABEL_INSET_PX,
     LEGEND_SYMBOL_PX,
+    MARK_CLEARANCE_PX,
     NARROW_PLOT_PX,
     OWN_LABEL_Y_PX,
     READOUT_LABEL_Y_PX,
@@ -40,6 +43,36 @@ _HAS_SHOWN = "indexof(has_roof[precision], datum.p) >= 0"  # the GPU draws the r
 _SHOWN = f"({_VISIBLE} && {_HAS_SHOWN})"
 _MODE_KEY = "precision + '|' + (sparsity ? 's' : 'd')"
 _KERNEL_MODE = "(kmode == 'own' ? 'own' : precision)"
+
+
+def _y_domain_expr() -> str:
+    """The y scale's domain: from ``y_domains[precision]``'s floor to where its highest mark (that
+    roof's, or the reader's marks' own roofs where they are on) stands below the band of labels
+    along the top, in pixels at the plot's height, whatever that height.
+
+    On a log axis of pixel height H over [lo, hi], a value v stands H·log(hi/v)/log(hi/lo) px below
+    the top; for the highest mark t to stand ``band`` px down, log(hi/lo) = log(t/lo)·H/(H − band):
+    hi = lo·exp(log(t/lo)·H/(H − band)). The band is the lowest label row in use, half a label and a
+    marker's clearance (names.LABEL_HALF_PX, MARK_CLEARANCE_PX)."""
+    lo = "y_domains[precision][0]"
+    tops = ["y_domains[precision][1]", *(
+        f"({prefix}_on && isValid(y_domains[{prefix}_roof]) ? y_domains[{prefix}_roof][1] : 0)"
+        for prefix in ("own", "batch"))]
+    row = (f"(batch_on ? {BATCH_LABEL_Y_PX} + {LABEL_HALF_PX} : own_on ? {OWN_LABEL_Y_PX} + {LABEL_HALF_PX} "
+           f": readout_on ? {READOUT_LABEL_Y_PX} + {LABEL_HALF_PX} : 0)")
+    band = f"({row} + {MARK_CLEARANCE_PX})"
+    top = f"max({', '.join(tops)})"
+    return f"[{lo}, {lo} * exp(log({top} / {lo}) * height / max(height - {band}, 1))]"
+
+
+Y_DOMAIN_EXPR = _y_domain_expr()
+
+
+def _label_dx(x_px: str, side: str) -> str:
+    """A label's offset from the x it marks: 6 px to the side of its text, but never past the plot's
+    edge (an intensity at the axis's end wrote "at 0.01 FLOP/B" across the y axis)."""
+    return (f"({side}) == 'right' ? min(6, width - {LABEL_INSET_PX} - {x_px}) "
+            f": max(-6, {LABEL_INSET_PX} - {x_px})")
 _LINE_STATE = "kmode + '|' + precision + '|' + (sparsity ? 's' : 'd')"
 _PEAK = "(sparsity ? datum.speak : datum.peak)"
 _RIDGE = "(sparsity ? datum.sridge : datum.ridge)"
@@ -122,7 +155,7 @@ class _Encodings:
 
     def __init__(self, alt: Any):
         x_scale = alt.Scale(type="log", domain=alt.ExprRef("x_domain"), nice=False)
-        y_scale = alt.Scale(type="log", domain=alt.ExprRef("y_domains[precision]"), nice=False)
+        y_scale = alt.Scale(type="log", domain=alt.ExprRef(Y_DOMAIN_EXPR), nice=False)
         x = alt.X("x:Q", scale=x_scale, title="Arithmetic intensity (FLOP/byte)",
                   axis=alt.Axis(values=alt.ExprRef("x_ticks"), labelExpr="format(datum.value, ',~g')",
                                 labelOverlap="greedy", labelFlush=True))
@@ -230,10 +263,11 @@ def _readout_layers(alt: Any, enc: _Encodings, current: Any, one_row: Any) -> li
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[enc.name_tip]),
         one_row.transform_filter(_READOUT_SHOWN)
         .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(side), aria=False,
-                   dx=alt.ExprRef(f"({side}) == 'right' ? 6 : -6"), text=alt.ExprRef("'at ' + readout_label"))
+                   dx=alt.ExprRef(_label_dx(f"scale('x', {_AT})", side)), text=alt.ExprRef("'at ' + readout_label"))
         .encode(x=alt.X(datum=alt.ExprRef(_AT), type="quantitative"), y=alt.value(READOUT_LABEL_Y_PX)),
+        # A tick under the label, left out while the reader's label takes the row below it.
         one_row.transform_filter(_READOUT_SHOWN)
-        .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout", aria=False)
+        .mark_rule(strokeWidth=1, strokeDash=[3, 2], style="readout", aria=False, opacity=alt.ExprRef("own_on ? 0 : 1"))
         .encode(x=alt.X(datum=alt.ExprRef(_AT), type="quantitative"), y=alt.value(READOUT_LABEL_Y_PX + 7),
                 y2=alt.value(READOUT_LABEL_Y_PX + 14)),
     ]
@@ -291,7 +325,7 @@ def _reader_marks(alt: Any, enc: _Encodings, ceilings: Any, one_row: Any, prefix
         .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), color="p:N", tooltip=[enc.name_tip]),
         one_row.transform_filter(on)
         .mark_text(baseline="middle", fontSize=12, style="reader-label", align=alt.ExprRef(mark_side), aria=False,
-                   dx=alt.ExprRef(f"({mark_side}) == 'right' ? 6 : -6"),
+                   dx=alt.ExprRef(_label_dx(f"scale('x', {prefix}_x)", mark_side)),
                    limit=alt.ExprRef(f"({mark_side}) == 'right' ? scale('x', {prefix}_x) - 8 "
                                      f": width - scale('x', {prefix}_x) - 8"),
                    text=alt.ExprRef(f"{prefix}_label"))

@@ -65,8 +65,8 @@ DEFAULT_MIN_INTENSITY_FLOP_PER_BYTE = 0.1
 RIDGE_HEADROOM = 3.0
 # Kernel markers keep this factor away from the axis ends.
 KERNEL_MARGIN = 1.5
-# Room above the highest ceiling for the band of the readout's and the reader's labels.
-TOP_HEADROOM = 6.0
+# The y ticks run this factor past the highest mark (the axis above it holds the band of labels).
+TICKS_ABOVE = 1000.0
 
 ALL_PRESETS = "*"  # not a valid preset id, so it cannot collide with one
 # Below this plot width (px) legend labels wrap (the kernels' key and the line key always have one
@@ -87,6 +87,12 @@ LEGEND_SYMBOL_PX = 30
 READOUT_LABEL_Y_PX = 12
 OWN_LABEL_Y_PX = 27
 BATCH_LABEL_Y_PX = 42
+# Half a label's height (12 px text) and half the largest marker's (the reader's diamond), plus a gap:
+# the highest mark stands this far below the lowest label row in use (grammar.Y_DOMAIN_EXPR).
+LABEL_HALF_PX = 7
+MARK_CLEARANCE_PX = 9
+# Labels of the readout and the reader's marks stay this far inside the plot's sides.
+LABEL_INSET_PX = 3
 # The batch GEMM: a decode step's projection from d_model to 4·d_model, weights read once.
 DEFAULT_D_MODEL = 8192
 BATCH_FFN_FACTOR = 4

@@ -31,7 +31,7 @@ from ainotes.charts.roofline.names import (
     SHOWN_STYLE,
     STATIC_HEIGHT_PX,
     STATIC_WIDTH_PX,
-    TOP_HEADROOM,
+    TICKS_ABOVE,
     display_names,
     dtype_roofs,
     intensity_label,
@@ -103,18 +103,23 @@ def _x_domain(rows: Sequence[dict[str, Any]], intensities: Sequence[float]) -> t
     return _decade_floor(low), _decade_ceil(high)
 
 
-def _y_domains(rows: Sequence[dict[str, Any]], kernel_rows: Sequence[dict[str, Any]], roofs: Sequence[str],
-               x_min: float) -> dict[str, list[float]]:
+def _y_domains(rows: Sequence[dict[str, Any]], kernel_rows: Sequence[dict[str, Any]],
+               extra_rows: Sequence[dict[str, Any]], roofs: Sequence[str], x_min: float) -> dict[str, list[float]]:
     """Per roof: from the slowest sloped line at the axis start (and below the lowest kernel
-    mark, clear of the band of numbers) to room above its highest sparse peak and every kernel
-    mark and roof drawn beside it. A switch of precision may rescale the y axis; the sparsity
-    toggle and the kernels' mode never do."""
+    mark, clear of the band of numbers) to its highest sparse peak, every kernel mark and every
+    roof drawn beside it: the highest mark. The band of labels above it is the grammar's, in pixels
+    (grammar.Y_DOMAIN_EXPR). A switch of precision may rescale the y axis; the sparsity toggle and
+    the kernels' mode never do."""
     y_min = _decade_floor(min([r["bw"] * x_min for r in rows] + [r["y"] / 2 for r in kernel_rows]))
     kernel_top = max((r["y"] for r in kernel_rows), default=0.0)
     roof_tops = {r["r"]: 0.0 for r in rows}
     for r in rows:
         roof_tops[r["r"]] = max(roof_tops[r["r"]], r["speak"])
-    return {roof: [y_min, max(roof_tops[roof], kernel_top) * TOP_HEADROOM] for roof in roofs}
+    for extra in extra_rows:  # its states: "kernel mode|roof shown|sparsity"
+        for state in extra["s"].split():
+            shown = state.split("|")[1]
+            roof_tops[shown] = max(roof_tops.get(shown, 0.0), extra["top"])
+    return {roof: [y_min, max(roof_tops[roof], kernel_top)] for roof in roofs}
 
 
 def _readout_at(given: float | None, rows: Sequence[dict[str, Any]], x_min: float, x_max: float) -> float:
@@ -247,7 +252,7 @@ class _ChartData:
         data = KernelData(kernels, presets, roofs, x_min, x_max)
         by_key = {(r["p"], r["r"]): r for r in rows}
         extra_rows, line_keys, drawn = extra_roofs(data, presets, by_key, roofs)
-        y_domains = _y_domains(rows, data.rows, roofs, x_min)
+        y_domains = _y_domains(rows, data.rows, extra_rows, roofs, x_min)
         names = dict(zip((p.id for p in presets), display_names(presets), strict=True))
         slots = gpu_colour_slots([*(palette_ids or ()), *names])
         has_roof = {roof: [r["p"] for r in rows if r["r"] == roof] for roof in ALL_ROOFS}
@@ -260,7 +265,10 @@ class _ChartData:
             "intensity": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
             "intensity_opening": _readout_at(readout_intensity_flop_per_byte, rows, x_min, x_max),
             "x_domain": [x_min, x_max], "y_domains": y_domains, "x_ticks": _decades(x_min, x_max),
-            "y_ticks": _decades(min(low for low, _ in y_domains.values()), max(top for _, top in y_domains.values())),
+            # Up to decades above the highest mark: the band of labels over it (grammar.Y_DOMAIN_EXPR)
+            # may reach one; Vega drops the ticks a domain does not hold.
+            "y_ticks": _decades(min(low for low, _ in y_domains.values()),
+                                max(top for _, top in y_domains.values()) * TICKS_ABOVE),
             "colour_domain": gpu_colour_domain({i: slots[i] for i in names}), "gpu_ids": list(names),
             "names": names, "narrow_names": _padded({i: narrow_lines(name) for i, name in names.items()}),
             # The key's scale: the kernels' numbers (the marks') and every entry value (the key's).
