@@ -248,7 +248,7 @@ def test_figures_come_from_the_core():
          "layers=, heads=, head_dim=, seq_len= go together: layers=, heads= given, head_dim=, seq_len= missing"),
         ("mfu params=1e9 tokens_per_second=1e5 gpus=8 preset=h100 precision=fp9",
          "precision= must be one of fp64, tf32, fp16, bf16, fp8, fp4, int8: 'fp9'"),
-        ("bus-factor all-reduce ranks=0", "ranks= must be a whole number >= 1: '0'"),
+        ("bus-factor all-reduce ranks=0", "ranks= must be a whole number from 2 to 1024: '0'"),
         ("intensity gemm:0x1x1", "kernel spec 'gemm:0x1x1': dimension M must be >= 1: 0"),
     ],
 )

@@ -85,7 +85,8 @@ for text in ({misspelt!r}, {page.replace("ridge-list", "ridge-lst")!r}):
     assert "Where each GPU turns compute-bound" in out
     errors = [line for line in out.splitlines() if line.startswith("ERROR")]
     assert len(errors) == 2
-    assert errors[0] == "ERROR ridges.md:3: unknown key 'titel' in ridge-list fence (allowed: presets, title)"
+    assert errors[0] == ("ERROR ridges.md:3: unknown key 'titel' in ridge-list fence (allowed: presets, title): "
+                         "did you mean 'title'?")
     assert "did you mean 'ridge-list'?" in errors[1]
 
 

@@ -78,3 +78,23 @@ def test_a_model_file_among_the_gpu_presets_is_told_where_it_goes(
     assert main(["validate", str(tmp_path)]) == 2
     out, err = capsys.readouterr()
     assert err == f"ainotes validate: {expected}\n" and "1 OK, 1 with errors" in out
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("# C\n\n```collective-cost\nop: all-reduce\nrank: 8\n```\n",
+     "c.md:5: unknown key 'rank' in collective-cost fence (allowed: op, ranks, link, title, id, measured): did you "
+     "mean 'ranks'?"),
+    ("{{ collective-time all-reduce rank=8 bytes=1e9 link=nvlink-4 }}\n", "c.md:1: 'collective-time' does not take "
+     "rank= (allowed: algorithm, bytes, link, micro_batch, model, part, pp, ranks, seq_len, tp): did you mean ranks=?"),
+    ("{{ collective-time allreduce ranks=8 bytes=1e9 link=nvlink-4 }}\n", "c.md:1: 'collective-time' needs one op "
+     "(all-reduce, reduce, reduce-scatter, all-gather, broadcast, scatter, all-to-all): 'allreduce': did you mean "
+     "all-reduce?"),
+    ("{{ bus-factor all-reduce rank=8 }}\n", "c.md:1: 'bus-factor' does not take rank= (allowed: ranks=): did you "
+     "mean ranks=?"),
+    ("{{ peak h100 tf23 }}\n", "c.md:1: 'peak' does not take 'tf23' (allowed: a precision, fp64, fp32, tf32, fp16, "
+     "bf16, fp8, fp4, int8; a unit, tensor, vector; sparse): did you mean 'tf32'?"),
+])
+def test_a_misspelt_key_word_or_op_on_a_page_gets_the_nearest(text: str, expected: str) -> None:
+    with pytest.raises(InputError) as caught:
+        convert_page(NotesSite(FIXTURE_PRESETS), text, "c.md", "c/")
+    assert str(caught.value) == expected

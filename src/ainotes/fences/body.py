@@ -16,7 +16,7 @@ import yaml
 
 from ainotes.base import yamlread
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import MAX_NAME_CHARS, short, unknown_id
+from ainotes.base.textcheck import MAX_NAME_CHARS, closest, short, unknown_id
 from ainotes.core import checks
 from ainotes.core.checks import FieldError, QuotedText
 
@@ -154,9 +154,10 @@ class BodyReader:
         self.lines = key_lines.get(id(data), {})
         for key in data:
             if key not in allowed:
-                self.fail(
-                    str(key), f"unknown key {short(str(key))} in {fence.kind} fence (allowed: {', '.join(allowed)})"
-                )
+                near = closest(str(key), allowed)
+                hint = f": did you mean {near!r}?" if near is not None else ""
+                self.fail(str(key), f"unknown key {short(str(key))} in {fence.kind} fence "
+                                    f"(allowed: {', '.join(allowed)}){hint}")
 
     def fail(self, key: str, message: str, *, item: int | None = None) -> NoReturn:
         """Raise for ``key``, at its line in the page (the mapping's line if it is absent), or at

@@ -74,15 +74,15 @@ def _check_keys(options: dict[str, str], allowed: set[str], form: str) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
         near = closest(unknown[0], allowed)
-        hint = f" (did you mean {near}=?)" if near is not None else ""
-        raise InputError(f"'{form}' does not take {unknown[0]}={hint} (allowed: {', '.join(sorted(allowed))})")
+        hint = f": did you mean {near}=?" if near is not None else ""
+        raise InputError(f"'{form}' does not take {unknown[0]}= (allowed: {', '.join(sorted(allowed))}){hint}")
 
 
 def _op(args: list[str], form: str) -> str:
     if len(args) != 1 or args[0] not in OPS:
         given = " ".join(args) or "nothing"
         near = closest(given, OPS)
-        hint = f" (did you mean {near}?)" if near is not None else ""
+        hint = f": did you mean {near}?" if near is not None else ""
         raise InputError(f"'{form}' needs one op ({', '.join(OPS)}): {short(given)}{hint}")
     return args[0]
 

@@ -58,7 +58,7 @@ from latex2mathml.converter import convert as latex_to_mathml
 
 from ainotes.base import units
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short, unknown_id
+from ainotes.base.textcheck import closest, short, unknown_id
 from ainotes.core import collective_cost, kernels, roofline
 from ainotes.core.hardware import PRECISIONS, UNITS, Preset, check_precision, default_unit, precision_label
 from ainotes.inline import cost as cost_forms
@@ -191,7 +191,9 @@ class _Form:
                 if not self.options:
                     raise InputError(f"'{name}' takes no key=value options: {key}= (allowed: {self.allowed()})")
                 if key not in self.options:
-                    raise InputError(f"'{name}' does not take {key}= (allowed: {self.allowed()})")
+                    near = closest(key, self.options)
+                    raise InputError(f"'{name}' does not take {key}= (allowed: {self.allowed()})"
+                                     + (f": did you mean {near}=?" if near is not None else ""))
                 if key in options:
                     raise InputError(f"'{name}' is given {key}= twice")
                 options[key] = value
@@ -241,7 +243,9 @@ def _ceiling_words(words: list[str], form: str, allowed: str) -> tuple[str, str,
         kind = next((name for name, known in (("precision", PRECISIONS), ("unit", UNITS), ("sparse", ("sparse",)))
                      if word in known), None)
         if kind is None:
-            raise InputError(f"'{form}' does not take {word!r} (allowed: {allowed})")
+            near = closest(word, (*PRECISIONS, *UNITS, "sparse")) if len(word) > 3 else None  # fp6 is not fp64
+            raise InputError(f"'{form}' does not take {word!r} (allowed: {allowed})"
+                             + (f": did you mean {near!r}?" if near is not None else ""))
         if (kind == "precision" and precision) or (kind == "unit" and unit) or (kind == "sparse" and sparse):
             raise InputError(f"'{form}' takes one {kind}: {' '.join(words)!r}")
         if kind == "precision":
