@@ -168,9 +168,10 @@ def test_a_broken_preset_stops_each_rebuild_until_it_is_mended(project, monkeypa
     _rebuild_matches_a_clean_build(project, calls)
 
 
-def test_a_new_serve_reads_scans_and_inline_figures_that_an_earlier_process_computed(project, monkeypatch):
-    """``make serve`` started again: what the render cache kept stands in for the backlinks scans and the
-    inline figures (keyed by the page's text, the presets' bytes and the code); other code computes them again."""
+def test_a_new_serve_reads_what_an_earlier_process_computed(project, monkeypatch):
+    """``make serve`` started again: what the render cache kept stands in for the backlinks scans, the inline
+    figures, the pure fences' HTML and the formatted bibliography (keyed by what each is made from and the
+    code); other code computes them again."""
     from ainotes.base import cache
     from ainotes.build import kept
 
@@ -179,9 +180,10 @@ def test_a_new_serve_reads_scans_and_inline_figures_that_an_earlier_process_comp
     calls = _Calls(monkeypatch)
     cache.MEMO.clear()  # a new process: nothing in memory
     _build(project, "site", fresh=True)
-    assert calls.counts["scan"] == calls.counts["figure"] == 0
+    start = Counter({"note": 3, "formula": 1, "git log": 1})  # read by every start
+    assert calls.counts == start  # not the scans, figures, pure fences, bibliography
     assert _files(project / "site") == _files(project / "clean")
     monkeypatch.setattr(kept, "code_fingerprint", lambda: "other code")
     cache.MEMO.clear()
     _build(project, "site", fresh=True)
-    assert (calls.counts["scan"], calls.counts["figure"]) == (3, 2), calls.counts
+    assert calls.counts - start - start == Counter({"scan": 3, "figure": 2, "pure fence": 1, "bibliography": 1})

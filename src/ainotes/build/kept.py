@@ -12,8 +12,10 @@ those files, and gives them to the next build only while those files are unchang
 * the notes catalogue's parts (:class:`ainotes.notes.meta.KeptCatalogue`): the git history of the
   commit checked out, each page's note and backlinks scan, the bibliography.
 
-Inline figures and backlinks scans are also kept on disk, in the render cache (:func:`on_disk`), keyed by
-the presets' bytes and the code, so that ``make serve`` started again reads them instead of computing them.
+Inline figures, pure fences' HTML, backlinks scans and the formatted bibliography are also kept on disk,
+in the render cache (:func:`on_disk`), keyed by what they are made from (the presets' bytes, a page's
+text, the bibliography's bytes) and the code, so that ``make serve`` started again reads them instead of
+computing them.
 
 A rebuild gives exactly the pages a clean build gives (tests/test_serve_kept.py builds both and compares
 them). Its owner says how long it lives: ``hooks/notes.py`` keeps one from MkDocs' ``on_startup`` to
@@ -96,7 +98,7 @@ class KeptBetweenBuilds:
     """Values one build read or computed, for the next build of the same process (module docstring)."""
 
     def __init__(self) -> None:
-        self.catalogue = KeptCatalogue()
+        self.catalogue = KeptCatalogue(on_disk=on_disk)
         self._presets: dict[Path, LoadedPresets] = {}
         self._for_presets: dict[tuple[str, str], object] = {}
         self._for_presets_of: tuple[Path, FolderState] | None = None

@@ -128,8 +128,9 @@ class NotesSite:
         fence = fence_body.Fence(kind, body, line + page.line_offset)
         try:
             if fence_kind.pure:  # its HTML depends on the body and the presets alone, not on the line
-                return self.kept.for_presets(("fence", f"{kind}\n{body}"), self._loaded, functools.partial(
-                    self._parse_and_draw, fence_kind, fence, page))
+                return Drawn(self.kept.for_presets(("fence", f"{kind}\n{body}"), self._loaded, lambda: on_disk(
+                    "pure-fence", {"kind": kind, "body": body, "presets": self.presets_digest},
+                    functools.partial(self._pure_html, fence_kind, fence, page))))
             return self._parse_and_draw(fence_kind, fence, page)
         except PresetFileError:
             raise  # it names the file and line of its key; the page that loaded it is no place for it
@@ -141,6 +142,12 @@ class NotesSite:
 
     def _parse_and_draw(self, kind: FenceKind, fence: fence_body.Fence, page: Page) -> Drawn:
         return kind.draw(self, kind.parse(fence, page.src, self.presets_by_id), page)
+
+    def _pure_html(self, kind: FenceKind, fence: fence_body.Fence, page: Page) -> str:
+        drawn = self._parse_and_draw(kind, fence, page)
+        if drawn.chart is not None or drawn.scripts:
+            raise TypeError(f"a pure fence kind ({kind.name}) drew a chart or needs scripts: it is not pure")
+        return drawn.html
 
     def register(self, chart: Chart, page: Page, line: int) -> None:
         """Keep ``chart`` for the embed files and the manifest; its id must be new."""

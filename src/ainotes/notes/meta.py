@@ -27,8 +27,11 @@ commit, so a page that needs git then gets the fallbacks and the build warns, na
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import difflib
+import functools
+import hashlib
 import logging
 import os
 import re
@@ -36,6 +39,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -574,6 +578,21 @@ def _apply_scan(catalogue: Catalogue, src: str, found: PageScan) -> None:
         catalogue.fence_pages.setdefault(kind, []).append(src)
 
 
+OnDisk = Callable[[str, dict[str, object], Callable[[], Any]], Any]
+
+
+class _NotKeptError(Exception):
+    """Nothing to keep: the loader's outcome is an error or nothing."""
+
+
+@functools.cache
+def _pybtex_version() -> str:
+    try:
+        return metadata.version("pybtex")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 class KeptCatalogue:
     """The parts of a catalogue one build leaves the next in the same process (``mkdocs serve``): the git
     history of the commit checked out, each page's note and scan with the state of its file (size and
@@ -581,8 +600,11 @@ class KeptCatalogue:
     when what it was read from changed, so a rebuild reads the pages that changed, and gives the
     catalogue a clean build gives. Kept for one settings at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_disk: OnDisk | None = None) -> None:
         self.settings: NotesSettings | None = None
+        # Keeps a JSON value in the render cache for the next process (ainotes.build.kept.on_disk):
+        # the bibliography, whose formatting (pybtex) costs a start more than anything else here.
+        self.on_disk = on_disk
         self.histories: dict[tuple[Path, str], GitHistory] = {}
         self._notes: dict[str, tuple[tuple, Note | InputError, bool]] = {}
         self._scans: dict[str, tuple[object, str, PageScan]] = {}
@@ -634,8 +656,34 @@ class KeptCatalogue:
         except OSError:
             key = (path, None)
         if self._bibliography is None or self._bibliography[0] != key:
-            self._bibliography = (key, load())
+            self._bibliography = (key, self._read_bibliography(path, load))
         return self._bibliography[1]
+
+    def _read_bibliography(self, path: Path, load: Callable[[], citations.Bibliography | InputError | None]
+                           ) -> citations.Bibliography | InputError | None:
+        """``load()``, or the entries an earlier process formatted from the same bytes (and pybtex)."""
+        try:
+            data = path.read_bytes() if self.on_disk is not None else None
+        except OSError:
+            data = None
+        if self.on_disk is None or data is None:
+            return load()
+        outcome: list[citations.Bibliography | InputError | None] = []
+
+        def entries() -> list[dict[str, Any]]:
+            outcome.append(load())
+            found = outcome[0]
+            if not isinstance(found, citations.Bibliography):
+                raise _NotKeptError  # a mistake is reported again each time; nothing kept
+            return [dataclasses.asdict(entry) for entry in found.entries.values()]
+
+        try:
+            kept = self.on_disk("bibliography", {"sha256": hashlib.sha256(data).hexdigest(), "path": str(path),
+                                                 "shown": self.settings.bibliography_shown if self.settings else "",
+                                                 "pybtex": _pybtex_version()}, entries)
+        except _NotKeptError:
+            return outcome[0]
+        return citations.Bibliography(path, {entry["key"]: citations.Entry(**entry) for entry in kept})
 
     def forget_pages_but(self, srcs: set[str]) -> None:
         for kept in (self._notes, self._scans):
