@@ -48,13 +48,13 @@ def roofline_numbers(repeats: int) -> RooflineNumbers:
     empties that cache between timed calls so each one really renders.
     """
     from ainotes import render
-    from ainotes.charts import roofline as roofline_chart
+    from ainotes.charts.roofline.spec import roofline_spec
     from ainotes.presets.gpus import load_presets
 
     presets = load_presets(REPO / "presets")
-    spec = roofline_chart.roofline_spec(presets)
-    spec_build = _median_time(lambda: roofline_chart.roofline_spec(presets, cached=False), repeats)
-    spec_cached = _median_time(lambda: roofline_chart.roofline_spec(presets), repeats)
+    spec = roofline_spec(presets)
+    spec_build = _median_time(lambda: roofline_spec(presets, cached=False), repeats)
+    spec_cached = _median_time(lambda: roofline_spec(presets), repeats)
     cache.clear_cache()
     render.svg(spec)  # the first call starts the JavaScript engine; not what a chart costs
 

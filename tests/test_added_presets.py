@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from ainotes.build.site import NotesSite
-from ainotes.charts import roofline as chart
+from ainotes.charts.roofline.spec import roofline_spec
 from ainotes.cli import main
 from ainotes.core import roofline
 from ainotes.core.hardware import UNIT_PRECISIONS
@@ -141,7 +141,7 @@ def test_tables_and_inline_forms_show_the_new_parts(folder: Path) -> None:
 def test_the_roofline_chart_draws_every_roof_of_every_preset(folder: Path) -> None:
     presets = load_presets(folder)
     kernels = [parse_kernel_spec(s) for s in KERNELS]
-    spec = chart.roofline_spec(presets, kernels=kernels)
+    spec = roofline_spec(presets, kernels=kernels)
     ceilings = {(row["r"], row["p"]): row for row in spec["datasets"]["ceilings"]}
     # Each kernel's mark at its own dtype (the explorer also carries it re-typed to every precision shown).
     marks = {(row["k"], row["p"]): row for row in spec["datasets"]["kernels"] if " own " in row["m"]}

@@ -290,7 +290,7 @@ def test_math_becomes_mathml_and_bad_math_is_an_error():
 
 
 def test_errors_raised_while_drawing_a_fence_still_name_page_and_line(monkeypatch):
-    from ainotes.charts import roofline as roofline_chart
+    from ainotes.charts.roofline import spec as roofline_chart
 
     def refuse(*args, **kwargs):
         raise InputError("roofline chart: cannot draw this")

@@ -14,7 +14,18 @@ from ainotes.base import formula, units
 from ainotes.base.errors import InputError
 from ainotes.base.formula import Expr
 from ainotes.charts import formats
-from ainotes.charts import roofline as chart
+from ainotes.charts.roofline.expressions import ROW_TEXTS
+from ainotes.charts.roofline.names import (
+    ALL_PRESETS,
+    KERNEL_MODES,
+    dtype_roofs,
+    flops_per_s_expr,
+    intensity_label,
+    roof_name,
+    roof_term,
+)
+from ainotes.charts.roofline.spec import roofline_spec
+from ainotes.charts.roofline.stills import spec_meta
 from ainotes.core import roofline
 from ainotes.core.hardware import PeakPath, Preset, Source
 from ainotes.core.kernels import DTYPE_BYTES, LAUNCH_LATENCY_S, LAUNCH_REMARK, gemm, parse_kernel_spec
@@ -114,7 +125,7 @@ def test_every_format_reads_in_vega_as_in_python():
         (formats.intensity_short_expr("datum.v"), formats.intensity_short_text),
         (formats.time_us_expr("datum.v / 1e6"), lambda v: formats.time_us_text(v / 1e6)),
         (formats.ratio_expr("datum.v"), formats.ratio_text),
-        (chart.flops_per_s_expr("datum.v"), units.flops_per_s),
+        (flops_per_s_expr("datum.v"), units.flops_per_s),
     ]
     got = evaluate([expr for expr, _ in pairs], rows=[{"v": v} for v in SAMPLES])
     for value, texts in zip(SAMPLES, got, strict=True):
@@ -141,7 +152,7 @@ def _values(spec: dict) -> dict:
 
 
 def test_the_readers_gemm_and_batch_gemm_are_the_cores_kernels():
-    spec = chart.roofline_spec(GPUS)
+    spec = roofline_spec(GPUS)
     signals = _values(spec)
     for dtype, (m, n, k) in itertools.product(("bf16", "fp8", "fp4", "fp64"), GEMM_SHAPES):
         kernel = gemm(m, n, k, dtype)
@@ -186,17 +197,17 @@ def _rows_for(spec: dict, roof: str, sparsity: bool, x: float) -> list[dict]:
 @pytest.mark.parametrize("roof", ["tensor:bf16", "tensor:fp8", "tensor:int8", "vector:fp32", "tensor:fp4"])
 @pytest.mark.parametrize("sparsity", [False, True])
 def test_each_readout_line_is_the_cores_figure_in_the_pages_words(roof, sparsity):
-    spec = chart.roofline_spec(GPUS)
+    spec = roofline_spec(GPUS)
     by_id = {p.id: p for p in GPUS}
     for x in (0.1, 7.3, 213.0, 600.0, 2730.67):
         rows = _rows_for(spec, roof, sparsity, x)
         signals = {**_values(spec), "precision": roof, "sparsity": sparsity, "intensity": x}
-        got = evaluate([chart.ROW_TEXTS["readout_text"]], signals=signals, rows=rows, updates=_derived(spec))
+        got = evaluate([ROW_TEXTS["readout_text"]], signals=signals, rows=rows, updates=_derived(spec))
         for row, [text] in zip(rows, got, strict=True):
             assert text == _expected_readout(by_id[row["p"]], roof, x, sparsity)
         [[heading]] = evaluate(["readout_heading"], signals=signals, updates=_derived(spec))
         op = "OP" if roof == "tensor:int8" else "FLOP"
-        assert heading.startswith(f"At {formats.intensity_text(x, op.lower())}, {chart.roof_name(roof)}, ")
+        assert heading.startswith(f"At {formats.intensity_text(x, op.lower())}, {roof_name(roof)}, ")
         if roof.startswith("vector"):
             assert "sparse" not in heading  # never "sparse" for a vector-unit row
             assert heading.endswith(", dense (vector units have no 2:4 mode):" if sparsity else ", dense:")
@@ -207,12 +218,12 @@ def test_each_readout_line_is_the_cores_figure_in_the_pages_words(roof, sparsity
 def test_the_readers_gemm_reads_its_bound_rate_and_time_from_the_core(spec_text):
     kernel = parse_kernel_spec(spec_text)
     m, n, k = (int(d) for d in spec_text.split(":")[1].split("x"))
-    spec = chart.roofline_spec(GPUS)
-    roof = chart.dtype_roofs()[kernel.dtype]
+    spec = roofline_spec(GPUS)
+    roof = dtype_roofs()[kernel.dtype]
     signals = {**_values(spec), "own_on": True, "own_kind": "gemm", "own_m": m, "own_n": n, "own_k": k,
                "own_s": DTYPE_BYTES[kernel.dtype], "own_dtype": kernel.dtype, "own_roof": roof}
     rows = [{**row, "x": kernel.intensity_flop_per_byte} for row in spec["datasets"]["ceilings"] if row["r"] == roof]
-    got = evaluate([chart.ROW_TEXTS["own_text"]], signals=signals, rows=rows, updates=_derived(spec))
+    got = evaluate([ROW_TEXTS["own_text"]], signals=signals, rows=rows, updates=_derived(spec))
     by_id = {p.id: p for p in GPUS}
     assert rows or roof == "tensor:fp4"
     for row, [text] in zip(rows, got, strict=True):
@@ -223,7 +234,7 @@ def test_the_readers_gemm_reads_its_bound_rate_and_time_from_the_core(spec_text)
         launch = f", {LAUNCH_REMARK}" if core.time_s < LAUNCH_LATENCY_S else ""
         assert text == (f"{by_id[row['p']].name}: {core.bound}-bound, at most "
                         f"{formats.rate_text(core.attainable_flops_per_s, op)} "
-                        f"({chart.roof_term(roof, by_id[row['p']])}), {formats.time_us_text(core.time_s)}{launch}")
+                        f"({roof_term(roof, by_id[row['p']])}), {formats.time_us_text(core.time_s)}{launch}")
         if spec_text == "gemm:1x1x1:bf16":
             assert text.endswith("launch latency, not the roof, bounds it"), text
         if spec_text == "gemm:4096x4096x4096:fp8":
@@ -236,14 +247,14 @@ def test_the_readers_gemm_reads_its_bound_rate_and_time_from_the_core(spec_text)
 
 
 def test_the_batch_readout_gives_each_gpus_crossing_from_the_core():
-    spec = chart.roofline_spec(GPUS)
+    spec = roofline_spec(GPUS)
     for tokens, d in ((1, 8192), (64, 8192), (16384, 1024), (300, 12288)):
         signals = {**_values(spec), "batch_on": True, "batch_tokens": tokens, "batch_d": d, "batch_s": 2,
                    "batch_dtype": "bf16", "batch_roof": "tensor:bf16"}
         kernel = gemm(tokens, 4 * d, d, "bf16")
         rows = [{**row, "x": kernel.intensity_flop_per_byte} for row in spec["datasets"]["ceilings"]
                 if row["r"] == "tensor:bf16"]
-        got = evaluate([chart.ROW_TEXTS["batch_text"], chart.ROW_TEXTS["cross_text"]], signals=signals, rows=rows,
+        got = evaluate([ROW_TEXTS["batch_text"], ROW_TEXTS["cross_text"]], signals=signals, rows=rows,
                        updates=_derived(spec))
         for row, (line, cross) in zip(rows, got, strict=True):
             preset = next(p for p in GPUS if p.id == row["p"])
@@ -262,8 +273,8 @@ def test_the_batch_readout_gives_each_gpus_crossing_from_the_core():
 
 def _states(spec: dict):
     values = _values(spec)
-    for kmode, roof, sparsity in itertools.product(chart.KERNEL_MODES, chart.spec_meta(spec)["roofs"], (False, True)):
-        for choice in (chart.ALL_PRESETS, *values["gpu_ids"]):
+    for kmode, roof, sparsity in itertools.product(KERNEL_MODES, spec_meta(spec)["roofs"], (False, True)):
+        for choice in (ALL_PRESETS, *values["gpu_ids"]):
             yield kmode, roof, sparsity, choice
 
 
@@ -272,14 +283,14 @@ def test_no_mark_lies_above_a_drawn_line_of_its_gpu_without_its_own_roof(presets
     """What the chart's filters draw in every state (a mirror of its transforms, checked for
     real in a browser by tests/test_explorer_truth.py), against the rule."""
     kernels = [parse_kernel_spec(k) for k in KERNELS]
-    spec = chart.roofline_spec(presets, kernels=kernels)
+    spec = roofline_spec(presets, kernels=kernels)
     values = _values(spec)
     ceilings = {(r["p"], r["r"]): r for r in spec["datasets"]["ceilings"]}
     checked = 0
     for kmode, roof, sparsity, choice in _states(spec):
         state = f"{kmode}|{roof}|{'s' if sparsity else 'd'}"
         mode = "own" if kmode == "own" else roof
-        visible = [i for i in values["gpu_ids"] if choice in (chart.ALL_PRESETS, i) and (i, roof) in ceilings]
+        visible = [i for i in values["gpu_ids"] if choice in (ALL_PRESETS, i) and (i, roof) in ceilings]
         lines = {i: [(ceilings[(i, roof)]["speak" if sparsity else "peak"], ceilings[(i, roof)]["bw"])]
                  for i in visible}
         for i in visible:
@@ -302,9 +313,9 @@ def test_no_mark_lies_above_a_drawn_line_of_its_gpu_without_its_own_roof(presets
 
 def test_kernels_re_typed_to_the_roof_shown_are_the_same_kernel_in_that_type():
     kernels = [parse_kernel_spec(k) for k in KERNELS]
-    spec = chart.roofline_spec(GPUS, kernels=kernels)
+    spec = roofline_spec(GPUS, kernels=kernels)
     rows = spec["datasets"]["kernels"]
-    for roof in chart.spec_meta(spec)["roofs"]:
+    for roof in spec_meta(spec)["roofs"]:
         dtype = roof.split(":")[1]
         for number, kernel in enumerate(kernels, start=1):
             other = parse_kernel_spec(kernel.spec.replace(f":{kernel.dtype}", f":{dtype}", 1))
@@ -323,24 +334,24 @@ def test_kernels_re_typed_to_the_roof_shown_are_the_same_kernel_in_that_type():
 
 
 def test_a_gpu_without_the_roof_shown_says_why_in_the_legend():
-    spec = chart.roofline_spec(GPUS, kernels=[parse_kernel_spec(KERNELS[0])])
+    spec = roofline_spec(GPUS, kernels=[parse_kernel_spec(KERNELS[0])])
     legend = _values(spec)["legend_ridge"]
     assert legend["tensor:fp8|d"]["part"] == "not drawn: no FP8 path"
     assert legend["tensor:fp8|d"]["bare"] == "not drawn: FP8 rate not given"
     assert legend["vector:fp64|s"]["part"] == "not drawn: FP64 vector rate not given"
-    assert legend["tensor:fp8|d"]["full"] == f"ridge {chart.intensity_label(2000e12 / 4e12)}"
+    assert legend["tensor:fp8|d"]["full"] == f"ridge {intensity_label(2000e12 / 4e12)}"
 
 
 def test_unit_words_are_neutral_with_each_vendors_term_beside():
-    spec = chart.roofline_spec(GPUS)
+    spec = roofline_spec(GPUS)
     terms = _values(spec)["roof_terms"]
-    assert chart.roof_name("tensor:bf16") == "BF16 matrix units"
-    assert chart.roof_name("vector:fp32") == "FP32 vector units"
+    assert roof_name("tensor:bf16") == "BF16 matrix units"
+    assert roof_name("vector:fp32") == "FP32 vector units"
     assert terms["full"]["tensor:fp8"] == "FP8 tensor cores" and terms["part"]["vector:fp32"] == "FP32 VPUs"
     assert terms["bare"]["tensor:bf16"] == "BF16 matrix units"  # a preset that names no term
-    assert chart.spec_meta(spec)["roof_labels"]["tensor:bf16"] == "BF16 matrix units (tensor cores, MXUs)"
+    assert spec_meta(spec)["roof_labels"]["tensor:bf16"] == "BF16 matrix units (tensor cores, MXUs)"
 
 
 def test_a_precision_no_preset_has_is_refused():
     with pytest.raises(InputError, match="precision"):
-        chart.roofline_spec((BARE,), precision="fp8")
+        roofline_spec((BARE,), precision="fp8")

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from ainotes.charts import roofline as chart
 from ainotes.charts import theme as chart_theme
+from ainotes.charts.roofline.spec import roofline_spec
 from ainotes.core.hardware import Preset, Source
 from ainotes.presets.gpus import load_presets
 from sitebuild import REPO
@@ -144,7 +144,7 @@ def _colours(spec: dict) -> dict[str, str]:
 def test_a_gpu_has_one_colour_on_every_chart_of_a_site(theme):
     site = [_preset(f"chip-{i}", 100.0 + i) for i in range(6)]
     ids = [p.id for p in site]
-    charts = [chart.roofline_spec(subset, palette_ids=ids, theme=theme)
+    charts = [roofline_spec(subset, palette_ids=ids, theme=theme)
               for subset in (site, site[3:1:-1], site[1:2], [site[5], site[0]])]
     seen: dict[str, str] = {}
     for spec in charts:

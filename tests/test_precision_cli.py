@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ainotes.charts.roofline import roofline_spec
+from ainotes.charts.roofline.spec import roofline_spec
 from ainotes.cli import main
 from preset_support import FIXTURE_IDS, FIXTURE_PRESETS, UNKNOWN_ID
 from test_precision import FACT_CASES

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from ainotes import cli
-from ainotes.charts import roofline as roofline_chart
+from ainotes.charts.roofline.names import ALL_ROOFS, ROOF_ORDER
 from ainotes.core import precision
 from ainotes.core.kernels import DTYPE_BYTES, STORAGE_DTYPE_BYTES, parse_kernel_spec
 from ainotes.presets.gpus import preset_schema
@@ -29,9 +29,9 @@ def test_the_schema_lists_each_units_precisions_as_the_table_does() -> None:
 
 def test_every_stated_precision_has_a_roof_on_the_chart_once() -> None:
     pairs = [(unit, name) for unit in precision.UNITS for name in precision.UNIT_PRECISIONS[unit]]
-    assert sorted(roofline_chart.ROOF_ORDER) == sorted(pairs)
-    assert roofline_chart.ROOF_ORDER[0] == ("tensor", "bf16")  # the notes' pages open on BF16
-    assert set(roofline_chart.ALL_ROOFS) == {f"{unit}:{name}" for unit, name in pairs}
+    assert sorted(ROOF_ORDER) == sorted(pairs)
+    assert ROOF_ORDER[0] == ("tensor", "bf16")  # the notes' pages open on BF16
+    assert set(ALL_ROOFS) == {f"{unit}:{name}" for unit, name in pairs}
 
 
 def test_kernels_compute_in_every_precision_and_store_int4_too() -> None:

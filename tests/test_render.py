@@ -16,7 +16,10 @@ from ainotes import render
 from ainotes.base import cache as render_cache
 from ainotes.base import scripts
 from ainotes.charts import explorer
-from ainotes.charts import roofline as chart
+from ainotes.charts.roofline.colours import retheme
+from ainotes.charts.roofline.names import STATIC_HEIGHT_PX, STATIC_WIDTH_PX
+from ainotes.charts.roofline.spec import roofline_spec
+from ainotes.charts.roofline.stills import narrow_static, spec_meta
 from ainotes.core.hardware import Preset, Source
 from ainotes.html import embed
 
@@ -51,7 +54,7 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture(scope="module")
 def spec() -> dict:
-    return chart.roofline_spec(PRESETS, title=TITLE)
+    return roofline_spec(PRESETS, title=TITLE)
 
 
 class _Calls:
@@ -155,7 +158,7 @@ def test_responsive_fills_the_container(spec):
     compiled = render.vega(render.responsive(spec))
     width = next(s for s in compiled["signals"] if s["name"] == "width")
     assert "containerSize" in json.dumps(width)
-    assert spec["width"] == chart.STATIC_WIDTH_PX  # the static spec is untouched
+    assert spec["width"] == STATIC_WIDTH_PX  # the static spec is untouched
 
 
 def test_runtime_is_vega_only_deterministic_and_cached(cache, monkeypatch):
@@ -298,8 +301,8 @@ def test_embed_figure_has_both_stills_specs_caption_and_escaped_downloads(spec):
                       "ainotes-chart__still ainotes-chart__still--light ainotes-chart__still--narrow",
                       "ainotes-chart__still ainotes-chart__still--dark ainotes-chart__still--narrow"]
     box = next(a for t, a in page.tags if t == "div" and "ainotes-chart__box" in (a.get("class") or "").split())
-    narrow_size = render.svg_size(render.svg(chart.narrow_static(spec)))
-    assert box["style"] == (f"--ainotes-aspect: {chart.STATIC_WIDTH_PX} / {chart.STATIC_HEIGHT_PX}; "
+    narrow_size = render.svg_size(render.svg(narrow_static(spec)))
+    assert box["style"] == (f"--ainotes-aspect: {STATIC_WIDTH_PX} / {STATIC_HEIGHT_PX}; "
                             f"--ainotes-aspect-narrow: {narrow_size[0]:g} / {narrow_size[1]:g}")
     # In <template>s: Material's instant navigation would run a <script> of JSON as JavaScript.
     assert page.scripts == []
@@ -334,7 +337,7 @@ def test_a_phone_scrolls_the_standalone_tables_instead_of_breaking_their_words(t
     from ainotes.core.kernels import parse_kernel_spec
 
     kernels = [parse_kernel_spec(k) for k in ("gemm:8192x8192x8192:bf16", "softmax:8192x8192", "add:16777216")]
-    roofline = chart.roofline_spec(PRESETS, kernels=kernels, title=TITLE)
+    roofline = roofline_spec(PRESETS, kernels=kernels, title=TITLE)
     page_file = tmp_path / "chart.html"
     page_file.write_text(embed.standalone_html(explorer.figure(roofline), title=TITLE), encoding="utf-8")
     context = browser.new_context(viewport={"width": 360, "height": 800})
@@ -455,8 +458,8 @@ def test_page_figure_goes_live_and_follows_the_colour_scheme(spec, tmp_path, bro
 
 def _layouts(spec: dict) -> list[dict]:
     variants = [spec, render.still_spec(spec), render.responsive(spec)]
-    if chart.spec_meta(spec) is not None:
-        variants.append(render.still_spec(chart.narrow_static(spec)))
+    if spec_meta(spec) is not None:
+        variants.append(render.still_spec(narrow_static(spec)))
     return variants
 
 
@@ -468,8 +471,8 @@ def test_a_shared_compile_is_the_compilers_own_output_at_every_layout():
     from ainotes.core.kernels import parse_kernel_spec
 
     kernels = [parse_kernel_spec("gemm:8192x8192x8192:fp8"), parse_kernel_spec("softmax:4096x4096")]
-    specs = [chart.roofline_spec(PRESETS, title=TITLE, sparsity=True, kernels=kernels),
-             chart.roofline_spec(PRESETS[:1], theme="dark"),
+    specs = [roofline_spec(PRESETS, title=TITLE, sparsity=True, kernels=kernels),
+             roofline_spec(PRESETS[:1], theme="dark"),
              cost.cost_spec(links, op="all-to-all", ranks=16, link_id=links[0].id, title=None, theme="dark")]
     for spec in specs:
         version = render.vega_lite_version(spec)
@@ -489,10 +492,10 @@ def test_a_chart_group_compiles_each_theme_once(spec, monkeypatch):
     render.SESSION.compiled_bases.clear()
     compiles = _Calls(monkeypatch, "vegalite_to_vega")
     renders = _Calls(monkeypatch, "vega_to_svg")
-    dark = chart.retheme(spec, "dark")
+    dark = retheme(spec, "dark")
     group = render.group_request([
         render.svg_request(spec, png_scales=(2.0,)), render.vega_request(render.responsive(spec)),
-        render.svg_request(chart.narrow_static(spec)), render.vega_request(render.responsive(dark)),
+        render.svg_request(narrow_static(spec)), render.vega_request(render.responsive(dark)),
     ])
     summary = render.render_many([group])
     assert (compiles.count, renders.count) == (2, 2)  # light and dark; the desk and phone stills

@@ -26,20 +26,17 @@ from typing import Any
 from ainotes.base import units
 from ainotes.charts import formats
 from ainotes.charts.figure import Explorer, Recolour, VegaFigure
-from ainotes.charts.roofline import (
+from ainotes.charts.roofline.colours import dark_svg, dark_vega, retheme
+from ainotes.charts.roofline.names import (
     ALL_PRESETS,
     BATCH_FFN_FACTOR,
     DEFAULT_D_MODEL,
     KERNEL_MODE_LABELS,
     KERNEL_MODES,
-    dark_svg,
-    dark_vega,
-    narrow_static,
     op_word,
-    retheme,
     roof_name,
-    spec_meta,
 )
+from ainotes.charts.roofline.stills import narrow_static, spec_meta
 from ainotes.core.kernels import MAX_DIMENSION
 
 MAX_BATCH_EXPONENT = 14  # the batch slider runs over 2**0 … 2**14 tokens

@@ -120,7 +120,7 @@ def _cmd_roofline(args: argparse.Namespace) -> int:
 
     import inspect
 
-    from ainotes.charts.roofline import roofline_spec
+    from ainotes.charts.roofline.spec import roofline_spec
 
     options: dict[str, Any] = {}
     if args.precision is not None:

@@ -11,7 +11,7 @@ from typing import Any
 from ainotes.base.errors import InputError
 from ainotes.base.textcheck import bad_character, short, unknown_id
 from ainotes.charts import explorer
-from ainotes.charts import roofline as roofline_chart
+from ainotes.charts.roofline import spec as roofline_chart
 from ainotes.core import checks, inference
 from ainotes.core.hardware import PRECISIONS, Preset
 from ainotes.core.kernels import Kernel, parse_kernel_spec
