@@ -662,7 +662,7 @@ def test_text_that_svg_cannot_hold_is_refused_not_a_crash(tmp_path, place):
         if result["outcome"] == "refused":
             message = result["message"]
             assert len(message.splitlines()) == 1, message
-            assert re.match(r"^(page\.md:\d+|\S*odd\.yaml): ", message), message
+            assert re.match(r"^(page\.md:\d+|\S*odd\.yaml(:\d+)?): ", message), message
 
 
 # --------------------------------------------------------------------------

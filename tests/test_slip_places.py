@@ -98,3 +98,12 @@ def test_a_misspelt_key_word_or_op_on_a_page_gets_the_nearest(text: str, expecte
     with pytest.raises(InputError) as caught:
         convert_page(NotesSite(FIXTURE_PRESETS), text, "c.md", "c/")
     assert str(caught.value) == expected
+
+
+def test_a_misspelt_inline_figure_gets_the_nearest() -> None:
+    with pytest.raises(InputError) as caught:
+        convert_page(NotesSite(FIXTURE_PRESETS), "{{ colective-time all-reduce ranks=8 bytes=1e9 link=nvlink-4 }}\n",
+                     "c.md", "c/")
+    message = str(caught.value)
+    assert message.startswith("c.md:1: unknown inline figure 'colective-time' (known: ")
+    assert message.endswith(": did you mean 'collective-time'?")

@@ -117,7 +117,9 @@ def evaluate(body: str, presets: Mapping[str, Preset], links: cost_forms.LinksLo
     form = _FORMS.get(words[0])
     if form is None:
         known = sorted([*_FORMS, *cost_forms.FORMS, *CHAPTER_FORMS])
-        raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})")
+        near = closest(words[0], known)
+        raise InputError(f"unknown inline figure {words[0]!r} (known: {', '.join(known)})"
+                         + (f": did you mean {near!r}?" if near is not None else ""))
     return form.evaluate(words[0], words[1:], presets)
 
 
