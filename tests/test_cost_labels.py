@@ -64,7 +64,10 @@ def test_the_broadcast_chart_of_the_page_keeps_its_labels_apart() -> None:
 
 
 @pytest.mark.matrix
-@pytest.mark.parametrize("size", list(SIZES))
+# Not "smallest": no still is drawn there, and vl-convert lays a chart out once, where a title that
+# takes two lines below a plot width (cost.NARROW_TITLE_PX) settles only in the live view's second pass
+# (the browser tier sweeps that box: tests/test_cost_labels_browser.py).
+@pytest.mark.parametrize("size", [size for size in SIZES if size != "smallest"])
 def test_every_state_draws_no_overlapping_text(size: str) -> None:
     found = [p for state in STATES for p in problems(*state, size)]
     assert not found, "\n".join(found[:40])
