@@ -541,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *machine,
         f"- Bench wall time: {elapsed / 60:.1f} min; command: `python -m bench"
-        f"{' --quick' if args.quick else ''}{' --slow-hypothesis' if args.slow_hypothesis else ''}`; "
+        f"{' --quick' if args.quick else ''}{' --serve-only' if args.serve_only else ''}"
+        f"{' --slow-hypothesis' if args.slow_hypothesis else ''}`; "
         f"load average at the end: {end_load}",
         "",
         report.table(rows),

@@ -62,15 +62,12 @@ def drawing_key(kind: str, identity: dict[str, str], inputs: Any) -> str:
 
 
 def _runtime_bytes(session: render.RenderSession) -> bytes:
-    text = session.inline_runtime()  # assembled once a process
-    encoded = _encoded_runtime.get(text)  # a str caches its hash: this lookup is cheap
-    if encoded is None:
-        _encoded_runtime.clear()
-        encoded = _encoded_runtime[text] = text.encode("utf-8")
-    return encoded
+    return _utf8(session.inline_runtime())  # assembled once a process
 
 
-_encoded_runtime: dict[str, bytes] = {}
+@functools.lru_cache(maxsize=1)  # the runtime (600 kB), encoded once: a str caches its hash, so the lookup is cheap
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
 
 
 def _files_key(key: str) -> str:
