@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import bad_character, short
+from ainotes.base.textcheck import bad_character, closest, short
 
 
 class FieldError(InputError):
@@ -143,9 +143,12 @@ def power_of_two(value: int, name: str, field: str = "") -> int:
 
 
 def one_of(value: Any, name: str, field: str = "", *, choices: Sequence[str]) -> str:
-    """One of ``choices``, spelt exactly."""
+    """One of ``choices``, spelt exactly; else one line ending with the nearest choice where one is near
+    (``allreduce``: did you mean 'all-reduce'?)."""
     if not isinstance(value, str) or value not in choices:
-        raise FieldError(f"{name} must be one of {', '.join(choices)}: {short(value)}", field)
+        near = closest(value, choices)
+        hint = f": did you mean {near!r}?" if near is not None else ""
+        raise FieldError(f"{name} must be one of {', '.join(choices)}: {short(value)}{hint}", field)
     return value
 
 
