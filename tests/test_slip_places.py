@@ -89,6 +89,8 @@ def test_a_model_file_among_the_gpu_presets_is_told_where_it_goes(
     ("{{ collective-time allreduce ranks=8 bytes=1e9 link=nvlink-4 }}\n", "c.md:1: 'collective-time' needs one op "
      "(all-reduce, reduce, reduce-scatter, all-gather, broadcast, scatter, all-to-all): 'allreduce': did you mean "
      "all-reduce?"),
+    ("# C\n\n```collective-cost\nop: allreduce\n```\n", "c.md:4: 'op' must be one of all-reduce, reduce, "
+     "reduce-scatter, all-gather, broadcast, scatter, all-to-all: 'allreduce': did you mean 'all-reduce'?"),
     ("{{ bus-factor all-reduce rank=8 }}\n", "c.md:1: 'bus-factor' does not take rank= (allowed: ranks=): did you "
      "mean ranks=?"),
     ("{{ peak h100 tf23 }}\n", "c.md:1: 'peak' does not take 'tf23' (allowed: a precision, fp64, fp32, tf32, fp16, "
