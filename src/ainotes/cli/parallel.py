@@ -12,7 +12,6 @@ from ainotes.base.errors import InputError
 from ainotes.cli import shared
 from ainotes.core.parallelism import FIELDS, PARTS, ParallelRun, StepBreakdown
 from ainotes.core.thresholds import ModelThresholds, preset_thresholds
-from ainotes.presets.gpus import load_presets
 
 SEARCH_ROWS = 20  # rows the text table shows; --json gives them all
 
@@ -65,13 +64,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def _cmd_parallel(args: argparse.Namespace) -> int:
     from ainotes.core.parallel_step import search, step
     from ainotes.core.parallelism import ParallelRun
-    from ainotes.presets.models import default_models_dir, load_models
-
-    presets_dir = shared.presets_dir(args)
     fields = {key: getattr(args, key) for key in FIELDS if getattr(args, key, None) is not None}
-    models = {m.id: m for m in load_models(default_models_dir(presets_dir))}
-    presets = {p.id: p for p in load_presets(presets_dir)}
-    links = {link.id: link for link in shared.load_link_presets(args)}
+    known = shared.RunPresets(args)
+    models, presets, links = known.models, known.presets, known.links()
 
     def checked(given: dict[str, Any]) -> ParallelRun:
         return ParallelRun.from_fields(given, models=models, presets=presets, links=links, label=shared.flag)

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core import checks
 from ainotes.core import collective_cost as cc
 from ainotes.core.checks import FieldError
@@ -411,7 +411,7 @@ def _micro_batches(fields: Mapping[str, Any], *, dp: int, pp: int, micro_batch: 
 def _lookup(value: Any, known: Mapping[str, Any], key: str, label: Callable[[str], str]) -> Any:
     found = known.get(value) if isinstance(value, str) else None
     if found is None:
-        raise FieldError(f"{label(key)}: unknown {key} {short(value)} (known: {', '.join(sorted(known))})", key)
+        raise FieldError(f"{label(key)}: {unknown_id(key, value, known)}", key)
     return found
 
 

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path, PurePosixPath
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.core.collectives import OPS
 from ainotes.core.hardware import Preset
 from ainotes.fences.body import BodyReader, Fence, load_body
@@ -76,7 +76,7 @@ def parse_measured(fence: Fence, where: str, presets: Mapping[str, Preset]) -> M
         reader.fail("format", f"'format' must be one of {', '.join(FORMATS)}: {short(format_name)}")
     preset = reader.text("preset")
     if preset is not None and preset not in presets:
-        reader.fail("preset", f"unknown preset {short(preset)} (known: {', '.join(presets)})")
+        reader.fail("preset", unknown_id("preset", preset, presets))
     op = reader.text("op")
     if op is not None and op not in (*OPS, "sendrecv", "gather"):
         reader.fail("op", f"'op' must be one of {', '.join(OPS)}: {short(op)}")
@@ -107,7 +107,7 @@ def read_request(site: DrawSite, request: MeasuredRequest) -> dict:
         if link_id is not None:
             links = site.links()
             if link_id not in links:
-                raise InputError(f"{request.where}: unknown link {short(link_id)} (known: {', '.join(links)})")
+                raise InputError(f"{request.where}: {unknown_id('link', link_id, links)}")
             link = links[link_id]
         return report.nccl_record(run, link)
     if isinstance(run, KinetoTrace):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ainotes.base.errors import InputError
-from ainotes.base.textcheck import short
+from ainotes.base.textcheck import short, unknown_id
 from ainotes.charts import parallelism as parallel_chart
 from ainotes.charts.figure import VegaFigure
 from ainotes.core import checks
@@ -105,7 +105,7 @@ def parse_parallelism(fence: Fence, where: str, presets: Mapping[str, Preset]) -
         found = presets.get(preset_id)
         where_key = "presets" if "presets" in data and preset_id != preset else "preset"
         if found is None:
-            reader.fail(where_key, f"unknown preset {short(preset_id)} (known: {', '.join(presets)})")
+            reader.fail(where_key, unknown_id("preset", preset_id, presets))
         if found.memory_capacity_bytes is None or found.node is None:
             reader.fail(where_key, f"preset {preset_id} needs a memory capacity and a node ('node' in its file) "
                                    "for the layouts that fit it")
@@ -124,7 +124,7 @@ def base_run(request: ParallelismRequest, site: DrawSite) -> ParallelRun:
     for model_id in request.model_ids:
         if model_id not in models:
             raise request.fail("models" if model_id != request.initial[0] else "model",
-                               f"unknown model {short(model_id)} (known: {', '.join(sorted(models))})")
+                               unknown_id("model", model_id, models))
     fields = dict(request.fields)
     micro_batch, seq_len = fields.get("micro_batch", 1), fields.get("seq_len", DEFAULT_SEQ_LEN)
     tokens = fields.pop("global_batch_tokens", None)
