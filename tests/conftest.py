@@ -123,7 +123,7 @@ def real_site(shared_sites: SharedSites) -> SharedBuild:
 
 def _with_additions(root: Path) -> Path:
     project = copy_real_project(root)
-    presets_with_additions(project / "presets")  # an H200 and an MI300X beside whatever ships
+    presets_with_additions(project / "presets")  # an H200 and an MI325X beside whatever ships
     return project
 
 

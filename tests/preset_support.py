@@ -8,10 +8,12 @@ Tests never depend on which presets ship in ``presets/``:
   changes no fixture);
 * a test over "every shipped preset" iterates :func:`shipped_ids` / :data:`SHIPPED_PRESETS`;
 * a test that needs an id no folder has uses :data:`UNKNOWN_ID`, never a plausible one (an H200,
-  an MI300X: the first presets an author adds).
+  an MI325X: the next presets an author adds).
 
-:data:`H200` and :data:`MI300X` are two realistic presets an author would add, from the vendors'
-data sheets; :func:`presets_with_additions` puts them beside the shipped ones.
+:data:`H200` and :data:`MI325X` are two realistic presets an author would add, from the vendors'
+data sheets, under ids the shipped folder does not use; :func:`presets_with_additions` puts them
+beside the shipped ones. :data:`MI300X` is the AMD part as an author first typed it (no node), for
+tests that load it alone.
 """
 
 from __future__ import annotations
@@ -86,7 +88,34 @@ peaks:
     fp64: {dense_tflops: 81.7, source: 1}
 """
 
-ADDED = {"h200": H200, "mi300x": MI300X}
+# AMD Instinct MI325X, from AMD's data sheet: the MI300X's compute (the same dense and "with structured
+# sparsity" rates) with 256 GB of HBM3E at 6 TB/s.
+MI325X = """\
+name: AMD Instinct MI325X (256 GB HBM3E)
+variant: MI325X OAM module, 256 GB HBM3E
+dense_fp16_tflops: 1307.4
+memory_bandwidth_tbps: 6
+memory_capacity_gb: 256
+structured_sparsity: true
+unit_names: {tensor: Matrix Cores, vector: stream processors}
+sources:
+  - title: AMD Instinct MI325X accelerator data sheet
+    url: https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html
+peaks:
+  tensor:
+    fp64: {dense_tflops: 163.4, structured_sparsity: false, source: 1}
+    fp32: {dense_tflops: 163.4, structured_sparsity: false, source: 1, note: FP32 matrix}
+    tf32: {dense_tflops: 653.7, sparse_tflops: 1307.4, source: 1}
+    fp16: {dense_tflops: 1307.4, sparse_tflops: 2614.9, source: 1}
+    bf16: {dense_tflops: 1307.4, sparse_tflops: 2614.9, source: 1}
+    fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}
+    int8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1, note: TOPS (integer operations per second)}
+  vector:
+    fp32: {dense_tflops: 163.4, source: 1}
+    fp64: {dense_tflops: 81.7, source: 1}
+"""
+
+ADDED = {"h200": H200, "mi325x": MI325X}
 
 
 def presets_with_additions(dest: Path) -> Path:

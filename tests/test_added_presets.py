@@ -1,4 +1,4 @@
-"""An author adds two presets (an NVIDIA H200 SXM, an AMD Instinct MI300X, from the vendors' data
+"""An author adds two presets (an NVIDIA H200 SXM, an AMD Instinct MI325X, from the vendors' data
 sheets) beside the shipped ones: every check that depends on presets holds for the new folder, and
 the new parts show up wherever a preset should, with the figures their data sheets print."""
 
@@ -52,15 +52,15 @@ def test_the_folder_loads_ordered_by_dense_rate_with_the_data_sheet_figures(fold
     dense = [p.dense_fp16_tflops for p in presets]
     assert dense == sorted(dense, reverse=True)
     by_id = {p.id: p for p in presets}
-    h200, mi300x = by_id["h200"], by_id["mi300x"]
+    h200, mi325x = by_id["h200"], by_id["mi325x"]
     # H200 SXM: 989.4 TFLOP/s dense BF16 (1,979 with sparsity), 4.8 TB/s, 141 GB.
     assert (h200.dense_fp16_tflops, h200.memory_bandwidth_tbps, h200.memory_capacity_gb) == (989.4, 4.8, 141)
     assert h200.ridge_flop_per_byte() == pytest.approx(206.125)
-    # MI300X: 1,307.4 TFLOP/s dense FP16/BF16, 5.3 TB/s, 192 GB; FP8 2,614.9 dense, 5,229.8 sparse.
-    assert (mi300x.dense_fp16_tflops, mi300x.memory_bandwidth_tbps, mi300x.memory_capacity_gb) == (1307.4, 5.3, 192)
-    assert mi300x.peak_tflops("fp8") == 2614.9 and mi300x.peak_tflops("fp8", sparsity=True) == 5229.8
-    assert mi300x.ridge_flop_per_byte() == pytest.approx(1307.4 / 5.3)
-    assert mi300x.unit_term("tensor") == "Matrix Cores" and mi300x.unit_term("vector") == "stream processors"
+    # MI325X: 1,307.4 TFLOP/s dense FP16/BF16, 6 TB/s, 256 GB; FP8 2,614.9 dense, 5,229.8 sparse.
+    assert (mi325x.dense_fp16_tflops, mi325x.memory_bandwidth_tbps, mi325x.memory_capacity_gb) == (1307.4, 6, 256)
+    assert mi325x.peak_tflops("fp8") == 2614.9 and mi325x.peak_tflops("fp8", sparsity=True) == 5229.8
+    assert mi325x.ridge_flop_per_byte() == pytest.approx(1307.4 / 6)
+    assert mi325x.unit_term("tensor") == "Matrix Cores" and mi325x.unit_term("vector") == "stream processors"
 
 
 def test_every_file_validates_and_satisfies_the_schema(folder: Path) -> None:
@@ -87,19 +87,19 @@ def test_every_stated_figure_is_consistent(folder: Path) -> None:
 def test_cli_validate_and_presets_list_the_new_parts(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
     status, out, err = run(capsys, folder, "validate")
     assert (status, err) == (0, "")
-    assert f"OK {folder / 'mi300x.yaml'}: mi300x (AMD Instinct MI300X (192 GB HBM3))" in out
+    assert f"OK {folder / 'mi325x.yaml'}: mi325x (AMD Instinct MI325X (256 GB HBM3E))" in out
     status, out, err = run(capsys, folder, "presets")
     assert (status, err) == (0, "")
     rows = {line.split()[0]: line.split() for line in out.split("\n\n")[0].splitlines()[2:]}
     assert set(rows) == {*shipped_ids(), *ADDED}
     assert rows["h200"][-5:] == ["989.4", "1978.8", "4.8", "206.1", "412.3"]
-    assert rows["mi300x"][-5:] == ["1307.4", "2614.8", "5.3", "246.7", "493.4"]
+    assert rows["mi325x"][-5:] == ["1307.4", "2614.8", "6", "217.9", "435.8"]
     status, out, _ = run(capsys, folder, "presets", "--json")
     records = {p["id"]: p for p in json.loads(out)["presets"]}
-    assert records["mi300x"]["peaks"]["tensor"]["fp8"] == 2614.9
-    assert records["mi300x"]["peaks"]["tensor"]["fp4"] == "not given"
+    assert records["mi325x"]["peaks"]["tensor"]["fp8"] == 2614.9
+    assert records["mi325x"]["peaks"]["tensor"]["fp4"] == "not given"
     assert records["h200"]["peaks"]["tensor"]["fp4"] is None  # no FP4 path on Hopper
-    assert records["mi300x"]["peaks"]["vector"] == {"fp64": 81.7, "fp32": 163.4}
+    assert records["mi325x"]["peaks"]["vector"] == {"fp64": 81.7, "fp32": 163.4}
 
 
 def test_cli_kernel_places_each_kernel_on_every_preset(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
@@ -114,7 +114,7 @@ def test_cli_kernel_places_each_kernel_on_every_preset(capsys: pytest.CaptureFix
             assert record["bound"] == core.bound, (spec, preset_id)
             if core.attainable_flops_per_s is not None:
                 assert record["attainable_tflops"] == pytest.approx(core.attainable_flops_per_s / 1e12)
-    status, out, _ = run(capsys, folder, "kernel", "gemm:8192x8192x8192:fp8", "--preset", "mi300x", "--json")
+    status, out, _ = run(capsys, folder, "kernel", "gemm:8192x8192x8192:fp8", "--preset", "mi325x", "--json")
     (record,) = json.loads(out)["presets"]
     assert (record["peak_tflops"], record["bound"]) == (2614.9, "compute")
 
@@ -125,17 +125,17 @@ def test_tables_and_inline_forms_show_the_new_parts(folder: Path) -> None:
     table = text_of(tables.presets_table_html(presets))
     for preset in presets:
         assert preset.name in table
-    assert "5.3 TB/s" in table and "4.8 TB/s" in table
-    assert "Matrix Cores and stream processors" in table and "192 GB" in table and "141 GB" in table
+    assert "6 TB/s" in table and "4.8 TB/s" in table
+    assert "Matrix Cores and stream processors" in table and "256 GB" in table and "141 GB" in table
     precision = text_of(tables.precision_table_html(presets))
-    assert "AMD Instinct MI300X (192 GB HBM3) 163.4 [1] 163.4 [1] 653.7 [1] 2:4 ×2 1,307.4 [1] 2:4 ×2 2,614.9 [1]" \
+    assert "AMD Instinct MI325X (256 GB HBM3E) 163.4 [1] 163.4 [1] 653.7 [1] 2:4 ×2 1,307.4 [1] 2:4 ×2 2,614.9 [1]" \
         in precision  # FP64 and FP32 matrix, TF32, FP16/BF16, FP8, dense, with AMD's 2:4 figures doubling them
     kernels = text_of(tables.kernels_table_html([parse_kernel_spec(s) for s in KERNELS], presets))
     assert "compute roof 2.615 PFLOP/s" in kernels
     ridges = figures.evaluate("ridges", by_id)
-    assert "AMD Instinct MI300X (192 GB HBM3) at 247 FLOP/byte" in ridges
+    assert "AMD Instinct MI325X (256 GB HBM3E) at 218 FLOP/byte" in ridges
     assert "NVIDIA H200 SXM 141 GB at 206 FLOP/byte" in ridges
-    assert figures.evaluate("peak mi300x fp8 sparse", by_id) == "5.23 PFLOP/s"
+    assert figures.evaluate("peak mi325x fp8 sparse", by_id) == "5.23 PFLOP/s"
 
 
 def test_the_roofline_chart_draws_every_roof_of_every_preset(folder: Path) -> None:
@@ -166,12 +166,12 @@ def test_the_roofline_chart_draws_every_roof_of_every_preset(folder: Path) -> No
 
 def test_pages_built_from_the_folder_show_the_new_parts(folder: Path) -> None:
     site = NotesSite(folder)
-    page = ("# GPUs\n\n{{ ridge mi300x }} and {{ ridges fp8 }}.\n\n```presets-table\n```\n\n"
+    page = ("# GPUs\n\n{{ ridge mi325x }} and {{ ridges fp8 }}.\n\n```presets-table\n```\n\n"
             "```kernels-table\nkernels: [gemm:8192x8192x8192:fp8]\n```\n\n```roofline\nid: all\n```\n")
     out = convert_page(site, page, "gpus.md", "gpus/")
     text = text_of(out)
-    assert text.startswith("GPUs 247 FLOP/byte and ")
-    assert "AMD Instinct MI300X (192 GB HBM3) at 493 FLOP/byte" in text  # 2,614.9 / 5.3
+    assert text.startswith("GPUs 218 FLOP/byte and ")
+    assert "AMD Instinct MI325X (256 GB HBM3E) at 436 FLOP/byte" in text  # 2,614.9 / 6
     assert "NVIDIA H200 SXM 141 GB" in text and "Matrix Cores and stream processors" in text
     assert site.charts["all"].about["presets"] == [p.id for p in load_presets(folder)]  # every preset, in order
 
@@ -185,13 +185,13 @@ def test_a_site_built_with_the_folder_names_the_new_parts(tmp_path: Path, folder
     build = run_build(project)
     assert build.returncode == 0, build.output
     home = text_of(build.page(""))
-    assert "AMD Instinct MI300X (192 GB HBM3) at 247 FLOP/byte" in home
+    assert "AMD Instinct MI325X (256 GB HBM3E) at 218 FLOP/byte" in home
     assert "NVIDIA H200 SXM 141 GB at 206 FLOP/byte" in home
     manifest = json.loads((build.site / "embed" / "manifest.json").read_text(encoding="utf-8"))
     (gpus,) = [c for c in manifest["charts"] if c["id"] == "gpus"]
     assert set(ADDED) <= set(gpus["presets"])
     spec = (build.site / "embed" / gpus["files"]["json"]).read_text(encoding="utf-8")
-    assert "AMD Instinct MI300X (192 GB HBM3)" in spec and "NVIDIA H200 SXM 141 GB" in spec
+    assert "AMD Instinct MI325X (256 GB HBM3E)" in spec and "NVIDIA H200 SXM 141 GB" in spec
 
 
 @pytest.mark.build
@@ -216,25 +216,25 @@ def test_a_matrix_fp32_rate_is_listed_where_the_vendor_prints_one(
     capsys: pytest.CaptureFixture[str], folder: Path
 ) -> None:
     by_id = {p.id: p for p in load_presets(folder)}
-    mi300x, h200 = by_id["mi300x"], by_id["h200"]
+    mi325x, h200 = by_id["mi325x"], by_id["h200"]
     # AMD's data sheet: FP32 matrix 163.4 TFLOP/s, FP32 vector 163.4 TFLOP/s.
-    assert mi300x.peak_tflops("fp32", unit="tensor") == 163.4 and mi300x.status("fp32", "tensor") == "given"
-    assert ("tensor", "fp32") in [(u, p) for u, p, _ in mi300x.all_paths()]
+    assert mi325x.peak_tflops("fp32", unit="tensor") == 163.4 and mi325x.status("fp32", "tensor") == "given"
+    assert ("tensor", "fp32") in [(u, p) for u, p, _ in mi325x.all_paths()]
     assert h200.status("fp32", "tensor") == "not given"  # NVIDIA's FP32 matrix work is TF32
     assert ("tensor", "fp32") not in [(u, p) for u, p, _ in h200.all_paths()]
-    assert figures.evaluate("peak mi300x fp32 tensor", by_id) == "163.4 TFLOP/s"
+    assert figures.evaluate("peak mi325x fp32 tensor", by_id) == "163.4 TFLOP/s"
     # An fp32 GEMM meets the vector FP32 rate on every part, the one that states a matrix rate too.
     gemm = parse_kernel_spec("gemm:8192x8192x8192:fp32")
-    for preset in (mi300x, h200):
+    for preset in (mi325x, h200):
         roof = roofline.kernel_roof(preset, gemm)
         assert (roof.unit, roof.precision) == ("vector", "fp32")
         assert roof.peak_flops_per_s == pytest.approx(preset.peak_tflops("fp32", unit="vector") * 1e12)
     status, out, _ = run(capsys, folder, "presets", "--json")
     assert status == 0
     records = {p["id"]: p for p in json.loads(out)["presets"]}
-    assert records["mi300x"]["peaks"]["tensor"]["fp32"] == 163.4
+    assert records["mi325x"]["peaks"]["tensor"]["fp32"] == 163.4
     assert "fp32" not in records["h200"]["peaks"]["tensor"]  # not even "not given": optional
-    assert [(d["unit"], d["precision"]) for d in records["mi300x"]["precisions"]][:2] == [("tensor", "fp64"),
+    assert [(d["unit"], d["precision"]) for d in records["mi325x"]["precisions"]][:2] == [("tensor", "fp64"),
                                                                                         ("tensor", "fp32")]
 
 
@@ -244,8 +244,8 @@ def test_presets_json_gives_capacity_and_the_vendors_unit_names(
     status, out, _ = run(capsys, folder, "presets", "--json")
     assert status == 0
     records = {p["id"]: p for p in json.loads(out)["presets"]}
-    assert records["mi300x"]["memory_capacity_gb"] == 192
-    assert records["mi300x"]["unit_names"] == {"tensor": "Matrix Cores", "vector": "stream processors"}
+    assert records["mi325x"]["memory_capacity_gb"] == 256
+    assert records["mi325x"]["unit_names"] == {"tensor": "Matrix Cores", "vector": "stream processors"}
     assert records["h200"]["memory_capacity_gb"] == 141
     assert records["h200"]["unit_names"] == {"tensor": "tensor cores", "vector": "CUDA cores"}
     for preset in load_presets(folder):

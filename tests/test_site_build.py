@@ -229,15 +229,15 @@ def test_chart_ids_are_unique_across_pages(tmp_path):
 
 
 def test_adding_a_preset_is_one_file(site_with_additions):
-    build, project = site_with_additions, site_with_additions.project  # an H200 and an MI300X beside what ships
+    build, project = site_with_additions, site_with_additions.project  # an H200 and an MI325X beside what ships
     roofline_page = unescape(build.page("roofline"))
-    for name in ("NVIDIA H200 SXM 141 GB", "AMD Instinct MI300X (192 GB HBM3)"):
+    for name in ("NVIDIA H200 SXM 141 GB", "AMD Instinct MI325X (256 GB HBM3E)"):
         assert name in roofline_page  # presets table and explorer
         assert name in unescape(build.page(""))  # the prose that lists presets
     assert "206 FLOP/byte" in roofline_page  # 989.4 / 4.8, from the core
-    assert "247 FLOP/byte" in roofline_page  # 1,307.4 / 5.3
+    assert "218 FLOP/byte" in roofline_page  # 1,307.4 / 6
     spec = json.loads((build.site / "embed" / "roofline-roofline.json").read_text(encoding="utf-8"))
-    assert "AMD Instinct MI300X (192 GB HBM3)" in json.dumps(spec)
+    assert "AMD Instinct MI325X (256 GB HBM3E)" in json.dumps(spec)
     manifest = (build.site / "embed" / "manifest.json").read_text(encoding="utf-8")
     for preset_id in ADDED:
         assert any(preset_id in chart.get("presets", []) for chart in json.loads(manifest)["charts"])
@@ -245,7 +245,7 @@ def test_adding_a_preset_is_one_file(site_with_additions):
         [sys.executable, "-m", "ainotes", "--presets-dir", str(project / "presets"), "presets"],
         capture_output=True, text=True, check=True,
     )
-    assert "h200" in cli.stdout and "mi300x" in cli.stdout
+    assert "h200" in cli.stdout and "mi325x" in cli.stdout
 
 
 def test_search_index_holds_the_prose_not_the_chart_internals(real_site):

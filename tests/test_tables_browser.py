@@ -1,6 +1,6 @@
 """Tables in a real browser: none is cut off at 1280 px, each has a readable form at 360 px, light and dark.
 
-The real site is built with two presets added (an H200 and an MI300X) beside the shipped ones, so a
+The real site is built with two presets added (an H200 and an MI325X) beside the shipped ones, so a
 table that grows a column per GPU, or squeezes one, fails here before a reader sees it. Every table in
 the pages' text is checked; the charts' own tables (inside a chart's figure) are the charts' to check.
 """
@@ -98,17 +98,17 @@ def test_at_360_px_each_row_of_a_notes_table_is_a_card_that_names_its_cells(brow
     page = context.new_page()
     try:
         page.goto(f"{origin}/roofline/")
-        card = page.locator(".ainotes-precisions tbody tr").filter(has_text="AMD Instinct MI300X").first
+        card = page.locator(".ainotes-precisions tbody tr").filter(has_text="AMD Instinct MI325X").first
         lines = card.evaluate(CARD_JS)
-        assert lines[0] == "AMD Instinct MI300X (192 GB HBM3)"
+        assert lines[0] == "AMD Instinct MI325X (256 GB HBM3E)"
         assert "FP8 matrix units, TFLOP/s: 2,614.9[1] 2:4 ×2" in lines
         assert "FP32 matrix units, TFLOP/s: 163.4[1]" in lines  # AMD's FP32 matrix rate, where it prints one
         assert "FP4 matrix units, TFLOP/s: not given" in lines
         assert card.bounding_box()["width"] >= 300  # the card spans the column
-        presets = page.locator(".ainotes-presets tbody tr").filter(has_text="AMD Instinct MI300X").first
+        presets = page.locator(".ainotes-presets tbody tr").filter(has_text="AMD Instinct MI325X").first
         lines = presets.evaluate(CARD_JS)
         assert "Matrix Cores and stream processors" in lines[0]
-        assert "memory: 192 GB" in lines and "memory bandwidth: 5.3 TB/s" in lines
+        assert "memory: 256 GB" in lines and "memory bandwidth: 6 TB/s" in lines
         page.goto(f"{origin}/collective-cost/")
         sources = page.locator(".ainotes-links tbody td[data-label=sources]").first
         assert sources.bounding_box()["width"] >= 250
