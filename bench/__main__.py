@@ -485,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slow-hypothesis", action="store_true",
                         help="also run the 1000-example hostile-input tier and report it")
     parser.add_argument("--serve-only", action="store_true", help="measure the edit loop (part f) alone")
+    parser.add_argument("--serve-rounds", type=int, default=3, metavar="N",
+                        help="alternating rounds of ours and plain MkDocs' serve in part f (default 3; --quick: 1)")
     parser.add_argument("--output", type=Path, help="where to write the results (default bench/RESULTS.md, "
                         "bench/out/RESULTS-quick.md with --quick)")
     args = parser.parse_args(argv)
@@ -516,7 +518,8 @@ def main(argv: list[str] | None = None) -> int:
         ("scale", "b", lambda: measure_scale(plan, WORK, deadline)),
     ]
     sections.append(("edit loop (mkdocs serve)", "f",
-                     lambda: serve.measure_serve(WORK, edits=2 if args.quick else 3, rounds=1 if args.quick else 3)))
+                     lambda: serve.measure_serve(WORK, edits=2 if args.quick else 3,
+                                                 rounds=1 if args.quick else max(1, args.serve_rounds))))
     if args.serve_only:
         sections = sections[-1:]
     failed: list[str] = []
