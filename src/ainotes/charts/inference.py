@@ -534,8 +534,11 @@ def _measured_layers(alt: Any, x_scale: Any, metric: Any, gpu: Any, context: Any
         value=value.format("mt"), value_lo=value.format("mlo"), value_hi=value.format("mhi"))
     x = alt.X("mb:Q", scale=x_scale, title="Batch size B (sequences, log)")
     tips = [alt.Tooltip("mtext:N", title="Measured")]
-    return [one.mark_rule(style="measured-range").encode(x=x, y=alt.Y("value_lo:Q", title=None), y2="value_hi:Q"),
-            one.mark_point(style="measured-point", shape="diamond", filled=True, size=90, opacity=1)
+    # aria=False: the sentence under the chart gives the measured step in words, and on other setups (or
+    # with no trace) the layers are empty, which a screen reader would meet as unnamed graphics.
+    return [one.mark_rule(style="measured-range", aria=False).encode(x=x, y=alt.Y("value_lo:Q", title=None),
+                                                                       y2="value_hi:Q"),
+            one.mark_point(style="measured-point", shape="diamond", filled=True, size=90, opacity=1, aria=False)
             .encode(x=x, y=alt.Y("value:Q", title=None), tooltip=tips)]
 
 

@@ -95,10 +95,13 @@ def _measured_layers(rows: Any, y: Any, domain: list[Any]) -> tuple[Any, Any]:
     import altair as alt
 
     measured = rows.transform_filter("isValid(datum.lo_s)")
-    spread = (measured.mark_rule(style="measured-range", yOffset=BAR_OFFSET_PX)
+    # aria=False: the row's label and the caption say the measured step in words, and without a trace
+    # the layers are empty, which a screen reader would meet as unnamed graphics (axe: svg-img-alt).
+    spread = (measured.mark_rule(style="measured-range", yOffset=BAR_OFFSET_PX, aria=False)
               .encode(x=_time_at("lo_s", domain), x2="hi_s:Q", y=y,
                       tooltip=[alt.Tooltip("spread:N", title="Measured steps")]))
-    model_mark = (measured.mark_point(style="model-mark", shape="diamond", filled=True, yOffset=BAR_OFFSET_PX)
+    model_mark = (measured.mark_point(style="model-mark", shape="diamond", filled=True, yOffset=BAR_OFFSET_PX,
+                                     aria=False)
                   .encode(x=_time_at("mark_s", domain), y=y, tooltip=[alt.Tooltip("mark:N", title="Model")]))
     return spread, model_mark
 
