@@ -73,3 +73,52 @@ def test_mistakes_are_one_line_naming_the_page(project, body, words):
         _page(project, body)
     message = str(caught.value)
     assert re.match(r"notes/m\.md:[45]: ", message) and words in message and "\n" not in message
+
+
+def _new_process() -> None:
+    """What a new ``mkdocs serve`` starts with: no parsed file and no cache entry in memory."""
+    from ainotes.base import cache
+    from ainotes.measurements.read import clear_cache
+
+    cache.MEMO.clear()
+    clear_cache()
+
+
+def test_a_new_process_reads_the_kept_record_and_an_edited_file_again(project, monkeypatch):
+    """The record a page draws from is kept on disk by the file's bytes: a new process draws the same page
+    without parsing the file; an edited file (same size, other bytes) is parsed again and its page changes."""
+    from ainotes.measurements import read
+
+    body = "file: docs/measured/gb200-nvl72-allreduce-partial.txt\nlink: nvlink-5"
+    first = _page(project, body)
+    parsed: list[Path] = []
+    real = read._read
+    monkeypatch.setattr(read, "_read", lambda path, **kw: parsed.append(path) or real(path, **kw))
+    _new_process()
+    assert _page(project, body) == first and parsed == []
+    log = project / "docs/measured/gb200-nvl72-allreduce-partial.txt"
+    text = log.read_text()
+    assert "1806.7" in text
+    log.write_text(text.replace("1806.7", "1906.7", 1))  # the same size: only the bytes tell
+    _new_process()
+    edited = _page(project, body)
+    assert len(parsed) == 1 and _cells(edited)[0][1] == "1906.7" and _cells(first)[0][1] == "1806.7"
+
+
+def test_a_warm_start_imports_no_pandas(project, tmp_path):
+    """A second process that draws a page with a measured file it has kept never imports pandas."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom pathlib import Path\nfrom ainotes.build.site import NotesSite\n"
+              "from ainotes.markdown.extension import convert_page\n"
+              f"root = Path({str(project)!r})\n"
+              "html = convert_page(NotesSite(root / 'presets'), '# M\\n\\n```measured\\n"
+              "file: docs/measured/gb200-nvl72-allreduce-partial.txt\\nlink: nvlink-5\\n```\\n', 'notes/m.md', "
+              "'notes/m/')\n"
+              "print('1,806.7' in html or '1806.7' in html, 'pandas' in sys.modules)\n")
+    env = {**os.environ, "AINOTES_CACHE_DIR": str(tmp_path / "render")}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True,
+                           cwd=project).stdout.split() for _ in range(2)]
+    assert runs == [["True", "True"], ["True", "False"]]

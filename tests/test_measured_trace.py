@@ -232,3 +232,34 @@ def test_a_decode_trace_that_contradicts_the_fence_is_one_line(serving: Path, tr
     with pytest.raises(InputError) as error:
         _serve(serving, f"measured: docs/measured/d.json\n{extra}")
     assert "\n" not in str(error.value) and words in str(error.value)
+
+
+def test_a_new_process_reads_the_kept_trace_and_an_edited_trace_again(project: Path, monkeypatch) -> None:
+    """What the chart takes from a trace is kept on disk by the trace's bytes: a new process (nothing in
+    memory) draws the same page without parsing it, nor searching the layouts when the drawing is kept; an
+    edited trace is parsed again and its page shows its new steps."""
+    from ainotes.base import cache
+    from ainotes.charts import parallelism as parallel_chart
+    from ainotes.measurements import read
+
+    steps = [("user_annotation", f"ProfilerStep#{n}", dur) for n, dur in ((1, 900.0), (2, 200.0), (3, 220.0))]
+    trace = project / "docs" / "measured" / "run.json"
+    trace.write_text(json.dumps(_trace(steps)))
+    first = _page(project, "measured: docs/measured/run.json")
+    parsed: list[Path] = []
+    searched: list[object] = []
+    real_read, real_search = read._read, parallel_chart.build_chart
+    monkeypatch.setattr(read, "_read", lambda path, **kw: parsed.append(path) or real_read(path, **kw))
+    monkeypatch.setattr(parallel_chart, "build_chart", lambda *a, **kw: searched.append(a) or real_search(*a, **kw))
+    cache.MEMO.clear()
+    read.clear_cache()
+    assert _page(project, "measured: docs/measured/run.json") == first and parsed == [] and searched == []
+    trace.write_text(json.dumps(_trace([*steps[:2], ("user_annotation", "ProfilerStep#3", 240.0)])))
+    cache.MEMO.clear()
+    read.clear_cache()
+    edited = _page(project, "measured: docs/measured/run.json")
+    assert len(parsed) == 1 and len(searched) == 1 and edited != first
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(project / "empty-cache"))  # a clean build of the edited trace
+    cache.MEMO.clear()
+    read.clear_cache()
+    assert _page(project, "measured: docs/measured/run.json") == edited

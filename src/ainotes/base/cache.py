@@ -17,6 +17,7 @@ Knows nothing of vl-convert: :mod:`ainotes.render` keys its renders with the eng
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -273,3 +274,16 @@ def read_kept(key: str) -> bytes | None:
 def keep(key: str, payload: bytes) -> None:
     """Write ``payload`` to the render cache under ``key`` (checksummed, atomic)."""
     write_entry(entry_path(key), payload)
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 over every file of the ``ainotes`` package (its path inside the package, then its
+    bytes), in path order; compiled bytecode left out. What a value kept across processes is keyed by
+    beside its inputs, so that an upgrade or an edit of the code makes it afresh."""
+    root = Path(__file__).resolve().parent.parent  # the ainotes package, not this folder
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

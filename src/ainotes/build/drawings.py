@@ -28,26 +28,16 @@ import functools
 import hashlib
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ainotes import render
 from ainotes.base import cache
+from ainotes.base.cache import code_fingerprint
+
+__all__ = ["code_fingerprint", "drawing_key", "load_figure", "load_files", "store_figure", "store_files"]
 
 DRAWING_FORMAT = 1
 _RUNTIME_MARKER = b"\x00ainotes-runtime\x00"  # NUL never occurs in the HTML the drawers write
-
-
-@functools.cache
-def code_fingerprint() -> str:
-    """SHA-256 over every file of the ``ainotes`` package (its path inside the package, then its
-    bytes), in path order; compiled bytecode left out."""
-    root = Path(__file__).resolve().parent.parent  # the ainotes package, not this folder
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def drawing_key(kind: str, identity: dict[str, str], inputs: Any) -> str:

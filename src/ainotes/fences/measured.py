@@ -86,14 +86,37 @@ def parse_measured(fence: Fence, where: str, presets: Mapping[str, Preset]) -> M
                            reader.text("title"), f"{where}:{line}")
 
 
+def links_seen(site: DrawSite) -> str:
+    """The link presets as a kept record's key names them: their ``repr``, or the error that loading them
+    gives (raised only where a record needs a link, as a fresh read raises it)."""
+    try:
+        return repr(site.links())
+    except InputError as exc:
+        return f"error: {exc}"
+
+
 def read_request(site: DrawSite, request: MeasuredRequest) -> dict:
-    """The report record for the request's file; a missing or broken file is the page's one line."""
-    from ainotes.measurements import report  # pandas loads only for a page with a measured file
+    """The report record for the request's file; a missing or broken file is the page's one line.
+
+    Kept across processes (:func:`ainotes.measurements.kept.kept_value`) by the file's bytes, the request
+    and the GPU preset and links it can be held against, so that a warm start neither imports pandas
+    nor parses the file again."""
+    from ainotes.measurements.kept import kept_value
+
+    path = resolve_docs_file(site, request.file)
+    preset = site.presets_by_id[request.preset_ids[0]] if request.preset_ids else None
+    inputs = {"file": request.file, "format": request.format_name, "op": request.op, "ranks": request.ranks,
+              "link": request.link_id, "preset": repr(preset),
+              "links": links_seen(site) if request.link_id is not None or preset is not None else None}
+    return kept_value("record", path, inputs, lambda: _read_record(site, request, path))
+
+
+def _read_record(site: DrawSite, request: MeasuredRequest, path: Path) -> dict:
+    from ainotes.measurements import report  # pandas loads only for a file no process has read yet
     from ainotes.measurements.kineto import KinetoTrace
     from ainotes.measurements.nccl_tests import NcclTestsRun
     from ainotes.measurements.read import read_measured
 
-    path = resolve_docs_file(site, request.file)
     try:
         run = read_measured(path, format_name=request.format_name, op=request.op, ranks=request.ranks,
                             shown_as=request.file)
@@ -117,14 +140,14 @@ def read_request(site: DrawSite, request: MeasuredRequest) -> dict:
 
 
 def _nccl_table(record: dict) -> str:
-    from ainotes.measurements import report
+    from ainotes.measurements import words as report
 
     head, rows, _ = report.nccl_table(record)  # the command's table, cell for cell
     return tables.notes_table(head, [[escape(cell) for cell in cells] for cells in rows], "ainotes-measured")
 
 
 def _ncu_table(record: dict) -> str:
-    from ainotes.measurements import report
+    from ainotes.measurements import words as report
 
     head = ["kernel", "GFLOP", "DRAM MB", "time µs", "TFLOP/s", "FLOP/byte"]
     with_roof = record["gpu"] is not None
@@ -146,7 +169,7 @@ def _ncu_table(record: dict) -> str:
 
 
 def _kineto_table(record: dict) -> str:
-    from ainotes.measurements import report
+    from ainotes.measurements import words as report
 
     groups: dict[tuple, list[float]] = {}
     for item in record["collectives"]:
@@ -159,7 +182,7 @@ def _kineto_table(record: dict) -> str:
 
 def summary_lines(record: dict) -> list[str]:
     """The sentences under the table, the same figures as the command's summary lines (plain text)."""
-    from ainotes.measurements import report
+    from ainotes.measurements import words as report
 
     lines = []
     if record["format"] == "nccl-tests":

@@ -61,7 +61,7 @@ def read_shipped(site: DrawSite, request: MeasuredRequest) -> dict[str, Any]:
 
 def fraction_table(record: dict[str, Any]) -> str:
     """One row per kernel, numbered as the chart's points: its rate, intensity, roof and the fraction reached."""
-    from ainotes.measurements import report
+    from ainotes.measurements import words as report
 
     rows = []
     for number, kernel in enumerate(record["kernels"], start=1):

@@ -48,33 +48,35 @@ def parse_trace_key(reader: BodyReader, data: dict[str, Any]) -> TraceKey | None
 
 
 def read_trace(site: DrawSite, key: TraceKey) -> Any:
-    """The trace as read (kept per process while the file is unchanged); one line at the key otherwise."""
+    """What the charts take from the trace (:class:`ainotes.measurements.steps.TraceSummary`), kept across
+    processes by the file's bytes (:func:`ainotes.measurements.kept.kept_value`): a warm start neither
+    imports pandas nor parses the trace again. One line at the key when it cannot be read."""
+    from ainotes.measurements.kept import kept_value
+    from ainotes.measurements.steps import TraceSummary
+
+    path = resolve_docs_file(site, key.file)
+    return TraceSummary.from_record(kept_value("trace", path, {"file": key.file},
+                                               lambda: _summarise(path, key)))
+
+
+def _summarise(path: Any, key: TraceKey) -> dict[str, Any]:
     from ainotes.measurements.kineto import KinetoTrace
     from ainotes.measurements.read import read_measured
+    from ainotes.measurements.steps import TraceSummary
 
     try:
-        found = read_measured(resolve_docs_file(site, key.file), shown_as=key.file)
+        found = read_measured(path, shown_as=key.file)
     except InputError as exc:
         raise InputError(f"{key.where}: {exc}") from None
     if not isinstance(found, KinetoTrace):
         raise InputError(f"{key.where}: {key.file} is not a PyTorch profiler trace (.json or .json.gz with "
                          "'traceEvents'): the parallelism chart reads step times from a trace")
-    return found
-
-
-def _per_step(pairs: dict[tuple[str, int], float], steps: int) -> dict[tuple[str, int], float]:
-    return {k: v / steps for k, v in pairs.items()}
+    return TraceSummary.of(found, _MODELLED).record()
 
 
 def trace_collectives(trace: Any, steps: int) -> dict[tuple[str, int], float]:
     """Bytes a step per (collective, group size) in the trace, the kinds a layout's model issues."""
-    table = trace.collectives
-    if not len(table):
-        return {}
-    rows = table.dropna(subset=["op", "bytes", "group_size"])
-    rows = rows[rows["op"].isin(list(_MODELLED)) & (rows["group_size"] >= 2)]
-    grouped = rows.groupby(["op", "group_size"])["bytes"].sum()
-    return _per_step({(str(op), int(g)): float(b) for (op, g), b in grouped.items()}, max(steps, 1))
+    return {(op, g): b / max(steps, 1) for op, g, b in trace.bytes_by_kind}
 
 
 def model_collectives(breakdown: StepBreakdown) -> dict[tuple[str, int], float]:
@@ -116,24 +118,25 @@ def check_ranks(trace: Any, gpus: int, key: TraceKey, name: str = "gpus") -> Non
                          "(distributedInfo.world_size), "
                          f"but the fence's first state has {name}: {gpus}: set {name} to {trace.world_size} or ship "
                          f"a trace of {gpus} ranks")
-    if len(trace.collectives):
-        groups = trace.collectives["group_size"].dropna()
-        if len(groups) and int(groups.max()) > gpus:
-            raise InputError(f"{key.where}: {key.file} has NCCL groups of {int(groups.max())} ranks, more than the "
-                             f"fence's {name}: {gpus}")
+    if trace.largest_group is not None and trace.largest_group > gpus:
+        raise InputError(f"{key.where}: {key.file} has NCCL groups of {trace.largest_group} ranks, more than the "
+                         f"fence's {name}: {gpus}")
+
+
+def _steps(trace: Any, key: TraceKey) -> Any:
+    from ainotes.measurements.steps import no_steps
+
+    if trace.steps is None:
+        raise InputError(str(no_steps(trace.path, key.where)))
+    return trace.steps
 
 
 def measured_steps(site: DrawSite, key: TraceKey, state_key: str, gpus: int,
                    layouts: tuple[StepBreakdown, ...]) -> tuple[MeasuredSteps, Any]:
     """The chart's measured overlay for the first state, and the trace (for the collectives' table)."""
-    from ainotes.measurements.steps import require_steps
-
     trace = read_trace(site, key)
     check_ranks(trace, gpus, key)
-    try:
-        steps = require_steps(trace, key.where)
-    except InputError as exc:
-        raise InputError(str(exc)) from None
+    steps = _steps(trace, key)
     if not layouts:
         raise InputError(f"{key.where}: no layout of the fence's first state fits its chips' memory, so there is no "
                          f"model step to hold {key.file} against")
@@ -146,14 +149,9 @@ def measured_steps(site: DrawSite, key: TraceKey, state_key: str, gpus: int,
 def decode_steps(site: DrawSite, key: TraceKey, tp: int) -> Any:
     """A decode trace's step times for an ``inference`` fence (each ProfilerStep one decode step), refused
     where the trace's ranks contradict the fence's ``tp`` or it marks no step."""
-    from ainotes.measurements.steps import require_steps
-
     trace = read_trace(site, key)
     check_ranks(trace, tp, key, "tp")
-    try:
-        return require_steps(trace, key.where)
-    except InputError as exc:
-        raise InputError(str(exc)) from None
+    return _steps(trace, key)
 
 
 def decode_sentence(file: str, steps: Any, batch: int, model_s: float, state: str) -> str:
@@ -169,9 +167,9 @@ def decode_sentence(file: str, steps: Any, batch: int, model_s: float, state: st
 
 def collectives_table(site: DrawSite, trace: Any, preset: Any) -> str:
     """The trace's NCCL kernels by (collective, bytes, group) beside the α–β model on the GPU's link for
-    that group (:func:`ainotes.measurements.steps.collective_matches`); empty without NCCL kernels."""
-    from ainotes.measurements import report
-    from ainotes.measurements.steps import collective_matches
+    that group (:func:`ainotes.measurements.steps.matches_of`); empty without NCCL kernels."""
+    from ainotes.measurements import words as report
+    from ainotes.measurements.steps import matches_of
 
     links = site.links()
 
@@ -179,7 +177,7 @@ def collectives_table(site: DrawSite, trace: Any, preset: Any) -> str:
         link_id = report.preset_link_id(preset, ranks)
         return links.get(link_id) if link_id else None
 
-    matches = collective_matches(trace, link_for)
+    matches = matches_of(trace.groups, link_for)
     if not matches:
         return ""
     rows = [[escape(cell) for cell in (

@@ -27,7 +27,8 @@ from ainotes.core.hardware import Preset
 from ainotes.core.parallelism import DEFAULT_SEQ_LEN, ParallelRun
 from ainotes.fences.body import BodyReader, Fence, load_body
 from ainotes.fences.kind import DrawSite, FenceKind
-from ainotes.fences.measured_trace import TraceKey, below_figure, measured_steps, parse_trace_key
+from ainotes.fences.measured import links_seen
+from ainotes.fences.measured_trace import TraceKey, below_figure, measured_steps, parse_trace_key, read_trace
 from ainotes.html.figure import draw_vega_figure
 from ainotes.html.page import Drawn, Page
 
@@ -159,14 +160,20 @@ def _draw(site: DrawSite, request: ParallelismRequest, page: Page) -> Drawn:
             return parallel_chart.parallelism_figure(found, title=request.title)
 
         return draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets)), figure)
-    # With a trace, the search runs now: the overlay needs the first state's layouts.
-    found = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
-    overlay, trace = measured_steps(site, request.measured, found.initial_key, gpus, found.found[found.initial_key])
-    chart.about["measured"] = request.measured.file
-    found = replace(found, measured=overlay)
-    drawn = draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets), overlay),
-                             lambda: parallel_chart.parallelism_figure(found, title=request.title))
-    below = below_figure(site, request.measured, trace, site.presets_by_id[preset_id], page)
+    # With a trace the search runs only without a kept drawing too: the overlay is a function of the
+    # trace's summary, the request and the presets (the links with them), all in the drawing's key.
+    key = request.measured
+    trace = read_trace(site, key)
+    chart.about["measured"] = key.file
+
+    def measured_figure() -> VegaFigure:
+        found = parallel_chart.build_chart(base, models, presets, request.gpu_counts, request.initial)
+        overlay, _ = measured_steps(site, key, found.initial_key, gpus, found.found[found.initial_key])
+        return parallel_chart.parallelism_figure(replace(found, measured=overlay), title=request.title)
+
+    drawn = draw_vega_figure(site, chart, page, (request, tuple(models), tuple(presets), trace, links_seen(site)),
+                             measured_figure)
+    below = below_figure(site, key, trace, site.presets_by_id[preset_id], page)
     return Drawn(drawn.html + below, drawn.chart, drawn.scripts)
 
 

@@ -16,12 +16,11 @@ from ainotes.measurements.nccl_tests import (
     read_nccl_tests_text,
 )
 from ainotes.measurements.ncu import NcuRun, read_ncu_text
-from ainotes.measurements.source import FORMATS, MeasuredFileError, decode, read_bytes
+from ainotes.measurements.source import FORMATS, READER_VERSION, MeasuredFileError, decode, read_bytes
 
 Measured = NcclTestsRun | NcuRun | KinetoTrace
+__all__ = ["READER_VERSION", "Measured", "clear_cache", "read_measured", "sniff"]
 
-#: Bumped whenever a reader's output changes, so that no table parsed by an older reader is reused.
-READER_VERSION = 1
 CACHE_SIZE = 64  # parsed files kept per process (a site ships a handful)
 _CACHE: OrderedDict[tuple, Measured] = OrderedDict()
 _CACHE_LOCK = threading.Lock()

@@ -10,6 +10,9 @@ from ainotes.base.errors import InputError
 
 #: The formats :func:`ainotes.measurements.read.read_measured` knows.
 FORMATS = ("nccl-tests", "ncu", "kineto")
+#: Bumped whenever a reader's output changes, so that no table parsed by an older reader is reused
+#: (in this process, :func:`ainotes.measurements.read.read_measured`; on disk, :mod:`ainotes.measurements.kept`).
+READER_VERSION = 1
 
 
 class MeasuredFileError(InputError):

@@ -18,12 +18,15 @@ import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ainotes.core import collective_cost
 from ainotes.core.collectives import OPS
 from ainotes.core.links import Link
-from ainotes.measurements.kineto import KinetoTrace
 from ainotes.measurements.source import MeasuredFileError
+
+if TYPE_CHECKING:  # the trace's tables are pandas; a page drawn from a kept summary imports none of it
+    from ainotes.measurements.kineto import KinetoTrace
 
 _STEP_NUMBER = re.compile(r"ProfilerStep#(\d+)")
 
@@ -98,12 +101,17 @@ def step_times(trace: KinetoTrace) -> StepTimes | None:
     return None
 
 
+def no_steps(path: str, where: str) -> MeasuredFileError:
+    """The one line for a trace that marks no step."""
+    return MeasuredFileError(f"{where}: {path} marks no step (no 'ProfilerStep#N' event): record it with "
+                             "torch.profiler.profile(schedule=...) and call prof.step() after each step")
+
+
 def require_steps(trace: KinetoTrace, where: str) -> StepTimes:
     """:func:`step_times`, or one line saying the trace marks no step."""
     found = step_times(trace)
     if found is None:
-        raise MeasuredFileError(f"{where}: {trace.path} marks no step (no 'ProfilerStep#N' event): record it with "
-                                "torch.profiler.profile(schedule=...) and call prof.step() after each step")
+        raise no_steps(trace.path, where)
     return found
 
 
@@ -125,23 +133,79 @@ class CollectiveMatch:
         return self.model_s / self.measured_s - 1 if self.model_s is not None and self.measured_s > 0 else None
 
 
-def collective_matches(trace: KinetoTrace, link_for: Callable[[int], Link | None]) -> list[CollectiveMatch]:
-    """The trace's NCCL kernels grouped by (op, bytes, group size), each beside the model's fastest
-    algorithm for that op and size on the link ``link_for(ranks)`` gives (``None``: no model)."""
+#: One kind of NCCL collective in a trace: (op, message bytes, group size, calls, mean seconds a call).
+CollectiveGroup = tuple[str, int, int, int, float]
+
+
+def collective_groups(trace: KinetoTrace) -> list[CollectiveGroup]:
+    """The trace's NCCL kernels that name their collective, grouped by (op, bytes, group size) in the
+    order the trace first shows each."""
     table = trace.collectives
     if not len(table):
         return []
     rows = table.dropna(subset=["op", "bytes", "group_size"])
+    return [(str(op), int(size), int(ranks), len(group), float(group["duration_s"].mean()))
+            for (op, size, ranks), group in rows.groupby(["op", "bytes", "group_size"], sort=False)]
+
+
+def collective_matches(trace: KinetoTrace, link_for: Callable[[int], Link | None]) -> list[CollectiveMatch]:
+    """The trace's NCCL kernels grouped by (op, bytes, group size), each beside the model's fastest
+    algorithm for that op and size on the link ``link_for(ranks)`` gives (``None``: no model)."""
+    return matches_of(collective_groups(trace), link_for)
+
+
+def matches_of(groups: list[CollectiveGroup], link_for: Callable[[int], Link | None]) -> list[CollectiveMatch]:
+    """:func:`collective_matches` from the groups :func:`collective_groups` gives."""
     matches = []
-    for (op, size_cell, ranks_cell), group in rows.groupby(["op", "bytes", "group_size"], sort=False):
-        size, ranks = int(size_cell), int(ranks_cell)
-        measured = float(group["duration_s"].mean())
+    for op, size, ranks, calls, measured in groups:
         link = link_for(ranks) if op in OPS and ranks >= collective_cost.MIN_RANKS else None
         model = (collective_cost.best_algorithm(op, ranks, float(size),
                                                 bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
                                                 latency_s=link.latency_s)
                  if link is not None and ranks <= collective_cost.MAX_RANKS else None)
-        matches.append(CollectiveMatch(str(op), size, ranks, len(group), measured,
-                                       model.time_s if model else None, model.algorithm if model else None,
-                                       link.id if link else None))
+        matches.append(CollectiveMatch(op, size, ranks, calls, measured, model.time_s if model else None,
+                                       model.algorithm if model else None, link.id if link else None))
     return sorted(matches, key=lambda m: (m.op, -m.message_bytes))
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What a chart takes from a trace, free of pandas (kept across processes by
+    :mod:`ainotes.measurements.kept`): its path and world size, its largest NCCL group, its steps, its
+    collective groups, and the bytes per (collective, group size) the model's layouts are matched by."""
+
+    path: str
+    world_size: int | None
+    largest_group: int | None
+    steps: StepTimes | None
+    groups: list[CollectiveGroup]
+    bytes_by_kind: list[tuple[str, int, float]]  # (op, group size, bytes over the whole trace)
+
+    @classmethod
+    def of(cls, trace: KinetoTrace, modelled: frozenset[str]) -> TraceSummary:
+        """The summary of a trace read; ``modelled``: the collectives a layout's model issues."""
+        table = trace.collectives
+        largest, by_kind = None, []
+        if len(table):
+            groups = table["group_size"].dropna()
+            largest = int(groups.max()) if len(groups) else None
+            rows = table.dropna(subset=["op", "bytes", "group_size"])
+            rows = rows[rows["op"].isin(list(modelled)) & (rows["group_size"] >= 2)]
+            by_kind = [(str(op), int(g), float(b)) for (op, g), b in rows.groupby(["op", "group_size"])["bytes"].sum()
+                       .items()]
+        return cls(trace.path, trace.world_size, largest, step_times(trace), collective_groups(trace), by_kind)
+
+    def record(self) -> dict[str, Any]:
+        steps = self.steps
+        return {"path": self.path, "world_size": self.world_size, "largest_group": self.largest_group,
+                "steps": None if steps is None else [list(steps.names), list(steps.durations_s), steps.source,
+                                                     steps.warmup],
+                "groups": [list(g) for g in self.groups], "bytes_by_kind": [list(k) for k in self.bytes_by_kind]}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TraceSummary:
+        steps = record["steps"]
+        return cls(record["path"], record["world_size"], record["largest_group"],
+                   None if steps is None else StepTimes(tuple(steps[0]), tuple(steps[1]), steps[2], steps[3]),
+                   [(op, size, ranks, calls, mean) for op, size, ranks, calls, mean in record["groups"]],
+                   [(op, g, b) for op, g, b in record["bytes_by_kind"]])
