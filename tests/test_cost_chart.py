@@ -57,14 +57,17 @@ def test_a_second_chart_fills_in_the_grammar_without_altair(monkeypatch, tmp_pat
     cost.GRAMMAR.forget()
     before = cost.GRAMMAR.builds
     first = cost.cost_spec(LINKS)
-    second = cost.cost_spec(LINKS[:2], op="broadcast", ranks=64, link_id=LINKS[1].id, title="Other", theme="dark")
+    # Two links with a full mesh among them if LINKS has one: a chart with a mesh has a structure of its own.
+    meshes = [link for link in LINKS if link.mesh_links is not None]
+    pair = (LINKS[0], LINKS[1]) if not meshes or meshes[0] in LINKS[:2] else (meshes[0], LINKS[1])
+    second = cost.cost_spec(pair, op="broadcast", ranks=64, link_id=LINKS[1].id, title="Other", theme="dark")
     assert cost.GRAMMAR.builds - before == 1
     assert first["layer"] == second["layer"]
     params = {p["name"]: p for p in second["params"]}
     assert (params["op"]["value"], params["ranks"]["value"], params["link"]["value"]) == ("broadcast", 64, LINKS[1].id)
-    assert params["link"]["bind"]["options"] == [link.id for link in LINKS[:2]]
+    assert params["link"]["bind"]["options"] == [link.id for link in pair]
     assert '"Other"' in second["title"]["text"]["expr"] and '"broadcast"' in second["title"]["text"]["expr"]
-    assert [row["link"] for row in second["datasets"]["links"]] == [link.id for link in LINKS[:2]]
+    assert [row["link"] for row in second["datasets"]["links"]] == [link.id for link in pair]
     # A fresh process with the grammar on disk does not even import altair.
     script = ("import sys; from pathlib import Path; from ainotes.charts import cost; from ainotes.presets.links import"
               " load_links; cost.cost_spec(load_links(Path(sys.argv[1])), op='scatter', ranks=2);"
@@ -116,8 +119,9 @@ def test_a_rank_count_past_a_power_of_two_is_offered_and_drawn_at_its_own_terms(
 
 
 def core_marks(op: str, ranks: int, link: Link) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-    """What the chart must mark, asked of the core for this link: (switches, meets) as (pair, bytes)."""
-    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    """What the chart must mark, asked of the core for this link at B of a group of ``ranks`` (less on a full
+    mesh): (switches, meets) as (pair, bytes)."""
+    figures = {"bandwidth_bytes_per_s": link.group_bandwidth_bytes_per_s(ranks), "latency_s": link.latency_s}
     first, *others = cc.ALGORITHMS[op]
     switches = cc.best_algorithm_changes(op, ranks, low_bytes=cost.MIN_BYTES, high_bytes=cost.MAX_BYTES, **figures)
     meets = [(f"{cc.short_title(op, first)} = {cc.short_title(op, other)}", c.message_bytes)
@@ -130,10 +134,10 @@ def core_marks(op: str, ranks: int, link: Link) -> tuple[list[tuple[str, float]]
 
 @pytest.mark.parametrize("link", LINKS, ids=lambda link: link.id)
 def test_marks_scale_with_alpha_times_b_and_match_the_core(light: dict, link: Link) -> None:
-    product = link.latency_s * link.bandwidth_bytes_per_s
     rows = light["datasets"]["crossovers"]
     for op in cc.ALGORITHMS:
         for ranks in cost.RANK_CHOICES:
+            product = link.latency_s * link.group_bandwidth_bytes_per_s(ranks)
             drawn = {kind: sorted(((r["pair"], r["x"] * product) for r in rows if r["op"] == op and r["ranks"] == ranks
                                    and r["kind"] == kind and cost.MIN_BYTES <= r["x"] * product <= cost.MAX_BYTES),
                                   key=lambda m: m[1]) for kind in ("switch", "meet")}
@@ -220,7 +224,8 @@ def test_every_state_has_a_caption_from_the_core() -> None:
                 if switches:
                     assert "Diamonds mark where the fastest algorithm changes" in text
                 else:
-                    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+                    figures = {"bandwidth_bytes_per_s": link.group_bandwidth_bytes_per_s(ranks),
+                               "latency_s": link.latency_s}
                     winner = cc.best_algorithm(op, ranks, cost.MIN_BYTES, **figures).algorithm
                     assert f"{cost.algorithm_noun(op, winner)} is fastest at every size drawn".lower() in text.lower()
                 # It names only algorithms the chart draws for this primitive (the note says what NCCL calls them).

@@ -414,7 +414,7 @@
     var t = data.t, about = data.ops[op], facts = data.states[op + "|" + ranks + "|" + link];
     if (!about || !facts) return null;
     var names = about.names;
-    var parts = [fillSentence(t.setting, {op: about.title, ranks: ranks, link: data.links[link], first: names[0]})];
+    var parts = [fillSentence(t.setting, {op: about.title, ranks: ranks, link: facts.l || data.links[link], first: names[0]})];
     if (about.note) parts.push(about.note);
     if (facts.s.length) {
       parts.push(fillSentence(t.changes, {list: facts.s.map(function (c) {

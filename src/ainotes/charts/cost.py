@@ -139,8 +139,23 @@ def algorithm_rows(choices: tuple[int, ...] = RANK_CHOICES) -> list[dict[str, An
 
 
 def _link_rows(links: tuple[Link, ...]) -> list[dict[str, Any]]:
+    """One row per link: its name, B and α; a full mesh's also its number of links, ``mesh`` (the
+    chart then takes B·min(p − 1, mesh)/mesh at p ranks, :data:`GROUP_BANDWIDTH`)."""
     return [{"link": link.id, "name": link.name, "bandwidth": link.bandwidth_bytes_per_s,
-             "latency": link.latency_s, "index": index} for index, link in enumerate(links)]
+             "latency": link.latency_s, "index": index,
+             **({"mesh": link.mesh_links} if link.mesh_links is not None else {})}
+            for index, link in enumerate(links)]
+
+
+def has_mesh(links: tuple[Link, ...]) -> bool:
+    """Whether any of the chart's links is a full mesh (its structure then reads B per rank count)."""
+    return any(link.mesh_links is not None for link in links)
+
+
+#: B per chip for the group of ``datum.ranks`` chips, as :meth:`ainotes.core.links.Link.group_bandwidth_bytes_per_s`
+#: computes it: the link's B through a switch; B·min(p − 1, m)/m on a full mesh of m links (p ≥ 2 always).
+GROUP_BANDWIDTH = ("datum.mesh ? datum.link_bandwidth * min(datum.ranks - 1, datum.mesh) / datum.mesh"
+                   " : datum.link_bandwidth")
 
 
 def _round(value: float) -> float:
@@ -172,7 +187,8 @@ def _crossover_rows(links: tuple[Link, ...], *, cached: bool = True,
     Only the range of the links' α·B matters. The core's search takes a fraction of a second, so its
     rows are kept in process and in the render cache (keyed by that range and the code);
     ``cached=False`` asks the core again."""
-    products = [link.latency_s * link.bandwidth_bytes_per_s for link in links]
+    # On a full mesh B, and so α·B, depends on the rank count: every count's product counts.
+    products = [link.latency_s * link.group_bandwidth_bytes_per_s(ranks) for link in links for ranks in choices]
     low = MIN_BYTES / max(products) * _REFERENCE_PRODUCT_BYTES
     high = MAX_BYTES / min(products) * _REFERENCE_PRODUCT_BYTES
     if not cached:
@@ -261,6 +277,7 @@ def cost_spec(
     marks = _crossover_rows(links, cached=cached, choices=choices)
     placed = _label_layout(links, marks, choices, cached=cached)
     spec = GRAMMAR.spec(
+        variant=("mesh",) if has_mesh(links) else (),
         datasets={"algorithms": algorithm_rows(choices), "links": _link_rows(links),
                   "crossovers": [{**row, "places": places} for row, places in zip(marks, placed.places, strict=True)]},
         params={"op": op, "ranks": ranks, "link": link_id},
@@ -302,7 +319,8 @@ def _label_layout(links: tuple[Link, ...], marks: list[dict[str, Any]], choices:
         return {"places": made.places, "decades": {"|".join(map(str, key)): list(value)
                                                    for key, value in made.decades.items()}}
 
-    payload = {"links": [[link.id, link.bandwidth_bytes_per_s, link.latency_s] for link in links],
+    payload = {"links": [[link.id, link.bandwidth_bytes_per_s, link.latency_s,
+                          *([link.mesh_links] if link.mesh_links is not None else [])] for link in links],
                "ranks": list(choices),
                "code": code_fingerprint(__file__, cost_labels.__file__, textsize.__file__, cc.__file__,
                                         collectives.__file__, str(textsize.metrics_path()),
@@ -348,7 +366,7 @@ def title_expression(op: str, ranks: int, link_id: str, title: str | None) -> st
 class _Parts:
     """The params, axes and expressions the layers share."""
 
-    def __init__(self, alt: Any):
+    def __init__(self, alt: Any, *, mesh: bool = False):
         self.op = alt.param(name="op", value=OPS[0], bind=alt.binding_select(
             options=list(OPS), labels=[OP_TITLES[o] for o in OPS], name="Primitive "))
         self.ranks = alt.param(name="ranks", value=RANK_CHOICES[0], bind=alt.binding_select(
@@ -358,6 +376,8 @@ class _Parts:
         self.this_op = f"datum.op == {self.op.name}"
         # The rank count and the algorithm's coefficients at it, as the core computed them (algorithm_rows).
         self.with_ranks = {"ranks": self.ranks.name}
+        # A chart with a full-mesh link looks up its number of links too, and replaces B by the group's.
+        self.mesh = mesh
         self.coefficients = {"a": "datum.chain ? 0 : datum.a_at[datum.ranks]",
                              "b": "datum.chain ? 0 : datum.b_at[datum.ranks]"}
         self.x_scale = alt.Scale(type="log", domain=[MIN_BYTES, MAX_BYTES], nice=False)
@@ -378,18 +398,31 @@ class _Parts:
                        axis=alt.Axis(labelExpr=seconds_label, tickCount=8, labelOverlap="greedy",
                                      labelSeparation=3))
 
+    def with_link(self, alt: Any, chart: Any, fields: list[str]) -> Any:
+        """``chart`` with the selected link's ``fields`` looked up (``datum.ranks`` set), B being the group's
+        on a full mesh (:data:`GROUP_BANDWIDTH`)."""
+        links = alt.NamedData(name="links")
+        if not self.mesh:
+            return chart.transform_lookup(lookup="link", from_=alt.LookupData(links, "link", fields))
+        # The link's own B as link_bandwidth: Vega looks a field up again only when the key changes, so B
+        # written over in place would shrink once more at each new rank count.
+        return (chart.transform_lookup(lookup="link", from_=alt.LookupData(links, "link", [*fields, "mesh"]),
+                                       as_=[*("link_bandwidth" if f == "bandwidth" else f for f in fields), "mesh"])
+                .transform_calculate(bandwidth=GROUP_BANDWIDTH))
+
 
 def _algorithm_lines(alt: Any, parts: _Parts) -> Any:
     """Each algorithm's line, evaluated on the grid: t = a·α + b·S/B, or the best chain."""
     chain_steps = "(datum.ranks - 2 + {k})"
     chain_time = f"{chain_steps} * (datum.latency + datum.bytes / ({{k}} * datum.bandwidth))"
-    return (
+    looked_up = (
         alt.Chart(alt.NamedData(name="algorithms"))
         .transform_filter(parts.this_op)
         .transform_calculate(link=parts.link.name, **parts.with_ranks)
         .transform_calculate(**parts.coefficients)
-        .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
-                                                             ["bandwidth", "latency", "name"]))
+    )
+    return (
+        parts.with_link(alt, looked_up, ["bandwidth", "latency", "name"])
         .transform_calculate(log_bytes=f"sequence({math.log10(MIN_BYTES)}, {math.log10(MAX_BYTES)}"
                                        f" + {GRID_STEP_DECADES / 2}, {GRID_STEP_DECADES})")
         .transform_flatten(["log_bytes"])
@@ -419,13 +452,14 @@ def _algorithm_lines(alt: Any, parts: _Parts) -> Any:
 def _balance(alt: Any, parts: _Parts) -> Any:
     """Where the first algorithm's two terms are equal
     (:func:`ainotes.core.collective_cost.latency_bandwidth_balance_bytes`)."""
-    return (
+    first = (
         alt.Chart(alt.NamedData(name="algorithms"))
         .transform_filter(f"{parts.this_op} && datum.order == 0")
         .transform_calculate(link=parts.link.name, **parts.with_ranks)
         .transform_calculate(**parts.coefficients)
-        .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
-                                                             ["bandwidth", "latency"]))
+    )
+    return (
+        parts.with_link(alt, first, ["bandwidth", "latency"])
         .transform_calculate(balance="datum.chain ? max(1, datum.ranks - 2) * datum.latency * datum.bandwidth"
                                      " : datum.a * datum.latency * datum.bandwidth / datum.b")
         .transform_calculate(bytes=f"clamp(datum.balance, {MIN_BYTES:g}, {MAX_BYTES:g})", start=f"{MIN_BYTES:g}")
@@ -437,12 +471,14 @@ def _crosses(alt: Any, parts: _Parts) -> Any:
     tiers = cost_labels.TIERS
     tier = " : ".join(f"width >= {t.width_px} && height >= {t.height_px} ? {i + 1}"
                       for i, t in reversed(list(enumerate(tiers)))) + " : 0"
-    return (
+    marks = (
         alt.Chart(alt.NamedData(name="crossovers"))
         .transform_filter(parts.this_case)
         .transform_calculate(link=parts.link.name)
-        .transform_lookup(lookup="link", from_=alt.LookupData(alt.NamedData(name="links"), "link",
-                                                             ["bandwidth", "latency", "index"]))
+    )
+    return (
+        # A mark sits at a fixed multiple of α·B, B the group's at the row's rank count.
+        parts.with_link(alt, marks, ["bandwidth", "latency", "index"])
         .transform_calculate(bytes="datum.x * datum.latency * datum.bandwidth", time="datum.tau * datum.latency")
         .transform_filter(f"datum.bytes >= {MIN_BYTES:g} && datum.bytes <= {MAX_BYTES:g}")
         # "41.3 kB", as the caption (units.si) writes it.
@@ -498,10 +534,11 @@ def _layers(alt: Any, parts: _Parts) -> list[Any]:
 def _build_structure(variant: Hashable) -> dict[str, Any]:
     """The chart without data: layers reading the named datasets ``algorithms``, ``links`` and
     ``crossovers``, and the params ``op``, ``ranks`` and ``link`` (placeholder values, and no
-    links in the link select: :func:`cost_spec` puts in each chart's). One form: ``variant`` is ``()``."""
+    links in the link select: :func:`cost_spec` puts in each chart's). ``variant`` is ``()``, or ``("mesh",)``
+    for a chart with a full-mesh link (:func:`has_mesh`): its links rows may carry ``mesh``, and B is the group's."""
     import altair as alt  # here: a build whose grammar is cached never loads it
 
-    parts = _Parts(alt)
+    parts = _Parts(alt, mesh=variant == ("mesh",))
     chart = (
         alt.layer(*_layers(alt, parts))
         .add_params(parts.op, parts.ranks, parts.link, parts.y_decades)
@@ -568,12 +605,26 @@ _OP_NOTES = {
 _RING_FAMILY = frozenset({"all-reduce", "reduce-scatter", "all-gather"})
 
 
-def link_phrase(link: Link) -> str:
-    """``NVLink 4 (H100 SXM) (B = 450 GB/s per direction, α = 1.9 µs, …)``: the link as the caption names it."""
-    origin = ("taken from NCCL's tuning model" if any("tuning.cc" in source.url for source in link.sources)
-              else "from the link preset's sources")
-    return (f"{link.name} (B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs, "
-            f"an assumption {origin})")
+def link_phrase(link: Link, ranks: int | None = None) -> str:
+    """``NVLink 4 (H100 SXM) (B = 450 GB/s per direction, α = 1.9 µs, …)``: the link as the caption names it.
+
+    On a full mesh of m links (m + 1 chips) B is the group's at ``ranks``
+    (:meth:`~ainotes.core.links.Link.group_bandwidth_bytes_per_s`), and the phrase says how many links
+    that is: ``B = 64 GB/s per direction for 2 of its 8 GPUs, over 1 of each GPU's 7 links``."""
+    tuned = [source.url for source in link.sources if "tuning.cc" in source.url]
+    origin = ("from the link preset's sources" if not tuned else
+              "taken from RCCL's tuning model" if all("rccl" in url.lower() for url in tuned)
+              else "taken from NCCL's tuning model")
+    mesh = link.mesh_links
+    if mesh is None:
+        bandwidth = f"B = {link.bandwidth_gbps:g} GB/s per direction,"
+    elif ranks is not None and ranks - 1 < mesh:
+        group_gbps = link.group_bandwidth_bytes_per_s(ranks) / 1e9
+        bandwidth = (f"B = {group_gbps:.4g} GB/s per direction for {ranks} of its {mesh + 1} GPUs, "
+                     f"over {ranks - 1} of each GPU's {mesh} links;")
+    else:
+        bandwidth = f"B = {link.bandwidth_gbps:g} GB/s per direction, all {mesh} links of each GPU;"
+    return f"{link.name} ({bandwidth} α = {link.latency_us:g} µs, an assumption {origin})"
 
 
 def _reason(op: str, ranks: int, winner: str) -> int:
@@ -592,7 +643,8 @@ def _reason(op: str, ranks: int, winner: str) -> int:
 def _state_facts(op: str, ranks: int, link: Link, marks: list[dict[str, Any]]) -> dict[str, Any]:
     """What the caption says of one state, as the core computed it: the marks drawn (diamonds and
     circles, with their sizes as the labels print them) and, where the fastest never changes, which one it is."""
-    product = link.latency_s * link.bandwidth_bytes_per_s
+    bandwidth = link.group_bandwidth_bytes_per_s(ranks)  # on a full mesh, less for fewer ranks
+    product = link.latency_s * bandwidth
     names = cc.ALGORITHMS[op]
     drawn = sorted((row for row in marks if row["op"] == op and row["ranks"] == ranks
                     and MIN_BYTES <= row["x"] * product <= MAX_BYTES), key=lambda row: row["x"])
@@ -602,9 +654,11 @@ def _state_facts(op: str, ranks: int, link: Link, marks: list[dict[str, Any]]) -
         "m": [[names.index(r["two"]), size_label(r["x"] * product)] for r in drawn if r["kind"] == "meet"],
     }
     if not facts["s"]:
-        figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+        figures = {"bandwidth_bytes_per_s": bandwidth, "latency_s": link.latency_s}
         winner = cc.best_algorithm(op, ranks, MIN_BYTES, **figures).algorithm
         facts.update(w=names.index(winner), r=_reason(op, ranks, winner))
+    if link.mesh_links is not None and link_phrase(link, ranks) != link_phrase(link):
+        facts["l"] = link_phrase(link, ranks)  # a group of a full mesh's chips: its own B, named in this state
     return facts
 
 
@@ -635,7 +689,8 @@ def fill_caption(data: dict[str, Any], op: str, ranks: int, link_id: str) -> str
     t, about = data["t"], data["ops"][op]
     facts = data["states"][f"{op}|{ranks}|{link_id}"]
     names = about["names"]
-    parts = [t["setting"].format(op=about["title"], ranks=ranks, link=data["links"][link_id], first=names[0])]
+    link = facts.get("l", data["links"][link_id])
+    parts = [t["setting"].format(op=about["title"], ranks=ranks, link=link, first=names[0])]
     if about["note"]:
         parts.append(about["note"])
     if facts["s"]:

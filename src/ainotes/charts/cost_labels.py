@@ -125,8 +125,9 @@ def x_fraction(message_bytes: float, low_bytes: float, high_bytes: float) -> flo
 
 def y_decades(op: str, ranks: int, link: Link, low_bytes: float, high_bytes: float) -> tuple[int, int]:
     """The y axis in powers of ten: below the fastest line at ``low_bytes``, above the slowest at
-    ``high_bytes`` (every line rises with the size), as Vega's nice log domain would take them."""
-    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    ``high_bytes`` (every line rises with the size), as Vega's nice log domain would take them; B is the
+    group's at ``ranks`` (:meth:`~ainotes.core.links.Link.group_bandwidth_bytes_per_s`: less on a full mesh)."""
+    figures = {"bandwidth_bytes_per_s": link.group_bandwidth_bytes_per_s(ranks), "latency_s": link.latency_s}
     fastest = min(cc.algorithm_time(op, name, ranks, low_bytes, **figures).time_s for name in cc.ALGORITHMS[op])
     slowest = max(cc.algorithm_time(op, name, ranks, high_bytes, **figures).time_s for name in cc.ALGORITHMS[op])
     return math.floor(math.log10(fastest)), math.ceil(math.log10(slowest))
@@ -179,8 +180,8 @@ def regime_boxes(first_balance_bytes: float, low_bytes: float, high_bytes: float
 
 def balance_bytes(op: str, ranks: int, link: Link) -> float:
     """Where the first algorithm's latency and bandwidth terms are equal, as the chart draws the rule:
-    a·α·B ÷ b, or (p−2)·α·B (at least α·B) for a chain."""
-    product = link.latency_s * link.bandwidth_bytes_per_s
+    a·α·B ÷ b, or (p−2)·α·B (at least α·B) for a chain, B the group's at p."""
+    product = link.latency_s * link.group_bandwidth_bytes_per_s(ranks)
     first = cc.ALGORITHMS[op][0]
     if cc.terms(op, first) is None:
         return max(1, ranks - 2) * product
@@ -217,7 +218,7 @@ def _layout(links: tuple[Link, ...], frozen_rows: tuple[tuple[tuple[str, Any], .
         for ranks in ranks_choices:
             mine = [(i, row) for i, row in enumerate(rows) if row["op"] == op and row["ranks"] == ranks]
             for k, link in enumerate(links):
-                product = link.latency_s * link.bandwidth_bytes_per_s
+                product = link.latency_s * link.group_bandwidth_bytes_per_s(ranks)
                 lo, hi = decades[(op, ranks, link.id)] = y_decades(op, ranks, link, low_bytes, high_bytes)
                 marks = []
                 for i, row in mine:

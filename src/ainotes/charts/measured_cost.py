@@ -74,7 +74,7 @@ def chart_rows(record: Mapping[str, Any], link: Link) -> dict[str, Any]:
     sizes = _sizes(min(p["bytes"] for p in points), max(p["bytes"] for p in points))
     lines = []
     for size in sizes:
-        for found in cc.collective_times(op, ranks, size, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
+        for found in cc.collective_times(op, ranks, size, bandwidth_bytes_per_s=link.group_bandwidth_bytes_per_s(ranks),
                                          latency_s=link.latency_s):
             lines.append({"bytes": size, "time_s": found.time_s, "busbw_gbps": found.busbw_bytes_per_s / 1e9,
                           "what": f"model: {cc.short_title(op, found.algorithm)}"})
@@ -174,18 +174,25 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
+def _group_gbps(link: Link, ranks: int) -> float:
+    """The B the model takes for ``ranks`` chips: the link's, or less on a full mesh
+    (:meth:`~ainotes.core.links.Link.group_bandwidth_bytes_per_s`)."""
+    return link.bandwidth_gbps if link.mesh_links is None else link.group_bandwidth_bytes_per_s(ranks) / 1e9
+
+
 def caption_text(record: Mapping[str, Any], link: Link, file_name: str) -> str:
     """What the chart shows: the run, the model's error range, the fit beside the preset."""
     model = record["model"]
+    bandwidth_gbps = _group_gbps(link, record["ranks"])
     block = "out-of-place" if model["times"] == "out_of_place" else "in-place"
     parts = [f"{len(model['rows'])} sizes of a {record['ranks']}-rank {record['op']} from {file_name} "
              f"({block} times) against the α–β model of {link.name} (α = {_duration(link.latency_s)}, "
-             f"B = {link.bandwidth_gbps:g} GB/s): the model's fastest algorithm is off by {error_range(record)} "
+             f"B = {bandwidth_gbps:g} GB/s): the model's fastest algorithm is off by {error_range(record)} "
              "(model ÷ measured − 1), size by size in the table below."]
     if fitted := record.get("fit"):
         parts.append(f"Fitted to the run through the {fitted['algorithm']}'s coefficients (relative least squares): "
                      f"α = {_duration(fitted['alpha_s'])}, B = {fitted['bandwidth_gbps']:.4g} GB/s, beside the "
-                     f"preset's {_duration(link.latency_s)} and {link.bandwidth_gbps:g} GB/s.")
+                     f"preset's {_duration(link.latency_s)} and {bandwidth_gbps:g} GB/s.")
     if record.get("nccl_algo"):
         parts.append(f"The run set NCCL_ALGO={record['nccl_algo']}.")
     parts.append("Bus bandwidth is nccl-tests' busbw: size ÷ time × the collective's bus factor.")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ainotes.base.errors import InputError
 from ainotes.cli import shared
+
+if TYPE_CHECKING:
+    from ainotes.core.links import Link
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -54,6 +57,15 @@ def _cmd_links(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bandwidth_words(link: Link, ranks: int) -> str:
+    """``450 GB/s per direction``; on a full mesh of m links, the group's B and how many links it is."""
+    if link.mesh_links is None:
+        return f"{link.bandwidth_gbps:g} GB/s per direction"
+    used = min(ranks - 1, link.mesh_links)
+    return (f"{link.group_bandwidth_bytes_per_s(ranks) / 1e9:.4g} GB/s per direction: {used} of each GPU's "
+            f"{link.mesh_links} mesh links at {ranks} ranks")
+
+
 def _cmd_collective_cost(args: argparse.Namespace) -> int:
     from ainotes.core import collective_cost
     from ainotes.core.links import link_by_id
@@ -62,7 +74,9 @@ def _cmd_collective_cost(args: argparse.Namespace) -> int:
         link = link_by_id(shared.load_link_presets(args), args.link)
     except InputError as exc:
         raise InputError(f"--link: {exc}") from None
-    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
+    # B of the group of --ranks chips: the link's own through a switch, less on a full mesh.
+    bandwidth = link.group_bandwidth_bytes_per_s(args.ranks)
+    figures = {"bandwidth_bytes_per_s": bandwidth, "latency_s": link.latency_s}
     times = collective_cost.collective_times(args.op, args.ranks, args.bytes, **figures)
     changes = collective_cost.best_algorithm_changes(args.op, args.ranks, **figures)
     if args.json:
@@ -70,7 +84,9 @@ def _cmd_collective_cost(args: argparse.Namespace) -> int:
             "op": args.op,
             "ranks": args.ranks,
             "bytes": args.bytes,
-            "link": {"id": link.id, "bandwidth_gbps": link.bandwidth_gbps, "latency_us": link.latency_us},
+            "link": {"id": link.id, "bandwidth_gbps": link.bandwidth_gbps, "latency_us": link.latency_us,
+                     **({} if link.mesh_links is None else
+                        {"mesh_links": link.mesh_links, "group_bandwidth_gbps": bandwidth / 1e9})},
             "algorithms": [
                 {"name": t.algorithm, "time_s": t.time_s, "latency_s": t.latency_s, "bandwidth_s": t.bandwidth_s,
                  "algbw_gbps": t.algbw_bytes_per_s / 1e9, "busbw_gbps": t.busbw_bytes_per_s / 1e9}
@@ -87,7 +103,7 @@ def _cmd_collective_cost(args: argparse.Namespace) -> int:
     from ainotes.base import units
 
     print(f"{args.op} of {units.si(args.bytes, 'B')} on {args.ranks} ranks over {link.name} "
-          f"(B = {link.bandwidth_gbps:g} GB/s per direction, α = {link.latency_us:g} µs)")
+          f"(B = {_bandwidth_words(link, args.ranks)}, α = {link.latency_us:g} µs)")
     header = ["algorithm", "time", "latency term", "bandwidth term", "algbw GB/s", "busbw GB/s"]
     rows = [
         [t.algorithm + (f" (k={t.chunks})" if t.chunks else ""), shared.seconds(t.time_s), shared.seconds(t.latency_s),

@@ -163,8 +163,9 @@ def collective_time(args: list[str], options: dict[str, str], presets: Mapping[s
     _check_keys(options, {"ranks", "bytes", "link", "algorithm", "part", *_MODEL_KEYS}, form)
     op = _op(args, form)
     link = _link(options, links, form)
-    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     ranks, size = _ranks(options, form), message_bytes(options, models, form)
+    # B of the group of ``ranks`` chips: less than the link's on a full mesh (Link.group_bandwidth_bytes_per_s).
+    figures = {"bandwidth_bytes_per_s": link.group_bandwidth_bytes_per_s(ranks), "latency_s": link.latency_s}
     if "algorithm" in options:
         result = cc.algorithm_time(op, options["algorithm"], ranks, size, **figures)
     else:
@@ -186,8 +187,8 @@ def crossover(args: list[str], options: dict[str, str], presets: Mapping[str, Pr
     _check_keys(options, {"ranks", "link", "algorithm"}, form)
     op = _op(args, form)
     link = _link(options, links, form)
-    figures = {"bandwidth_bytes_per_s": link.bandwidth_bytes_per_s, "latency_s": link.latency_s}
     ranks = _ranks(options, form)
+    figures = {"bandwidth_bytes_per_s": link.group_bandwidth_bytes_per_s(ranks), "latency_s": link.latency_s}
     if "algorithm" in options:
         found = cc.crossovers(op, ranks, cc.ALGORITHMS[op][0], options["algorithm"], low_bytes=1.0,
                               high_bytes=cc.MAX_MESSAGE_BYTES, **figures)

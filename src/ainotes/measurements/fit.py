@@ -124,7 +124,8 @@ def model_rows(points: Sequence[tuple[int, float]], op: str, ranks: int, link: L
         return []
     rows = []
     for size, measured in points:
-        best = collective_cost.best_algorithm(op, ranks, float(size), bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
+        best = collective_cost.best_algorithm(op, ranks, float(size),
+                                              bandwidth_bytes_per_s=link.group_bandwidth_bytes_per_s(ranks),
                                               latency_s=link.latency_s)
         rows.append(ModelRow(size, best.algorithm, best.time_s, measured))
     return rows

@@ -72,7 +72,10 @@ def nccl_record(run: NcclTestsRun, link: Link | None) -> dict:
         if modelled:
             result["model"] = {
                 "link": link.id, "link_name": link.name, "alpha_s": link.latency_s,
-                "beta_s_per_byte": 1 / link.bandwidth_bytes_per_s, "bandwidth_gbps": link.bandwidth_gbps,
+                # B of the run's group: the link's, or less on a full mesh (Link.group_bandwidth_bytes_per_s).
+                "beta_s_per_byte": 1 / link.group_bandwidth_bytes_per_s(run.ranks),
+                "bandwidth_gbps": (link.bandwidth_gbps if link.mesh_links is None
+                                   else link.group_bandwidth_bytes_per_s(run.ranks) / 1e9),
                 "times": block,
                 "rows": [{"bytes": m.message_bytes, "time_s": m.time_s, "measured_s": m.measured_s, "error": m.error,
                           "algorithm": m.algorithm} for m in modelled]}

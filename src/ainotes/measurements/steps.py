@@ -160,7 +160,7 @@ def matches_of(groups: list[CollectiveGroup], link_for: Callable[[int], Link | N
     for op, size, ranks, calls, measured in groups:
         link = link_for(ranks) if op in OPS and ranks >= collective_cost.MIN_RANKS else None
         model = (collective_cost.best_algorithm(op, ranks, float(size),
-                                                bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
+                                                bandwidth_bytes_per_s=link.group_bandwidth_bytes_per_s(ranks),
                                                 latency_s=link.latency_s)
                  if link is not None and ranks <= collective_cost.MAX_RANKS else None)
         matches.append(CollectiveMatch(op, size, ranks, calls, measured, model.time_s if model else None,
