@@ -441,12 +441,20 @@ def _rule_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
     return [
         *(one.mark_text(style="subtitle", align="left", baseline="bottom", x=0, y=-6 - line * SUBTITLE_LINE_PX,
                         text=text) for line, text in ((1, alt.ExprRef(SUBTITLE_EXPRESSION)), (0, SHADED))),
-        # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units.
+        # Left of B_crit the weight matmuls wait on memory; right of it, on the matrix units. Each regime's
+        # label goes where no line runs. In time every line is lowest at B = 1 and rises to the right, so
+        # "memory-bound" sits under the top labels on the left (at the bottom the lines of the smallest
+        # batches ran through it); in tokens per second the curve climbs from the bottom left corner to
+        # the top, so it sits bottom right of its band, left of the B_crit rule (or of the KV cache's). "compute-bound": bottom right.
         marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
         marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
-        marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2}").mark_text(
-            style="band-label", align="left", dx=6, baseline="bottom",
-            y=alt.ExprRef(f"{metric.name} == 'time' ? height - 6 : 20"), text="memory-bound").encode(x=at("start")),
+        marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2} && {metric.name} == 'time'").mark_text(
+            style="band-label", align="left", dx=6, baseline="bottom", y=50, text="memory-bound")
+        .encode(x=at("start")),
+        marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2} && {metric.name} != 'time'")
+        .transform_calculate(band_label_x=f"{fits_shown} && datum.bmax < datum.bstar_x ? datum.bmax : datum.bstar_x")
+        .mark_text(style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
+                   text="memory-bound").encode(x=at("band_label_x")),
         marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
             style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
             text="compute-bound").encode(x=at("end")),
