@@ -21,6 +21,7 @@ from mkdocs.exceptions import PluginError
 from ainotes.base import publish
 from ainotes.base.errors import InputError
 from ainotes.build.kept import KeptBetweenBuilds
+from ainotes.build.search import keep_search_parses
 from ainotes.build.site import NotesSite
 from ainotes.notes import feed
 from ainotes.notes import meta as notes_meta
@@ -41,6 +42,8 @@ def on_startup(command, **kwargs):
     global _command, _kept
     _command = command
     _kept = KeptBetweenBuilds()
+    if command == "serve":  # each rebuild parses for search only the pages whose HTML changed
+        keep_search_parses()
 
 
 def on_config(config, **kwargs):

@@ -187,3 +187,61 @@ def test_a_new_serve_reads_what_an_earlier_process_computed(project, monkeypatch
     cache.MEMO.clear()
     _build(project, "site", fresh=True)
     assert calls.counts - start - start == Counter({"scan": 3, "figure": 2, "pure fence": 1, "bibliography": 1})
+
+
+def test_search_parses_only_the_changed_pages_and_indexes_as_a_clean_build(project, monkeypatch):
+    """Under serve, Material's search plugin parses again only a page whose HTML changed; a page whose
+    title alone changed (no heading: its section takes the page's title) is indexed under its new title."""
+    from html.parser import HTMLParser
+
+    from ainotes.build.search import forget_search_parses
+
+    docs = project / "docs"
+    (docs / "d.md").write_text("---\ntitle: Dee\n---\nNo heading here, only prose.\n", encoding="utf-8")
+    parsed: list[str] = []
+    real_feed = HTMLParser.feed
+
+    def feed(self, data):
+        if type(self).__name__ == "KeptParser":
+            parsed.append(data)
+        return real_feed(self, data)
+
+    monkeypatch.setattr(HTMLParser, "feed", feed)
+    forget_search_parses()  # (an earlier test met the same pages in this process)
+    _build(project, "site", fresh=True)
+
+    def rebuild_then_clean() -> tuple[int, str]:
+        parsed.clear()
+        _build(project, "site", fresh=False)
+        count = len(parsed)
+        forget_search_parses()
+        _build(project, "clean", fresh=True)
+        served, clean = _files(project / "site"), _files(project / "clean")
+        assert sorted(served) == sorted(clean) and [n for n in clean if served[n] != clean[n]] == []
+        return count, served["search/search_index.json"].decode("utf-8")
+
+    _edit(docs / "a.md", "holds", "still holds")
+    count, index = rebuild_then_clean()
+    assert count == 1 and "still holds" in index
+    _edit(docs / "d.md", "title: Dee", "title: Dum")
+    count, index = rebuild_then_clean()
+    assert count <= 1 and '"title":"Dum"' in index and '"title":"Dee"' not in index
+
+
+def test_a_kept_search_parse_is_a_fresh_copy_each_time():
+    """The plugin fills an untitled section's title from its page: that change must not reach the next page
+    with the same HTML (a page renamed keeps its HTML)."""
+    from material.plugins.search import plugin as search
+
+    from ainotes.build.search import keep_search_parses
+
+    assert keep_search_parses()
+    html = "<p>No heading here, only prose.</p>"
+    first = search.Parser()
+    first.feed(html)
+    first.close()
+    first.data[0].title = ["Dee"]
+    again = search.Parser()
+    again.feed(html)
+    again.close()
+    assert again.data[0].title == [] and "".join(again.data[0].text) == html

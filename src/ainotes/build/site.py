@@ -51,7 +51,7 @@ from ainotes.presets.models import default_models_dir, load_models
 _PACKAGE_ASSETS = ("charts.css", "collectives.css", "collectives.js", "notes.css", "vega-charts.js",
                    "THIRD_PARTY_NOTICES.txt", "notes-meta.css", "memory-chart.css",
                    *(f"fonts/ainotesSans-{style}.ttf" for style in ("Regular", "Bold", "Italic", "BoldItalic")))
-_DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")
+DEFERRED_FIGURE = re.compile(r"ainotesfigure\d{6}x[0-9a-f]{8}")  # a deferred figure's placeholder (figure_html)
 _T = TypeVar("_T")
 
 
@@ -201,7 +201,7 @@ class NotesSite:
             make = self._deferred.get(match.group(0))
             return make() if make is not None else match.group(0)
 
-        return _DEFERRED_FIGURE.sub(draw, html_text)
+        return DEFERRED_FIGURE.sub(draw, html_text)
 
     def links(self) -> dict[str, Link]:
         """The interconnect presets in ``<presets>/links``, loaded when a page first needs them."""
