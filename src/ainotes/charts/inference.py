@@ -445,7 +445,8 @@ def _rule_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
         # label goes where no line runs. In time every line is lowest at B = 1 and rises to the right, so
         # "memory-bound" sits under the top labels on the left (at the bottom the lines of the smallest
         # batches ran through it); in tokens per second the curve climbs from the bottom left corner to
-        # the top, so it sits bottom right of its band, left of the B_crit rule (or of the KV cache's). "compute-bound": bottom right.
+        # the top, so it sits bottom right of its band, left of the B_crit rule (or of the KV cache's).
+        # "compute-bound": bottom right.
         marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
         marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
         marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2} && {metric.name} == 'time'").mark_text(
