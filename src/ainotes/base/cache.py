@@ -267,13 +267,24 @@ def memo_json(kind: str, payload: Any, make: Callable[[], Any], *, shared: bool 
 
 
 def read_kept(key: str) -> bytes | None:
-    """A sound render-cache entry under ``key`` that a caller wrote with :func:`keep`, or ``None``."""
-    return read_entry(entry_path(key))
+    """A sound render-cache entry under ``key`` that a caller wrote with :func:`keep`, or ``None``. An entry's
+    key is a digest of what it was made from, so its payload never changes: one this process has read or
+    written is served from :data:`MEMO` (``mkdocs serve``'s rebuilds do not read and checksum the same kept
+    drawings from disk again)."""
+    payload = MEMO.get(key)
+    if payload is not None:
+        MEMO.move_to_end(key)
+        return payload
+    payload = read_entry(entry_path(key))
+    if payload is not None:
+        MEMO.put(key, payload)
+    return payload
 
 
 def keep(key: str, payload: bytes) -> None:
     """Write ``payload`` to the render cache under ``key`` (checksummed, atomic)."""
-    write_entry(entry_path(key), payload)
+    if write_entry(entry_path(key), payload):
+        MEMO.put(key, payload)
 
 
 @functools.cache
