@@ -19,11 +19,18 @@ from collections.abc import Hashable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ainotes.charts import textsize
 from ainotes.charts.figure import VegaFigure
 from ainotes.charts.grammar import Grammar
 from ainotes.charts.theme import COST_PALETTES, ChartTheme, Colours, Theme
 from ainotes.core import roofline
 from ainotes.core.hardware import Preset, precision_label
+
+# Below this chart width (px) the title wraps, each line within NARROW_TITLE_LINE_PX: a 360 px phone
+# leaves the chart about 320 px.
+NARROW_TITLE_PX = 560
+NARROW_TITLE_LINE_PX = 300
+TITLE_SIZE_PX = 16  # bold, as the theme below sets it
 
 STATIC_WIDTH_PX = 680
 STATIC_HEIGHT_PX = 460
@@ -46,23 +53,27 @@ THEME = ChartTheme(
     "measured-roofline",
     layout={"axis": {"labelFontSize": 12, "titleFontSize": 13, "titleFontWeight": "normal"},
             "legend": {"labelFontSize": 12, "symbolStrokeWidth": 3, "labelLimit": 0},
-            "title": {"fontSize": 16, "fontWeight": 600, "anchor": "start", "offset": 10, "subtitleFontSize": 12}},
+            "title": {"fontSize": TITLE_SIZE_PX, "fontWeight": 600, "anchor": "start", "offset": 10,
+                      "subtitleFontSize": 12}},
     palettes=COST_PALETTES, paint=_paint,
 )
 
 
-# Below this chart width (px) the title takes two lines.
-NARROW_TITLE_PX = 560
-
-
 def wrapped_title(text: str) -> dict[str, str]:
-    """The title as an expression: one line, or two (split at the space nearest its middle) on a narrow chart."""
-    spaces = [i for i, char in enumerate(text) if char == " "]
-    if not spaces:
+    """The title as an expression: one line, or on a narrow chart as many lines as keep each within
+    :data:`NARROW_TITLE_LINE_PX` at the title's size and weight, measured in the shipped font (two
+    halves were still wider than a phone's chart for a long title)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and textsize.width_px(joined, TITLE_SIZE_PX, "Bold") <= NARROW_TITLE_LINE_PX:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    if len(lines) < 2:
         return {"expr": json.dumps(text, ensure_ascii=False)}
-    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
-    lines = json.dumps([text[:cut], text[cut + 1:]], ensure_ascii=False)
-    return {"expr": f"width < {NARROW_TITLE_PX} ? {lines} : {json.dumps(text, ensure_ascii=False)}"}
+    return {"expr": f"width < {NARROW_TITLE_PX} ? {json.dumps(lines, ensure_ascii=False)} : "
+                    f"{json.dumps(text, ensure_ascii=False)}"}
 
 
 def roof_name(roof: str) -> str:
