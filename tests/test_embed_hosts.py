@@ -232,3 +232,28 @@ def test_embed_snippets_are_absolute_in_the_html_where_the_site_has_an_address(s
     iframe = next(s for s in snippets if "<iframe" in s)
     src = re.search(r'<iframe src="([^"]+)"', iframe).group(1)
     assert src == ("https://notes.example.org/ai/embed/ring.html" if absolute else "../../embed/ring.html")
+
+
+def test_a_kept_drawing_is_not_reused_under_another_site_address(tmp_path, monkeypatch):
+    """The same chart drawn in one process and one render cache for two addresses (a build for the
+    local preview, then one with AINOTES_SITE_URL set): each page's snippets name its own address.
+    The kept drawing's key once left the address out, so the second build copied the first's."""
+    import dataclasses
+
+    from ainotes.base import cache
+    from ainotes.build.site import NotesSite
+    from ainotes.markdown.extension import convert_page
+    from ainotes.notes.settings import presets_only
+    from preset_support import FIXTURE_PRESETS
+
+    monkeypatch.setenv("AINOTES_CACHE_DIR", str(tmp_path / "cache"))
+    cache.MEMO.clear()
+    fence = "```collective\nop: all-reduce\nranks: 4\nid: ring\n```\n"
+    sources = {}
+    for site_url in ("https://notes.example.org/ai/", None, "https://other.example.com/"):
+        site = NotesSite(dataclasses.replace(presets_only(FIXTURE_PRESETS), site_url=site_url))
+        page = html.unescape(convert_page(site, fence, "comm/ring.md", "comm/ring/"))
+        sources[site_url] = re.search(r'<iframe src="([^"]+)"', page).group(1)
+    assert sources == {"https://notes.example.org/ai/": "https://notes.example.org/ai/embed/ring.html",
+                       None: "../../embed/ring.html",
+                       "https://other.example.com/": "https://other.example.com/embed/ring.html"}

@@ -242,8 +242,10 @@ class NotesSite:
         and returns what makes the figure's HTML; it runs only when no drawing was kept."""
         from ainotes.build import drawings
 
+        # The site's address is part of it: the embed snippets name the files by it (embed_urls).
         key = drawings.drawing_key(chart.kind, {"id": chart.chart_id, "title": chart.title, "url": page.url,
-                                                "src": page.src, "links_from": page.links_from}, inputs)
+                                                "src": page.src, "links_from": page.links_from,
+                                                "site_url": self.settings.site_url or ""}, inputs)
         kept = drawings.load_figure(key)
         make: Callable[[], str]
         self.drawing_counts["kept" if kept is not None else "drawn"] += 1
