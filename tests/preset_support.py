@@ -89,31 +89,18 @@ peaks:
 """
 
 # AMD Instinct MI325X, from AMD's data sheet: the MI300X's compute (the same dense and "with structured
-# sparsity" rates) with 256 GB of HBM3E at 6 TB/s.
-MI325X = """\
-name: AMD Instinct MI325X (256 GB HBM3E)
-variant: MI325X OAM module, 256 GB HBM3E
-dense_fp16_tflops: 1307.4
-memory_bandwidth_tbps: 6
-memory_capacity_gb: 256
-structured_sparsity: true
-unit_names: {tensor: Matrix Cores, vector: stream processors}
-sources:
-  - title: AMD Instinct MI325X accelerator data sheet
-    url: https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html
-peaks:
-  tensor:
-    fp64: {dense_tflops: 163.4, structured_sparsity: false, source: 1}
-    fp32: {dense_tflops: 163.4, structured_sparsity: false, source: 1, note: FP32 matrix}
-    tf32: {dense_tflops: 653.7, sparse_tflops: 1307.4, source: 1}
-    fp16: {dense_tflops: 1307.4, sparse_tflops: 2614.9, source: 1}
-    bf16: {dense_tflops: 1307.4, sparse_tflops: 2614.9, source: 1}
-    fp8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1}
-    int8: {dense_tflops: 2614.9, sparse_tflops: 5229.8, source: 1, note: TOPS (integer operations per second)}
-  vector:
-    fp32: {dense_tflops: 163.4, source: 1}
-    fp64: {dense_tflops: 81.7, source: 1}
-"""
+# sparsity" rates, so the MI300X's peaks) with 256 GB of HBM3E at 6 TB/s.
+MI325X = (MI300X
+          .replace("name: AMD Instinct MI300X (192 GB HBM3)", "name: AMD Instinct MI325X (256 GB HBM3E)")
+          .replace("variant: MI300X OAM module, 192 GB HBM3", "variant: MI325X OAM module, 256 GB HBM3E")
+          .replace("memory_bandwidth_tbps: 5.3", "memory_bandwidth_tbps: 6")
+          .replace("memory_capacity_gb: 192", "memory_capacity_gb: 256")
+          .replace("title: AMD Instinct MI300X accelerator data sheet",
+                   "title: AMD Instinct MI325X accelerator data sheet")
+          .replace("url: https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/"
+                   "amd-instinct-mi300x-data-sheet.pdf",
+                   "url: https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html"))
+assert "MI300X" not in MI325X and "5.3" not in MI325X and "192" not in MI325X
 
 ADDED = {"h200": H200, "mi325x": MI325X}
 
