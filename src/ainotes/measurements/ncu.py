@@ -23,9 +23,20 @@ Per launch:
   m16n8k16 does 2·16·8·16 = 4,096, an m16n8k8 2,048, a Hopper ``wgmma`` m64n256k16 524,288 per
   warpgroup. :data:`FLOPS_PER_TENSOR_INSTRUCTION` assumes m16n8k16 and every such launch is
   marked ``tensor_flops_assumed``: its FLOP count is an estimate, not a measurement;
+  On Ampere the tensor pipe's count also holds ``HFMA2.MMA``, an FP16 FMA the compiler issues on the
+  MMA pipe (often as a register move): in the real A100 captures under ``tests/fixtures/measured/ncu``
+  every kernel that does no matrix work has a tensor count of exactly its ``hfma`` thread count ÷ 32.
+  Those FLOPs are already in the ``hfma`` term, so a launch whose tensor count is no more than
+  ⌈hfma ÷ 32⌉ is taken to have no matrix instructions (``tensor_instructions`` keeps the raw count);
 * DRAM bytes ``dram__bytes.sum`` (else ``dram__bytes_read.sum + dram__bytes_write.sum``);
-* duration ``gpu__time_duration.sum``; hence FLOP/s = FLOPs ÷ duration and intensity =
-  FLOPs ÷ DRAM bytes.
+* duration ``gpu__time_duration.sum``, else elapsed SM cycles ÷ SM cycles per second
+  (``sm__cycles_elapsed.avg ÷ sm__cycles_elapsed.avg.per_second``, the time term of the roofline
+  scripts that profile with counters only; ``smsp__`` the same); hence FLOP/s = FLOPs ÷ duration and
+  intensity = FLOPs ÷ DRAM bytes.
+
+The long form of ncu 2021–2023 carries ``"Rule Name","Rule Type","Rule Description"`` columns that only
+the rule rows fill: a metric row stops after its value (with a trailing comma), so rows may be shorter
+than the header as long as they reach ``Metric Value``.
 """
 
 from __future__ import annotations
@@ -49,6 +60,11 @@ TENSOR_METRIC = "sm__inst_executed_pipe_tensor.sum"
 DURATION_METRIC = "gpu__time_duration.sum"
 DRAM_METRIC = "dram__bytes.sum"
 DRAM_PARTS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+#: (elapsed cycles, cycles per second) pairs that give a duration when ``gpu__time_duration.sum`` is absent.
+CYCLE_METRICS = tuple((f"{unit}__cycles_elapsed.avg", f"{unit}__cycles_elapsed.avg.per_second")
+                      for unit in ("sm", "smsp"))
+HFMA_METRICS = tuple(f"{unit}__sass_thread_inst_executed_op_hfma_pred_on.sum" for unit in ("sm", "smsp"))
+THREADS_PER_WARP = 32
 _TOOL_LINE = re.compile(r"^==(PROF|WARNING|ERROR|INFO)==")
 _SECOND_PREFIX = {"n": 1e-9, "u": 1e-6, "µ": 1e-6, "m": 1e-3, "": 1.0}
 _SI_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -72,8 +88,12 @@ def flop_metrics(prefix: str = "sm") -> dict[str, int]:
 
 
 def scale(unit: str, where_text: str, metric: str) -> float:
-    """The factor that turns a value in ``unit`` into bytes, seconds or a plain count."""
+    """The factor that turns a value in ``unit`` into bytes, seconds or a plain count, or a rate of one per
+    second (``cycle/second``, ``cycle/nsecond``, ``Gbyte/second``: the numerator's factor ÷ the denominator's)."""
     unit = unit.strip()
+    if unit.count("/") == 1 and unit.split("/")[1].endswith("second"):
+        count, per = unit.split("/")
+        return scale(count, where_text, metric) / scale(per, where_text, metric)
     if unit.endswith("second") and "/" not in unit:
         prefix = unit[: -len("second")]
         if prefix in _SECOND_PREFIX:
@@ -107,11 +127,14 @@ def read_ncu_text(text: str, path: str) -> NcuRun:
         raise MeasuredFileError(f"{where(path, header_line)}: not a readable CSV ({exc})") from None
     header = rows[0]
     width = len(header)
+    long_form = "Metric Name" in header and "Metric Value" in header
+    # A long-form metric row may stop after its value when rule columns follow (see the module docstring).
+    shortest = header.index("Metric Value") + 1 if long_form else width
     for offset, row in enumerate(rows[1:], start=1):
-        if len(row) != width:
+        if not shortest <= len(row) <= width:
             raise MeasuredFileError(f"{where(path, header_line + offset)}: a CSV row with {len(row)} cells where the "
                                     f"header has {width}: the file is cut short or two outputs are mixed")
-    if "Metric Name" in header and "Metric Value" in header:
+    if long_form:
         metrics, devices = _long_form(header, rows[1:], path, header_line)
         layout = "details"
     else:
@@ -161,7 +184,7 @@ def _raw_form(header: list[str], rows: list[list[str]], path: str, header_line: 
 
 
 _WANTED = frozenset({*flop_metrics("sm"), *flop_metrics("smsp"), TENSOR_METRIC, DURATION_METRIC, DRAM_METRIC,
-                     *DRAM_PARTS})
+                     *DRAM_PARTS, *(name for pair in CYCLE_METRICS for name in pair)})
 
 
 def _metric_value(text: str, unit: str, here: str, metric: str) -> float:
@@ -181,26 +204,46 @@ def _flops(record: dict) -> float | None:
     return None
 
 
+def _duration_s(record: dict) -> float | None:
+    """``gpu__time_duration.sum``, else elapsed cycles ÷ cycles per second (both already in base units)."""
+    if DURATION_METRIC in record:
+        return record[DURATION_METRIC]
+    for cycles, rate in CYCLE_METRICS:
+        if record.get(rate):
+            return record[cycles] / record[rate] if cycles in record else None
+    return None
+
+
+def _matrix_instructions(record: dict) -> float:
+    """Tensor-pipe instructions less those that the ``hfma`` thread count explains (``HFMA2.MMA``, see above)."""
+    tensor = record.get(TENSOR_METRIC) or 0.0
+    hfma = next((record[name] for name in HFMA_METRICS if name in record), 0.0)
+    hfma_warp_instructions = math.ceil(hfma / THREADS_PER_WARP)
+    return 0.0 if tensor <= hfma_warp_instructions else tensor
+
+
 def _kernels(launches: dict[str, dict], path: str) -> pd.DataFrame:
     if not launches:
         raise MeasuredFileError(f"{path}: an ncu CSV with a header but no kernel launches")
     rows = []
     for launch_id, record in launches.items():
         here = where(path, record["line"])
-        if DURATION_METRIC not in record:
-            raise MeasuredFileError(f"{here}: launch {launch_id} ({record['name']}) has no {DURATION_METRIC}: profile "
-                                    f"with --metrics {DURATION_METRIC},{DRAM_METRIC},… (see the notes' measured page)")
+        duration = _duration_s(record)
+        if duration is None:
+            raise MeasuredFileError(f"{here}: launch {launch_id} ({record['name']}) has no {DURATION_METRIC} (nor "
+                                    "sm__cycles_elapsed.avg with its .per_second): profile with --metrics "
+                                    f"{DURATION_METRIC},{DRAM_METRIC},… (see the notes' measured page)")
         vector = _flops(record)
         tensor = record.get(TENSOR_METRIC)
-        tensor_flops = (tensor or 0.0) * FLOPS_PER_TENSOR_INSTRUCTION
+        matrix = _matrix_instructions(record)
+        tensor_flops = matrix * FLOPS_PER_TENSOR_INSTRUCTION
         flops = None if vector is None and tensor is None else (vector or 0.0) + tensor_flops
         dram = record.get(DRAM_METRIC)
         if dram is None and all(part in record for part in DRAM_PARTS):
             dram = sum(record[part] for part in DRAM_PARTS)
-        duration = record[DURATION_METRIC]
         rows.append({
             "id": launch_id, "name": record["name"], "line": record["line"], "flops": flops,
-            "tensor_instructions": tensor, "tensor_flops_assumed": bool(tensor),
+            "tensor_instructions": tensor, "tensor_flops_assumed": bool(matrix),
             "dram_bytes": dram, "duration_s": duration,
             "flops_per_s": flops / duration if flops is not None and duration > 0 else math.nan,
             "intensity": flops / dram if flops is not None and dram else math.nan,

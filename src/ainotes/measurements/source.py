@@ -12,7 +12,7 @@ from ainotes.base.errors import InputError
 FORMATS = ("nccl-tests", "ncu", "kineto")
 #: Bumped whenever a reader's output changes, so that no table parsed by an older reader is reused
 #: (in this process, :func:`ainotes.measurements.read.read_measured`; on disk, :mod:`ainotes.measurements.kept`).
-READER_VERSION = 1
+READER_VERSION = 2
 
 
 class MeasuredFileError(InputError):
