@@ -120,3 +120,15 @@ def test_a_metric_row_cut_before_its_value_is_one_line(tmp_path: Path) -> None:
     path.write_text("\n".join([*lines[:3], cut, *lines[4:]]) + "\n")
     with pytest.raises(MeasuredFileError, match=r"cut.csv:4: a CSV row with 10 cells where the header has 15"):
         read_measured(path)
+
+
+def test_default_sections_without_counters_are_one_line() -> None:
+    """ncu run without --metrics (a 2020 capture on a V100): the rows are the sections' display names
+    ("Duration", "SOL FB", "Achieved Occupancy"), with the program's own output and ==PROF== lines before them."""
+    path = NCU / "v100-cfd-default-sections.csv"
+    with pytest.raises(MeasuredFileError) as caught:
+        read_measured(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:13: launch 0 (cuda_compute_step_factor(int,float*,float*,float*)) has only "
+                              "ncu's default sections")
+    assert "\n" not in message and "--metrics gpu__time_duration.sum,dram__bytes.sum" in message

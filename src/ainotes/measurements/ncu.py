@@ -157,6 +157,8 @@ def _long_form(header: list[str], rows: list[list[str]], path: str, header_line:
         metric, unit, text = row[column["Metric Name"]], row[column.get("Metric Unit", -1)], row[column["Metric Value"]]
         if metric in _WANTED and text.strip().lower() not in ("", "n/a"):  # n/a: not collected on this GPU
             record[metric] = _metric_value(text, unit if "Metric Unit" in column else "", here, metric)
+        elif metric in _SECTION_NAMES:  # ncu's default sections print display names, not counters
+            record["sections_only"] = True
     devices = tuple(dict.fromkeys(row[column["Device"]] for row in rows)) if "Device" in column else ()
     return launches, devices
 
@@ -183,6 +185,9 @@ def _raw_form(header: list[str], rows: list[list[str]], path: str, header_line: 
     return launches, devices
 
 
+#: Display names of the default sections' rows (``Duration``, ``SOL FB``…): a file of these holds no counters.
+_SECTION_NAMES = frozenset({"Duration", "Elapsed Cycles", "SOL FB", "DRAM Throughput", "Memory [%]",
+                            "Compute (SM) [%]", "SM [%]"})
 _WANTED = frozenset({*flop_metrics("sm"), *flop_metrics("smsp"), TENSOR_METRIC, DURATION_METRIC, DRAM_METRIC,
                      *DRAM_PARTS, *(name for pair in CYCLE_METRICS for name in pair)})
 
@@ -222,6 +227,18 @@ def _matrix_instructions(record: dict) -> float:
     return 0.0 if tensor <= hfma_warp_instructions else tensor
 
 
+def _no_duration(record: dict, launch_id: str, here: str) -> MeasuredFileError:
+    """The one line for a launch with no time: default sections only, or counters without a timer."""
+    wanted = (f"--metrics {DURATION_METRIC},{DRAM_METRIC},sm__sass_thread_inst_executed_op_ffma_pred_on.sum,… "
+              "(see the notes' measured page)")
+    if record.get("sections_only"):
+        return MeasuredFileError(f"{here}: launch {launch_id} ({record['name']}) has only ncu's default sections "
+                                 "(display names such as 'Duration'), not the counters a roofline needs: profile "
+                                 f"with {wanted}")
+    return MeasuredFileError(f"{here}: launch {launch_id} ({record['name']}) has no {DURATION_METRIC} (nor "
+                             f"sm__cycles_elapsed.avg with its .per_second): profile with {wanted}")
+
+
 def _kernels(launches: dict[str, dict], path: str) -> pd.DataFrame:
     if not launches:
         raise MeasuredFileError(f"{path}: an ncu CSV with a header but no kernel launches")
@@ -230,9 +247,7 @@ def _kernels(launches: dict[str, dict], path: str) -> pd.DataFrame:
         here = where(path, record["line"])
         duration = _duration_s(record)
         if duration is None:
-            raise MeasuredFileError(f"{here}: launch {launch_id} ({record['name']}) has no {DURATION_METRIC} (nor "
-                                    "sm__cycles_elapsed.avg with its .per_second): profile with --metrics "
-                                    f"{DURATION_METRIC},{DRAM_METRIC},… (see the notes' measured page)")
+            raise _no_duration(record, launch_id, here)
         vector = _flops(record)
         tensor = record.get(TENSOR_METRIC)
         matrix = _matrix_instructions(record)
