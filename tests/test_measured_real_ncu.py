@@ -132,3 +132,15 @@ def test_default_sections_without_counters_are_one_line() -> None:
     assert message.startswith(f"{path}:13: launch 0 (cuda_compute_step_factor(int,float*,float*,float*)) has only "
                               "ncu's default sections")
     assert "\n" not in message and "--metrics gpu__time_duration.sum,dram__bytes.sum" in message
+
+
+def test_a_decimal_comma_is_refused_not_read_a_hundred_times_too_large(tmp_path: Path) -> None:
+    """No public capture in a decimal-comma locale was found; this rewrites one value of a real file the way
+    such a locale would print it ("18.179,96" for "18,179.96"), which a thousands-separator reading makes 1817996."""
+    text = (NCU / "a100-gpt2-mha-fp32-launches.csv").read_text()
+    assert text.count('"cycle","18,179.96"') == 1
+    path = tmp_path / "comma.csv"
+    path.write_text(text.replace('"cycle","18,179.96"', '"cycle","18.179,96"'))
+    with pytest.raises(MeasuredFileError, match=r"comma.csv:\d+: sm__cycles_elapsed.avg must be a number, not "
+                                                r"'18.179,96' \(a decimal comma\?"):
+        read_measured(path)

@@ -196,7 +196,8 @@ def _metric_value(text: str, unit: str, here: str, metric: str) -> float:
     try:
         value = parse_number(text)
     except ValueError:
-        raise MeasuredFileError(f"{here}: {metric} must be a number, not {text!r}") from None
+        hint = " (a decimal comma? this reader takes ',' only as a thousands separator)" if "," in text else ""
+        raise MeasuredFileError(f"{here}: {metric} must be a number, not {text!r}{hint}") from None
     return value * scale(unit, here, metric)
 
 

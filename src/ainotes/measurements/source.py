@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import re
 from pathlib import Path
 
 from ainotes.base.errors import InputError
@@ -52,8 +53,15 @@ def decode(data: bytes, path: str) -> str:
                                 "(an .ncu-rep or .nsys-rep report)? Export it as CSV or JSON first") from None
 
 
+#: Commas only as thousands separators: groups of exactly three digits after the first.
+_GROUPED = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?$")
+
+
 def parse_number(text: str) -> float:
-    """A number as a tool prints it: ``1,234.5`` (thousands separators), ``0e+00``, ``nan``; ``ValueError`` else."""
+    """A number as a tool prints it: ``1,234.5`` (thousands separators), ``0e+00``, ``nan``; ``ValueError`` else,
+    also for a comma that cannot separate thousands (``9,00``, ``65,77``: a decimal comma would be misread 100×)."""
+    if "," in text and not _GROUPED.match(text.strip()):
+        raise ValueError(text)
     cleaned = text.strip().replace(",", "")
     value = float(cleaned)
     if math.isinf(value) and "inf" not in cleaned.lower():
