@@ -144,3 +144,27 @@ def test_a_decimal_comma_is_refused_not_read_a_hundred_times_too_large(tmp_path:
     with pytest.raises(MeasuredFileError, match=r"comma.csv:\d+: sm__cycles_elapsed.avg must be a number, not "
                                                 r"'18.179,96' \(a decimal comma\?"):
         read_measured(path)
+
+
+def test_print_summary_per_kernel_reads_the_average_of_each_kernel(tmp_path: Path) -> None:
+    """``--print-summary per-kernel`` (no ID column; Minimum, Maximum, Average for the value). A format sample:
+    the only public capture found (the ECE382N GPU lab's README, https://github.com/hibagus/ECE382N-GPU-Lab, an
+    A100 with ncu 2023.2) elides some columns with "...", so this keeps its visible columns and its numbers."""
+    text = "\n".join([
+        '"Kernel Name","Invocations","Metric Name","Metric Unit","Minimum","Maximum","Average"',
+        '"add_vector","100","dram__bytes.sum","byte","23,989,882,752.00","23,990,681,984.00","23,990,083,863.04"',
+        '"add_vector","100","gpu__time_duration.sum","nsecond","17,466,880.00","17,480,032.00","17,473,124.16"',
+        '"add_vector","100","sm__sass_thread_inst_executed_op_fp32_pred_on.sum","inst","2,000,000,000.00",'
+        '"2,000,000,000.00","2,000,000,000.00"',
+        '"scale","3","gpu__time_duration.sum","usecond","1.50","2.50","2.00"',
+    ])
+    path = tmp_path / "summary.csv"
+    path.write_text(text + "\n")
+    run = read_measured(path)
+    assert run.layout == "summary" and list(run.kernels["id"]) == ["0", "1"]
+    add = _launch(run, "0")
+    assert add["name"] == "add_vector"
+    assert add["duration_s"] == pytest.approx(17_473_124.16e-9)
+    assert add["dram_bytes"] == pytest.approx(23_990_083_863.04)
+    assert add["flops"] is None  # fp32_pred_on counts FP32 instructions of every kind, not FLOPs
+    assert _launch(run, "1")["duration_s"] == pytest.approx(2.0e-6)

@@ -5,6 +5,8 @@ Two layouts, both as ncu prints them (Nsight Compute CLI guide, "Console Output"
 * the default ``--page details`` long form: one row per metric, columns ``"ID","Process ID",
   "Process Name","Host Name","Kernel Name",…,"Section Name","Metric Name","Metric Unit",
   "Metric Value"`` (newer versions add rule columns, older ones lack some of the middle ones);
+  with ``--print-summary per-kernel`` one row per kernel and metric, no ``ID``, and ``"Minimum",
+  "Maximum","Average"`` for the value: the reader takes the average, one row per kernel;
 * ``--page raw``: one row per launch, one column per metric, the second row the units.
 
 ``==PROF==`` (and ``==WARNING==``/``==ERROR==``) lines and the program's own output before the
@@ -127,16 +129,17 @@ def read_ncu_text(text: str, path: str) -> NcuRun:
         raise MeasuredFileError(f"{where(path, header_line)}: not a readable CSV ({exc})") from None
     header = rows[0]
     width = len(header)
-    long_form = "Metric Name" in header and "Metric Value" in header
+    value_name = next((name for name in ("Metric Value", "Average") if name in header), None)
+    long_form = "Metric Name" in header and value_name is not None
     # A long-form metric row may stop after its value when rule columns follow (see the module docstring).
-    shortest = header.index("Metric Value") + 1 if long_form else width
+    shortest = header.index(value_name) + 1 if long_form else width
     for offset, row in enumerate(rows[1:], start=1):
         if not shortest <= len(row) <= width:
             raise MeasuredFileError(f"{where(path, header_line + offset)}: a CSV row with {len(row)} cells where the "
                                     f"header has {width}: the file is cut short or two outputs are mixed")
     if long_form:
         metrics, devices = _long_form(header, rows[1:], path, header_line)
-        layout = "details"
+        layout = "details" if value_name == "Metric Value" else "summary"
     else:
         metrics, devices = _raw_form(header, rows[1:], path, header_line)
         layout = "raw"
@@ -149,12 +152,17 @@ def _long_form(header: list[str], rows: list[list[str]], path: str, header_line:
     column = {name: i for i, name in enumerate(header)}
     if "Kernel Name" not in column:
         raise MeasuredFileError(f"{where(path, header_line)}: an ncu CSV without a 'Kernel Name' column")
+    value_at = column.get("Metric Value", column.get("Average"))
+    # Without an ID column (--print-summary per-kernel) a kernel is its name and launch columns.
+    identity = [i for name, i in column.items() if name not in _PER_ROW_COLUMNS]
+    ids: dict[tuple, str] = {}
     launches: dict[str, dict] = {}
     for offset, row in enumerate(rows, start=1):
         here = where(path, header_line + offset)
-        launch_id = row[column["ID"]] if "ID" in column else str(len(launches))
+        key = tuple(row[i] for i in identity)
+        launch_id = row[column["ID"]] if "ID" in column else ids.setdefault(key, str(len(ids)))
         record = launches.setdefault(launch_id, {"name": row[column["Kernel Name"]], "line": header_line + offset})
-        metric, unit, text = row[column["Metric Name"]], row[column.get("Metric Unit", -1)], row[column["Metric Value"]]
+        metric, unit, text = row[column["Metric Name"]], row[column.get("Metric Unit", -1)], row[value_at]
         if metric in _WANTED and text.strip().lower() not in ("", "n/a"):  # n/a: not collected on this GPU
             record[metric] = _metric_value(text, unit if "Metric Unit" in column else "", here, metric)
         elif metric in _SECTION_NAMES:  # ncu's default sections print display names, not counters
@@ -185,6 +193,10 @@ def _raw_form(header: list[str], rows: list[list[str]], path: str, header_line: 
     return launches, devices
 
 
+#: Long-form columns that change from row to row of one launch (the rest name the launch).
+_PER_ROW_COLUMNS = frozenset({"Section Name", "Metric Name", "Metric Unit", "Metric Value", "Minimum", "Maximum",
+                              "Average", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
+                              "Estimated Speedup"})
 #: Display names of the default sections' rows (``Duration``, ``SOL FB``…): a file of these holds no counters.
 _SECTION_NAMES = frozenset({"Duration", "Elapsed Cycles", "SOL FB", "DRAM Throughput", "Memory [%]",
                             "Compute (SM) [%]", "SM [%]"})
