@@ -132,7 +132,7 @@ def read_ncu_text(text: str, path: str) -> NcuRun:
     value_name = next((name for name in ("Metric Value", "Average") if name in header), None)
     long_form = "Metric Name" in header and value_name is not None
     # A long-form metric row may stop after its value when rule columns follow (see the module docstring).
-    shortest = header.index(value_name) + 1 if long_form else width
+    shortest = header.index(value_name) + 1 if long_form and value_name else width
     for offset, row in enumerate(rows[1:], start=1):
         if not shortest <= len(row) <= width:
             raise MeasuredFileError(f"{where(path, header_line + offset)}: a CSV row with {len(row)} cells where the "
@@ -152,7 +152,7 @@ def _long_form(header: list[str], rows: list[list[str]], path: str, header_line:
     column = {name: i for i, name in enumerate(header)}
     if "Kernel Name" not in column:
         raise MeasuredFileError(f"{where(path, header_line)}: an ncu CSV without a 'Kernel Name' column")
-    value_at = column.get("Metric Value", column.get("Average"))
+    value_at = column["Metric Value"] if "Metric Value" in column else column["Average"]
     # Without an ID column (--print-summary per-kernel) a kernel is its name and launch columns.
     identity = [i for name, i in column.items() if name not in _PER_ROW_COLUMNS]
     ids: dict[tuple, str] = {}
