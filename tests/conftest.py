@@ -52,8 +52,9 @@ PREBUILD_VARIABLE = "AINOTES_TEST_PREBUILD"
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if getattr(session.config, "workerinput", None) is None and os.environ.get(PREBUILD_VARIABLE):
-        session.config.stash[SHARED_SITES].prebuild([("notes", copy_real_project, REAL_SITE_ENV),
-                                                    ("more-presets", _with_additions, None)])
+        shared = session.config.stash[SHARED_SITES]
+        shared.prebuild([("notes", copy_real_project, REAL_SITE_ENV),
+                         ("more-presets", _with_additions, shared.render_cache_of("notes"))])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -130,8 +131,9 @@ def _with_additions(root: Path) -> Path:
 @pytest.fixture(scope="session")
 def site_with_additions(shared_sites: SharedSites) -> SharedBuild:
     """The real site with two GPU presets added beside the shipped ones, built once per run, served at
-    ``/more-presets/``."""
-    build = shared_sites.build("more-presets", _with_additions)
+    ``/more-presets/``. It shares the real site's render cache: only the charts that draw the added
+    presets are drawn again."""
+    build = shared_sites.build("more-presets", _with_additions, shared_sites.render_cache_of("notes"))
     assert build.returncode == 0, build.output
     return build
 

@@ -72,6 +72,11 @@ class SharedSites:
                 "AINOTES_SHARED_CACHE_DIR": str(self.root / "caches" / "shared"),  # the Vega bundle: code only
                 "XDG_CACHE_HOME": str(cache / "xdg"), **(env or {})}
 
+    def render_cache_of(self, name: str) -> dict[str, str]:
+        """The environment that points a build at the render cache of the site ``name``: a site that
+        differs from another in a few charts draws only those (the rest are copied from that cache)."""
+        return {"AINOTES_CACHE_DIR": str(self.root / "caches" / name / "render")}
+
     def _lock(self, name: str):
         (self.root / "work").mkdir(exist_ok=True)
         lock = (self.root / "work" / f"{name}.lock").open("a")

@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import altair as alt
 import pytest
 import vl_convert as vlc
 from hypothesis import HealthCheck, given, settings
@@ -36,6 +35,7 @@ from ainotes.inline import memory as memory_forms
 from ainotes.inline.formcontext import FormContext
 from ainotes.presets.gpus import load_presets
 from ainotes.presets.models import load_models
+from vega_eval import vega_lite_errors
 
 # One worker runs this file (xdist_group): its fixture site is built once.
 pytestmark = pytest.mark.xdist_group("memory_chart")
@@ -117,8 +117,7 @@ def probe(spec: dict, state: dict[str, Any]) -> dict[int, dict[str, float]]:
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_spec_is_valid_vega_lite(theme: str) -> None:
-    spec = spec_for(theme=theme)
-    alt.LayerChart.from_dict(spec, validate=True)
+    assert vega_lite_errors(spec_for(theme=theme)) == []
 
 
 def test_themes_differ_in_config_only() -> None:
@@ -182,9 +181,26 @@ STATES = st.fixed_dictionaries({
 CHART_OPTIONS = st.tuples(st.sampled_from(memory.OPTIMIZERS), st.booleans(), st.booleans())
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# make test draws a sample of the states; make test-matrix many more (each example is a Vega evaluation).
+SAMPLED = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MANY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SAMPLED
 @given(state=STATES, options=CHART_OPTIONS)
 def test_vega_computes_what_the_core_computes(state: dict[str, Any], options: tuple[str, bool, bool]) -> None:
+    vega_against_core(state, options)
+
+
+@pytest.mark.matrix
+@MANY
+@given(state=STATES, options=CHART_OPTIONS)
+def test_vega_computes_what_the_core_computes_at_many_more_states(state: dict[str, Any],
+                                                                   options: tuple[str, bool, bool]) -> None:
+    vega_against_core(state, options)
+
+
+def vega_against_core(state: dict[str, Any], options: tuple[str, bool, bool]) -> None:
     optimizer, accum, dropout = options
     drawn = probe(spec_for(optimizer, accum, dropout), state)
     models = {m.id: m for m in ALL_MODELS}
@@ -259,10 +275,24 @@ def test_capacities_printed_in_gib_keep_their_unit_and_equal_ones_share_a_line()
     assert rows[2]["ids"] == "card-80 · card-80-twin"
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(capacities=st.lists(st.floats(min_value=4, max_value=200), min_size=2, max_size=6, unique=True),
-       height=st.sampled_from([200, 300, 500]))
+CAPACITIES = st.lists(st.floats(min_value=4, max_value=200), min_size=2, max_size=6, unique=True)
+HEIGHTS = st.sampled_from([200, 300, 500])
+
+
+@settings(SAMPLED, max_examples=5)
+@given(capacities=CAPACITIES, height=HEIGHTS)
 def test_capacity_labels_never_overlap(capacities: list[float], height: int) -> None:
+    capacity_labels_apart(capacities, height)
+
+
+@pytest.mark.matrix
+@settings(MANY, max_examples=40)
+@given(capacities=CAPACITIES, height=HEIGHTS)
+def test_capacity_labels_never_overlap_at_many_more_layouts(capacities: list[float], height: int) -> None:
+    capacity_labels_apart(capacities, height)
+
+
+def capacity_labels_apart(capacities: list[float], height: int) -> None:
     presets = [dataclasses.replace(PRESETS["card-80"], id=f"card-{i}", name=f"Card {i}",
                                    memory_capacity_bytes=gb * 1e9) for i, gb in enumerate(capacities)]
     spec = chart.memory_spec(ALL_MODELS, presets, first_view(), cached=False)

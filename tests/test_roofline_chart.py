@@ -37,6 +37,7 @@ from ainotes.core.hardware import UNIT_PRECISIONS, Preset, Source
 from ainotes.core.kernels import LAUNCH_LATENCY_S, LAUNCH_REMARK, parse_kernel_spec
 from ainotes.presets.gpus import load_presets
 from preset_support import FIXTURE_PRESETS, SHIPPED_PRESETS
+from vega_eval import vega_lite_errors
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 ODD_NAME = "Odd <b>&\"' GPU"
@@ -367,15 +368,11 @@ def test_page_parts_escape_names_and_state_the_core_figures():
 @pytest.mark.parametrize("with_kernels", [False, True])
 def test_spec_is_valid_vega_lite(theme, with_kernels):
     # roofline_spec skips altair's validation for speed; every variant is validated here instead.
-    import altair as alt
-    from jsonschema.exceptions import ValidationError
-
     kernels = [parse_kernel_spec(KERNELS[0]), parse_kernel_spec("add:1024:fp16", "<b>")] if with_kernels else []
     spec = roofline_spec(FOUR, kernels=kernels, sparsity=True, title="T", theme=theme)
-    alt.LayerChart.from_dict(spec, validate=True)  # raises on any schema violation
+    assert vega_lite_errors(spec) == []
     broken = {**spec, "layer": [*spec["layer"][:-1], {**spec["layer"][-1], "mark": "not-a-mark"}]}
-    with pytest.raises(ValidationError):
-        alt.LayerChart.from_dict(broken, validate=True)
+    assert vega_lite_errors(broken) != []
 
 
 def test_png_is_the_static_svg_rasterised():
