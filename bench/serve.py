@@ -3,10 +3,11 @@
 The plain tree is the same copy with the ainotes hooks and Markdown extension taken out of its
 ``mkdocs.yml`` (its fences then show as code, its forms as text): what MkDocs and Material cost on
 their own. Each serve runs as ``make serve`` runs it (``--strict`` for ours), bound to 127.0.0.1 on a
-free port, and is killed afterwards. Measured, for both, in one run:
+free port (ours on the same one for every warm serve of a run, as ``make serve`` always serves on one
+address: the address is in a kept drawing's key), and is killed afterwards. Measured, for both, in one run:
 
 * start: from launching the server to the first full page it answers (warm: caches kept from a
-  build before; cold: an empty render cache and shared cache, ours only differ);
+  serve before; cold: an empty render cache and shared cache, ours only differ);
 * a prose edit: a sentence of a page changed, until the page served holds the new sentence;
 * a fence edit (ours): a chart's title changed, until the page holds the new title (a title never
   drawn before, so the chart is drawn and rendered again).
@@ -96,10 +97,13 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 def serve_times(project: Path, env: dict[str, str], *, strict: bool, edits: int, fence: bool,
-                tag: str = "") -> ServeTimes:
+                tag: str = "", port: int | None = None) -> ServeTimes:
     """Start ``mkdocs serve`` of ``project``, time its start and ``edits`` prose (and fence) edits, stop it.
-    ``tag`` makes this serve's fence titles its own (a title drawn before would come from the kept drawings)."""
-    port = _free_port()
+    ``tag`` makes this serve's fence titles its own (a title drawn before would come from the kept drawings).
+    ``port``: the one to serve on (default: a free one). ``make serve`` serves on one address every time, and
+    the site's address is part of a kept drawing's key (its embed snippets name it), so a warm start must
+    serve where the serve that warmed the caches did."""
+    port = _free_port() if port is None else port
     command = [sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}",
                "-f", str(project / "mkdocs.yml"), *(["--strict"] if strict else [])]
     page_url = f"http://127.0.0.1:{port}/{EDITED_PAGE.removesuffix('.md')}/"
@@ -177,14 +181,15 @@ def measure_serve(work: Path, *, edits: int = 3, rounds: int = 3) -> list[Row]:
     ours, plain = sites.copy_project(root / "ours"), plain_project(root / "plain")
     pages = {project: (project / "docs" / EDITED_PAGE).read_text(encoding="utf-8") for project in (ours, plain)}
     caches = {"AINOTES_CACHE_DIR": str(root / "cache"), "AINOTES_SHARED_CACHE_DIR": str(root / "shared")}
-    # Warm: the caches a build of the same tree filled (as an author's second `make serve`).
-    serve_times(ours, caches, strict=True, edits=0, fence=False)
+    # Warm: the caches a serve of the same tree on the same address filled (as an author's second `make serve`).
+    port = _free_port()
+    serve_times(ours, caches, strict=True, edits=0, fence=False, port=port)
     measured = _Rounds([], [], [])
     for n in range(rounds):
         measured.load.append(_load_1min())
         for project in (ours, plain):
             (project / "docs" / EDITED_PAGE).write_text(pages[project], encoding="utf-8")
-        measured.ours.append(serve_times(ours, caches, strict=True, edits=edits, fence=True, tag=f"r{n}"))
+        measured.ours.append(serve_times(ours, caches, strict=True, edits=edits, fence=True, tag=f"r{n}", port=port))
         measured.plain.append(serve_times(plain, caches, strict=False, edits=edits, fence=False))
     cold_caches = {"AINOTES_CACHE_DIR": str(root / "cold-cache"), "AINOTES_SHARED_CACHE_DIR": str(root / "cold-shared")}
     cold = serve_times(sites.copy_project(root / "ours-cold"), cold_caches, strict=True, edits=0, fence=False)

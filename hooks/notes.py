@@ -4,7 +4,8 @@ The Markdown extension draws the fences, figures and math; these events only bui
 settings once (:func:`ainotes.notes.settings.notes_settings`: docs and presets folders, site
 URL, allowed tags, bibliography), hand the extension the build's site made from them (kept in
 MkDocs' config, the one object that lasts the build), name each page for its messages, and
-write the shared assets, embed files, manifest and the notes' feeds at the end. Zensical runs the
+write the shared assets, embed files, manifest and the notes' feeds at the end (under ``mkdocs serve`` the
+embed files and manifest once the pages are served: :mod:`ainotes.build.deferred`). Zensical runs the
 extension without these hooks; ``ainotes site-assets`` then writes what
 :func:`on_post_build` writes here.
 """
@@ -20,9 +21,12 @@ from mkdocs.exceptions import PluginError
 
 from ainotes.base import publish
 from ainotes.base.errors import InputError
+from ainotes.build import deferred
 from ainotes.build.kept import KeptBetweenBuilds
 from ainotes.build.search import keep_search_parses
 from ainotes.build.site import NotesSite
+from ainotes.build.templates import keep_compiled_templates
+from ainotes.fences.registry import VEGA_KINDS
 from ainotes.notes import feed
 from ainotes.notes import meta as notes_meta
 from ainotes.notes.settings import EXTENSION, notes_settings
@@ -42,12 +46,17 @@ def on_startup(command, **kwargs):
     global _command, _kept
     _command = command
     _kept = KeptBetweenBuilds()
+    from ainotes import render
+
+    render.SESSION.render_while_building(command == "serve")  # a changed chart renders while the other pages are built
     if command == "serve":  # each rebuild parses for search only the pages whose HTML changed
         keep_search_parses()
+        keep_compiled_templates()  # and compiles no template an earlier build compiled
 
 
 def on_config(config, **kwargs):
     """Build the settings once, load the presets, and give the build's site to the Markdown extension."""
+    deferred.stop()  # the last rebuild's embed files: this build empties the site folder and writes them again
     publish.warn_about_site_url(config.site_url, _command, os.environ)
     options = config.mdx_configs.get(EXTENSION, {})
     root = Path(config.config_file_path).parent
@@ -61,7 +70,7 @@ def on_config(config, **kwargs):
         # Under serve a fence's mistake shows on its page (and in the terminal); a build still stops on it.
         site = NotesSite(settings, error_type=PluginError, defer_figures=True, render_progress=_report_renders,
                          warn=publish.print_warning, errors_on_page=_print_error if _command == "serve" else None,
-                         kept=_kept)
+                         kept=_kept, embeds_later=_command == "serve")
     except InputError as exc:
         raise PluginError(str(exc)) from None
     if EXTENSION not in config.markdown_extensions:
@@ -85,15 +94,23 @@ def on_post_page(output, page, config, **kwargs):
 
 
 def on_post_build(config, **kwargs):
-    """Write the shared assets, the embed files, embed/manifest.json and the notes' feeds."""
+    """Write the shared assets, the embed files, embed/manifest.json and the notes' feeds; under serve the
+    embed files and manifest in the background, once the pages are served, and vl-convert's V8 started
+    when the serve is idle after a build that has Vega charts, so that the first chart edit does not wait for it."""
     site = _build_site(config)
     try:
-        site.write_outputs(config.site_dir)
+        embeds = site.write_outputs(config.site_dir)
         catalogue = notes_meta.known_catalogue(site)
         if catalogue is not None:
             feed.write_feeds(catalogue, config.site_dir)
     except InputError as exc:
         raise PluginError(str(exc)) from None
+    if embeds is not None:
+        deferred.start(embeds, report=_print_error)
+        if any(chart.kind in VEGA_KINDS for chart in site.charts.values()):
+            from ainotes import render
+
+            deferred.start_engine_when_idle(render.start_engine)
 
 
 def on_shutdown(**kwargs):
@@ -102,6 +119,8 @@ def on_shutdown(**kwargs):
     from ainotes import render
 
     _kept = None
+    deferred.stop()
+    render.SESSION.render_while_building(False)
     render.shutdown()
 
 

@@ -20,6 +20,7 @@ from mkdocs.config import load_config
 
 from ainotes import render
 from ainotes.base import cache as render_cache
+from ainotes.build import deferred
 from sitebuild import make_fixture
 
 # Whole-site builds: not in make test-fast. One worker runs this file (xdist_group): its Vega bundle is built once.
@@ -48,6 +49,7 @@ def project(tmp_path, monkeypatch, runtime_cache) -> Path:
     render.SESSION.runtime_text.clear()
     yield make_fixture(tmp_path / "project", PAGES)
     render.shutdown()
+    render.SESSION.render_while_building(False)  # on_startup("serve") set it; no on_shutdown ran
     render_cache.MEMO.clear()
 
 
@@ -62,6 +64,7 @@ def rebuild_counting(project: Path) -> tuple[Counter[str], Counter[str]]:
     config = load_config(config_file=str(project / "mkdocs.yml"), site_dir=str(project / "site"))
     config.plugins.on_startup(command="serve", dirty=False)
     build(config)
+    deferred.wait()  # the embed files (and a new chart's PNG) are written once the pages are served
     site = config.mdx_configs["ainotes.markdown"]["site"]  # the build's NotesSite (hooks/notes.py)
     return render.SESSION.counts - before, site.drawing_counts
 

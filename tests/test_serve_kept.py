@@ -22,6 +22,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import Abort
 
 from ainotes import render
+from ainotes.build import deferred
 from ainotes.html import tables
 from ainotes.inline import figures
 from ainotes.markdown import extension
@@ -65,6 +66,7 @@ def project(tmp_path, monkeypatch) -> Path:
     _git(root, "commit", "-q", "-m", "first")
     yield root
     render.shutdown()
+    render.SESSION.render_while_building(False)  # on_startup("serve") set it; no on_shutdown ran
 
 
 def _build(project: Path, site: str, *, fresh: bool) -> None:
@@ -72,6 +74,7 @@ def _build(project: Path, site: str, *, fresh: bool) -> None:
     if fresh:  # a new serve (or a plain build): nothing kept from earlier builds
         config.plugins.on_startup(command="serve", dirty=False)
     build(config)
+    deferred.wait()  # the embed files are written once the pages are served
 
 
 def _files(site: Path) -> dict[str, bytes]:

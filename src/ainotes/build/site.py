@@ -61,7 +61,8 @@ class NotesSite:
     def __init__(self, settings: NotesSettings | str | Path, *, error_type: Callable[[str], Exception] = InputError,
                  defer_figures: bool = False, render_progress: Callable[[int, int], None] | None = None,
                  warn: Callable[[str], None] | None = None, renders: render.RenderSession | None = None,
-                 errors_on_page: Callable[[str], None] | None = None, kept: KeptBetweenBuilds | None = None):
+                 errors_on_page: Callable[[str], None] | None = None, kept: KeptBetweenBuilds | None = None,
+                 embeds_later: bool = False):
         """``settings``: the build's (:func:`ainotes.notes.settings.notes_settings`, built once by the
         driver), or a presets folder alone for a build of loose pages (no notes catalogue).
         ``error_type``: the exception a driver wants for a user's mistake (``hooks/notes.py``: MkDocs'
@@ -74,7 +75,10 @@ class NotesSite:
         (``mkdocs serve``) has a fence's, form's or formula's error shown as a box where it stands on the
         page, and hears its line; without it (every build) the error stops the build. ``kept``: what earlier
         builds of this process read (:class:`~ainotes.build.kept.KeptBetweenBuilds`, owned by a driver that
-        builds again, as ``mkdocs serve`` does); default: this build's own."""
+        builds again, as ``mkdocs serve`` does); default: this build's own. ``embeds_later``: a driver that
+        serves the pages before the embed files are written (``mkdocs serve``: :mod:`ainotes.build.deferred`)
+        gets the embed files' writing back from :meth:`write_outputs` to run once the pages are served, and
+        a chart drawn anew has its PNG rendered then, not with the page's stills."""
         self.settings = settings if isinstance(settings, NotesSettings) else presets_only(settings)
         self.presets_dir = self.settings.presets_dir
         self.kept = kept if kept is not None else KeptBetweenBuilds()
@@ -100,6 +104,7 @@ class NotesSite:
         self.render_progress = render_progress
         self._deferred: dict[str, Callable[[], str]] = {}
         self._nonce = secrets.token_hex(4)
+        self.embeds_later = embeds_later
         self.renders = renders if renders is not None else render.SESSION
         self.renders.forget_queued()  # an earlier build in this process may have stopped half-way
 
@@ -307,11 +312,11 @@ class NotesSite:
                 chart.kept_key = chart.kept_from
         return {kind: make() for kind, make in chart.files.items()}
 
-    def write_outputs(self, site_dir: str | Path) -> None:
-        """Write assets, every chart's embed files and the manifest into ``site_dir``, and keep
-        the drawings made this build for the next (:mod:`ainotes.build.drawings`)."""
-        from ainotes.build import drawings
-
+    def write_outputs(self, site_dir: str | Path) -> Callable[[Callable[[], bool]], None] | None:
+        """Write the assets into ``site_dir``, and every chart's embed files and the manifest (:meth:`write_embeds`),
+        keeping the drawings made this build for the next (:mod:`ainotes.build.drawings`). With ``embeds_later``
+        the embed files are not written here: what writes them (``write(stopped)``) is returned, for the
+        driver to run after it has served the pages (:mod:`ainotes.build.deferred`)."""
         site = Path(site_dir)
         assets = site / ASSET_URL
         assets.mkdir(parents=True, exist_ok=True)
@@ -320,13 +325,27 @@ class NotesSite:
             with resources.as_file(package_assets / name) as path:
                 (assets / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, assets / name)
-        self.renders.drain(progress=self.render_progress)  # renders still running: wait, reporting to the end
-        if any(chart.kind in VEGA_KINDS for chart in self.charts.values()):
+        if any(chart.kind in VEGA_KINDS for chart in self.charts.values()):  # the pages' live charts load it
             write_atomic(assets / RUNTIME_FILE, self.renders.runtime_js())
-        embed_dir = site / EMBED_DIR
+        if self.embeds_later:
+            return functools.partial(self.write_embeds, site)
+        self.write_embeds(site)
+        return None
+
+    def write_embeds(self, site_dir: str | Path, stopped: Callable[[], bool] | None = None) -> None:
+        """Write every chart's embed files and ``embed/manifest.json`` into ``site_dir`` (renders still
+        running are waited for first, reporting to the end). The charts drawn this build go first (their
+        files are kept for the next build); ``stopped()`` true before a chart ends the writing there, the
+        manifest unwritten (``mkdocs serve``: a new build is about to empty the folder)."""
+        from ainotes.build import drawings
+
+        self.renders.drain(progress=self.render_progress)
+        embed_dir = Path(site_dir) / EMBED_DIR
         embed_dir.mkdir(parents=True, exist_ok=True)
         manifest = []
-        for chart in sorted(self.charts.values(), key=lambda c: c.chart_id):
+        for chart in sorted(self.charts.values(), key=lambda c: (c.kept_key is None, c.chart_id)):
+            if stopped is not None and stopped():
+                return
             files: dict[str, str] = {}
             contents = self.embed_files(chart)
             for kind, content in contents.items():
@@ -338,6 +357,7 @@ class NotesSite:
                 {"id": chart.chart_id, "kind": chart.kind, "title": chart.title, "page": chart.page_url,
                  "source": chart.page_src, **chart.about, "files": files}
             )
+        manifest.sort(key=lambda entry: str(entry["id"]))
         write_atomic(embed_dir / "manifest.json", embed_json_bytes({"charts": manifest}))
 
 

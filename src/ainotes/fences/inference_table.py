@@ -184,4 +184,4 @@ def _draw_inference_table(site: DrawSite, request: InferenceTableRequest, page: 
     return Drawn(inference_table_html(rows, request))
 
 
-KIND = FenceKind("inference-table", parse_inference_table, _draw_inference_table, chart=False)
+KIND = FenceKind("inference-table", parse_inference_table, _draw_inference_table, pure=True)  # models, GPUs, links

@@ -36,4 +36,4 @@ def _draw_kernels_table(site: DrawSite, request: KernelsTableRequest, page: Page
     return Drawn(tables.kernels_table_html(request.kernels, [site.presets_by_id[i] for i in request.preset_ids]))
 
 
-KIND = FenceKind("kernels-table", parse_kernels_table, _draw_kernels_table, chart=False)
+KIND = FenceKind("kernels-table", parse_kernels_table, _draw_kernels_table, pure=True)

@@ -28,6 +28,7 @@ class DrawSite(Protocol):
     presets_by_id: dict[str, Preset]
     render_progress: Callable[[int, int], None] | None
     renders: RenderSession  # the build's renderer: its cache, queue and worker pool
+    embeds_later: bool  # the embed files are written after the pages are served (mkdocs serve)
 
     def links(self) -> dict[str, Link]: ...
 

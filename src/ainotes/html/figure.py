@@ -31,6 +31,7 @@ class FigureSite(Protocol):
 
     render_progress: Callable[[int, int], None] | None
     renders: render.RenderSession
+    embeds_later: bool  # the embed files are written after the page is served: the PNG is not rendered with it
 
     def chart_figure(self, chart: Chart, page: Page, inputs: object, draw: Callable[[], Callable[[], str]],
                      scripts: tuple[str, ...] = ()) -> Drawn: ...
@@ -41,13 +42,14 @@ class FigureSite(Protocol):
 
 
 def prefetch_figure(session: render.RenderSession, figure: VegaFigure,
-                    progress: Callable[[int, int], None] | None = None) -> None:
+                    progress: Callable[[int, int], None] | None = None, *, png: bool = True) -> None:
     """Queue everything vl-convert will be asked for ``figure``: it renders (once, in parallel with
     other charts) while the build goes on, and each use waits for its own. The light still (and
-    its PNG), the light live view, the phone stills, and the dark still and live view unless the
-    figure recolours them from the light ones: one job."""
+    its PNG, unless ``png`` is false: then it is rendered when its file is written), the light live
+    view, the phone stills, and the dark still and live view unless the figure recolours them from
+    the light ones: one job."""
     dark = figure.dark if figure.recolour is None else None
-    requests = [render.svg_request(figure.light, png_scales=(render.PNG_SCALE,)),
+    requests = [render.svg_request(figure.light, png_scales=(render.PNG_SCALE,) if png else ()),
                 render.vega_request(render.responsive(figure.light))]
     requests.extend(render.svg_request(spec) for spec in figure.narrow)
     if dark is not None:
@@ -79,7 +81,7 @@ def draw_vega_figure(site: FigureSite, chart: Chart, page: Page, inputs: object,
 
     def draw() -> Callable[[], str]:
         figure = make()
-        prefetch_figure(site.renders, figure, site.render_progress)
+        prefetch_figure(site.renders, figure, site.render_progress, png=not site.embeds_later)
         renders = embed.FigureRenders(figure, site.renders)
         chart.files = chart_files(chart, renders)
         downloads, urls = site.downloads(chart, page), site.embed_urls(chart, page)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 from ainotes.fences.registry import FENCE_KINDS
 
 
+@functools.lru_cache(maxsize=1024)  # a function of the name alone; mkdocs serve meets the same names at each rebuild
 def misspelt_kind(name: str | None) -> str | None:
     """"did you mean 'roofline'?" for a fence name a letter or two from one of ours, else None.
 

@@ -169,10 +169,10 @@ def validate_paths(paths: Iterable[str | Path], load_one: Callable[[Path], T], *
 # --- reading -----------------------------------------------------------------
 
 
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where built
+SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where built
 
 
-class PresetLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]  # a base chosen at import
+class PresetLoader(SAFE_LOADER):  # type: ignore[valid-type,misc]  # a base chosen at import
     """Safe YAML loading that refuses duplicate keys and reads YAML 1.2 floats.
 
     PyYAML follows YAML 1.1, where ``1e3`` is a string; a preset author writing
@@ -228,7 +228,7 @@ def key_paths(text: str) -> dict[str, int]:
     ``peaks.tensor.fp8``, ``peaks.tensor.fp8.sparse_tflops``, ``sources[0].url``); empty where the text does
     not compose."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=SAFE_LOADER)  # libyaml: its marks give the same lines, sooner
     except (yaml.YAMLError, RecursionError):
         return {}
     found: dict[str, int] = {}

@@ -169,7 +169,7 @@ def key_lines(path: Path) -> dict[str, int]:
     """The 1-based line of each top-level key of a YAML file, and of each ``key.sub`` key of a mapping
     value (``mla.kv_latent``); empty where the file does not compose (the parser has said why already)."""
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=folder.SAFE_LOADER)  # libyaml where built
     except (yaml.YAMLError, OSError, UnicodeDecodeError):
         return {}
     found: dict[str, int] = {}

@@ -79,8 +79,8 @@ __all__ = [
     "RUNTIME_REQUEST", "RUNTIME_SNIPPET", "SESSION", "WORKERS_ENV", "PoolFacts", "Progress", "RenderSession",
     "RenderSummary", "Request", "cache_dir", "cache_key", "compile_vega", "drain", "forget_queued",
     "group_request", "inline_runtime", "inline_runtime_if_made", "png", "prefetch", "relayout", "render_many",
-    "responsive", "runtime_js", "shared_dir", "shutdown", "static_svg_for_page", "stderr_progress", "still_spec",
-    "svg", "svg_request", "svg_size", "usable_cores", "vega", "vega_lite_version", "vega_request",
+    "responsive", "runtime_js", "shared_dir", "shutdown", "start_engine", "static_svg_for_page", "stderr_progress",
+    "still_spec", "svg", "svg_request", "svg_size", "usable_cores", "vega", "vega_lite_version", "vega_request",
     "vega_script_json", "worker_limit",
 ]
 
@@ -147,6 +147,11 @@ def render_many(requests: Iterable[Request], *, progress: Progress | None = None
 def forget_queued() -> int:
     """:meth:`RenderSession.forget_queued` of :data:`SESSION`."""
     return SESSION.forget_queued()
+
+
+def start_engine() -> None:
+    """Start :data:`SESSION`'s vl-convert (V8) now rather than at the first render: :meth:`Engine.start`."""
+    SESSION.engine.start()
 
 
 def shutdown() -> None:

@@ -145,6 +145,10 @@ class Scheduler:
         self._total = self._finished = self.batch_workers = 0
         self._batch_started = self._last_report = 0.0
         self._reported = False
+        # Without a pool, queued jobs run in one thread of this process as soon as they are queued (mkdocs serve:
+        # RenderSession.render_while_building), else when their result is first asked for (take, drain).
+        self.in_background = False
+        self._runner: threading.Thread | None = None
 
     # -- adding --------------------------------------------------------------------------
 
@@ -167,7 +171,27 @@ class Scheduler:
             if self._pool is None and len(self._queue) >= POOL_MIN_JOBS:
                 self._start_pool()
             self._pump()
+            if self._pool is None and self.in_background and self._queue and self._runner is None:
+                self._runner = threading.Thread(target=self._run_queued, name="ainotes-render-thread", daemon=True)
+                self._runner.start()
         return new
+
+    def _run_queued(self) -> None:
+        """Render the queued jobs here, one after another, while the build goes on (vl-convert lets go of
+        Python while it compiles and draws, so the build's own thread keeps converting pages); ends when
+        none is left. A job that fails is left to whoever asks for its result, who meets the error."""
+        while True:
+            with self._lock:
+                if not self._queue or self._pool is not None:
+                    self._runner = None
+                    self._lock.notify_all()
+                    return
+                job = self._queue.popleft()
+                job.state = "running"
+            try:
+                self._run_here(job)
+            except Exception as exc:
+                log.debug("render: job failed in the render thread (%s); left to its caller", exc)
 
     def _job_for(self, request: Request) -> Job | None:
         """The job for a request, or ``None`` when every output it names is cached or queued."""
@@ -369,6 +393,8 @@ class Scheduler:
                     self._lock.wait()
                     continue
                 if not self._queue:
+                    while self._runner is not None:  # the render thread's last job
+                        self._lock.wait()
                     return self.batch_workers
                 job = self._queue.popleft()
                 job.state = "running"

@@ -137,6 +137,12 @@ class RenderSession:
         has run for a while."""
         return self.scheduler.add(requests, progress)
 
+    def render_while_building(self, on: bool = True) -> None:
+        """Render what :meth:`prefetch` queues at once, in a thread of this process, when it is too little
+        for the worker pool (a rebuild's changed chart under ``mkdocs serve``): V8 draws it while the build
+        converts and templates the other pages, instead of when the page's figure asks for it."""
+        self.scheduler.in_background = on
+
     def drain(self, *, progress: Progress | None = None) -> int:
         """Wait for every queued render; returns how many worker processes the batch used."""
         return self.scheduler.drain(progress)
