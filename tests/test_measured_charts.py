@@ -69,7 +69,7 @@ def test_roofline_points_are_the_commands_kernels(project, capsys):
     # 19.5 TFLOP/s FP32 (74.7 %); 8.59 GFLOP in 61.25 µs = 140.2 of 312 TFLOP/s FP16 on tensor cores (44.9 %).
     caption = _text(html)
     assert "2 measured kernels from measured/gemm-raw.csv, 45–75 % of their roof on the NVIDIA A100" in caption
-    assert [p["label"] for p in points] == ["1: 75 % of roof", "2: 45 % of roof"]
+    assert [p["label"] for p in points] == ["1: 75 % of FP32 vector roof", "2: 45 % of FP16 tensor roof"]
     assert [row[-1] for row in _table_rows(html)] == ["74.7 %", "44.9 %"]
     assert 'href="../../measured/gemm-raw.csv" download' in html
     svg = site.embed_files(site.charts["ncu"])["svg"]
@@ -85,7 +85,7 @@ def test_a_kernel_above_its_roof_is_flagged(project, capsys):
     record = _cli_json(capsys, project, "docs/measured/gemm-raw.csv", "--preset", "a100")
     assert [k["above_roof"] for k in record["kernels"]] == [True, False]
     points = _spec(site, "ncu")["datasets"]["points"]
-    assert points[0]["above"] and points[0]["label"].startswith("1: above its roof")
+    assert points[0]["above"] and points[0]["label"] == "1: above its FP32 vector roof (747 %)"
     text = _text(html)
     assert "Kernels 1: above its roof" not in text and "Kernel 1: above its roof: a units or FLOP-count error" in text
     assert _table_rows(html)[0][-1].endswith("(above its roof: a units or FLOP-count error)")

@@ -109,3 +109,20 @@ def test_a_gpu_preset_gives_its_node_link(capsys, tmp_path):
     assert main(["measured", str(FIXTURES / "nccl-tests" / "rtx5090-2rank-allreduce-tagged.log"), "--presets-dir",
                  str(presets), "--preset", "gpu", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model"]["link"] == "nvlink-4"
+
+
+def test_a_print_summary_csv_counts_kernels_not_launches(capsys, tmp_path):
+    """``--print-summary per-kernel``: one row per kernel, its values the average over its launches (the layout of
+    the ECE382N GPU lab's README capture, https://github.com/hibagus/ECE382N-GPU-Lab; its visible columns)."""
+    path = tmp_path / "summary.csv"
+    path.write_text("\n".join([
+        '"Kernel Name","Invocations","Metric Name","Metric Unit","Minimum","Maximum","Average"',
+        '"add_vector","100","dram__bytes.sum","byte","23,989,882,752.00","23,990,681,984.00","23,990,083,863.04"',
+        '"add_vector","100","gpu__time_duration.sum","nsecond","17,466,880.00","17,480,032.00","17,473,124.16"',
+        '"scale","3","gpu__time_duration.sum","usecond","1.50","2.50","2.00"',
+    ]) + "\n")
+    assert main(["measured", str(path)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"{path}: Nsight Compute (summary page), 2 kernels, each averaged over its launches"
+    assert main(["measured", str(FIXTURES / "ncu" / "gemm-raw.csv")]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("(raw page), 2 launches")

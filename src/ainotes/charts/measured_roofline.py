@@ -2,11 +2,14 @@
 achieved intensity (FLOP per DRAM byte) and FLOP/s, against the roofs it is held to.
 
 The numbers are the measured record's (:func:`ainotes.measurements.report.ncu_record`, the one
-``ainotes measured --json`` prints): a kernel's ``intensity``, ``flops_per_s``, ``roof`` (the
-precision and unit it is held to: FP16 tensor where matrix instructions ran, else FP32 vector),
-``roof_flops_per_s`` = min(peak, bandwidth × intensity) and ``fraction_of_roof``. The roofs drawn
-are the preset's ceilings for those precisions (:func:`ainotes.core.roofline.ceiling_at`), each a
-line min(peak, bandwidth × intensity) on log-log axes, exact at its three vertices. A point above its
+``ainotes measured --json`` prints): a kernel's ``intensity``, ``flops_per_s``, ``roof`` (the precision
+and unit most of its FLOPs ran in: the matrix units at the precision its name gives, FP32, FP64 or FP16
+on the vector units), ``held_to`` (that, or its mix of precisions), ``roof_flops_per_s`` = min(peak,
+bandwidth × intensity) with peak = ΣF ÷ Σ(F_p ÷ peak_p) over its precisions, and ``fraction_of_roof``
+(:func:`ainotes.measurements.report.kernel_roof`). The roofs drawn are the preset's ceilings for those
+precisions (:func:`ainotes.core.roofline.ceiling_at`), each a line min(peak, bandwidth × intensity) on
+log-log axes, exact at its three vertices; a kernel of mixed precisions whose own roof is not on its
+colour's line at its intensity gets a dash there. A point above its
 roof is drawn hollow and named in the chart and the caption as a units or FLOP-count error: no kernel
 beats its roof. The chart is static (no params): its stills say everything.
 """
@@ -99,10 +102,48 @@ def _decades(low: float, high: float) -> list[float]:
     return [10.0**e for e in range(math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9) + 1)]
 
 
+def roof_words(kernel: Mapping[str, Any]) -> str:
+    """``FP64 vector roof``, or ``mixed roof`` for a kernel whose FLOPs ran in more than one precision."""
+    return "mixed roof" if kernel.get("mixed") else roof_name(kernel["roof"])
+
+
 def point_label(number: int, kernel: Mapping[str, Any]) -> str:
-    """``1: 75 % of roof``, or ``3: above its roof (140 %)``: the readout beside each point."""
+    """``1: 75 % of FP32 vector roof``, or ``3: above its roof (140 %)``: the readout beside each point."""
     percent = f"{kernel['fraction_of_roof'] * 100:.0f} %"
-    return f"{number}: above its roof ({percent})" if kernel.get("above_roof") else f"{number}: {percent} of roof"
+    if kernel.get("above_roof"):
+        return f"{number}: above its {roof_words(kernel)} ({percent})"
+    return f"{number}: {percent} of {roof_words(kernel)}"
+
+
+def _own_roof(kernel: Mapping[str, Any], ceiling: Any) -> float | None:
+    """A mixed kernel's own roof where it is off its colour's line at its intensity by more than 1 %, else None."""
+    on_line = roofline.attainable(kernel["intensity"], ceiling.peak_flops_per_s, ceiling.memory_bandwidth_bytes_per_s)
+    own = kernel["roof_flops_per_s"]
+    return own if abs(own / on_line - 1) > 0.01 else None
+
+
+# The phone's plot area (px) less the axes, and a label's line height: where labels and points are checked to meet.
+_PLOT_PX = (NARROW_WIDTH_PX - 50, NARROW_HEIGHT_PX - 130)
+_LABEL_LINE_PX = 15
+
+
+def _labels_up(points: list[dict[str, Any]], x_domain: tuple[float, float], y_domain: tuple[float, float]) -> None:
+    """Set each point's ``up``: its label above it, as a point over its roof has it, or where the label below
+    would cover another point on a phone's chart (two kernels close together), and above would not."""
+    def at(point: Mapping[str, Any]) -> tuple[float, float]:
+        return (math.log(point["x"] / x_domain[0]) / math.log(x_domain[1] / x_domain[0]) * _PLOT_PX[0],
+                (1 - math.log(point["y"] / y_domain[0]) / math.log(y_domain[1] / y_domain[0])) * _PLOT_PX[1])
+
+    def covers(point: Mapping[str, Any], up: bool) -> bool:
+        x, y = at(point)
+        width = textsize.width_px(point["label"], 12, "Bold") + 7
+        left, right = (x - width - 6, x + 6) if point["right"] else (x - 6, x + width + 6)
+        top, bottom = (y - 7 - _LABEL_LINE_PX - 6, y - 4) if up else (y + 4, y + 7 + _LABEL_LINE_PX + 6)
+        return any(left <= ox <= right and top <= oy <= bottom
+                   for ox, oy in (at(other) for other in points if other is not point))
+
+    for point in points:
+        point["up"] = point["above"] or (covers(point, up=False) and not covers(point, up=True))
 
 
 def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
@@ -129,12 +170,17 @@ def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
         for x in (x_min, found.ridge_flop_per_byte, x_max):
             roof_rows.append({"roof": roof_name(roof), "x": x, "y": roofline.attainable(
                 x, found.peak_flops_per_s, found.memory_bandwidth_bytes_per_s)})
-    points = [{"n": n, "label": point_label(n, k),
+    points = [{"n": n, "label": point_label(n, k), "held_to": k["held_to"],
+               "own_roof": _own_roof(k, ceilings[k["roof"]]) if k["roof"] in ceilings else None,
                "name": k["name"], "roof": roof_name(k["roof"]), "x": k["intensity"], "y": k["flops_per_s"],
                "fraction": k["fraction_of_roof"], "above": bool(k.get("above_roof")),
                # its label goes left of it past the middle of the axis
                "right": math.log(k["intensity"] / x_min) > math.log(x_max / x_min) / 2,
                "of_roof": f"{k['fraction_of_roof'] * 100:.1f} % of its roof"} for n, k in drawn]
+    for point in points:  # a mixed kernel's own roof widens the axis like any point
+        if point["own_roof"]:
+            y_max = max(y_max, point["own_roof"] * MARGIN)
+    _labels_up(points, (x_min, x_max), (y_min, y_max))
     return {"points": points, "roofs": roof_rows, "x_domain": [x_min, x_max], "y_domain": [y_min, y_max],
             "left_out": [n for n, k in enumerate(kernels, start=1) if not _drawable(k)],
             "roof_names": [roof_name(r) for r in ceilings]}
@@ -159,17 +205,25 @@ def _build(variant: Hashable) -> dict[str, Any]:
         tooltip=[alt.Tooltip("roof:N", title="Roof")])
     points = alt.Chart(alt.NamedData("points"))
     tips = [alt.Tooltip("n:N", title="Kernel"), alt.Tooltip("name:N", title="Name"),
-            alt.Tooltip("roof:N", title="Held to"), alt.Tooltip("of_roof:N", title="Reached")]
+            alt.Tooltip("held_to:N", title="Held to"), alt.Tooltip("of_roof:N", title="Reached")]
+    # A mixed kernel's own roof, ΣF ÷ Σ(F_p ÷ peak_p), where its colour's line does not pass through it.
+    own = points.transform_filter("datum.own_roof != null").mark_point(
+        shape="stroke", size=260, strokeWidth=3, opacity=1).encode(
+        x="x:Q", y=alt.Y("own_roof:Q", scale=y_scale), color=alt.Color("roof:N", legend=None, scale=roof_scale),
+        tooltip=[alt.Tooltip("n:N", title="Own roof of kernel"), alt.Tooltip("held_to:N", title="Held to")])
     marks = points.mark_point(size=90, strokeWidth=2, opacity=1).encode(
         x="x:Q", y="y:Q", color=alt.Color("roof:N", legend=None, scale=roof_scale),
         fill=alt.condition("datum.above", alt.value("transparent"), alt.Color("roof:N", legend=None, scale=roof_scale)),
         shape=alt.condition("datum.above", alt.value("diamond"), alt.value("circle")), tooltip=tips)
     # Below a point under its roof (clear of the roof line), above one over it; on the side with more room.
-    labels = [points.transform_filter(f"{'' if up else '!'}datum.above && {'' if right else '!'}datum.right")
+    # A label that would cover another point goes above its own (``up``, :func:`_labels_up`).
+    labels = [points.transform_filter(f"{'' if up else '!'}datum.up && {'' if right else '!'}datum.right && "
+                                      f"{'' if flag else '!'}datum.above")
               .mark_text(align="right" if right else "left", baseline="bottom" if up else "top",
-                         dx=-7 if right else 7, dy=-7 if up else 7, style="flag-label" if up else "point-label")
-              .encode(x="x:Q", y="y:Q", text="label:N") for up in (False, True) for right in (False, True)]
-    chart = alt.layer(lines, marks, *labels).properties(
+                         dx=-7 if right else 7, dy=-7 if up else 7, style="flag-label" if flag else "point-label")
+              .encode(x="x:Q", y="y:Q", text="label:N")
+              for up in (False, True) for right in (False, True) for flag in (False, True)]
+    chart = alt.layer(lines, own, marks, *labels).properties(
         width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
         autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
     ).add_params(*(alt.param(name=name, value=value) for name, value in (
@@ -218,9 +272,16 @@ def caption_text(record: Mapping[str, Any], preset: Preset, file_name: str) -> s
     else:
         parts.append(f"No kernel of {file_name} has the FLOP count and DRAM bytes a roofline point needs.")
     parts.append("Each point sits at the kernel's FLOPs ÷ DRAM bytes and FLOPs ÷ duration, as Nsight Compute "
-                 "counted them; its roof is min(peak, memory bandwidth × intensity) of the precision it ran in "
-                 "(FP16 matrix units, tensor cores on NVIDIA, where matrix instructions ran; else FP32 vector "
-                 "units, the CUDA cores).")
+                 "counted them; its roof is min(peak, memory bandwidth × intensity) of the units and precision "
+                 "its FLOPs ran in: the matrix units (tensor cores on NVIDIA) at the precision its name gives, "
+                 "the vector units (CUDA cores) at FP32 or FP64 as its FFMA or DFMA counts say.")
+    if points:
+        parts.append("Held to: " + "; ".join(f"{p['n']} {p['held_to']}" for p in points) + ".")
+    if any(k.get("mixed") for k in record["kernels"]):
+        parts.append("A kernel whose FLOPs F_p ran in several precisions is held to ΣF ÷ Σ(F_p ÷ peak_p), the "
+                     "rate if each precision ran at its peak in turn, drawn in the colour of its largest share"
+                     + (" (a dash marks it where that colour's line does not pass)."
+                        if any(p["own_roof"] for p in points) else "."))
     above = [p["n"] for p in points if p["above"]]
     if above:
         listed = ", ".join(str(n) for n in above)
@@ -230,7 +291,8 @@ def caption_text(record: Mapping[str, Any], preset: Preset, file_name: str) -> s
         listed = ", ".join(str(n) for n in rows["left_out"])
         parts.append(f"Not drawn (no FLOP count, DRAM bytes or roof): {listed}.")
     if any(k.get("tensor_flops_assumed") for k in record["kernels"]):
-        parts.append("Matrix-unit FLOPs assume 4,096 FLOPs per instruction (mma m16n8k16): an estimate.")
+        parts.append("Matrix-unit FLOPs assume the mma shape of the kernel's precision (4,096 FLOPs per "
+                     "instruction for FP16's m16n8k16): an estimate.")
     return " ".join(parts)
 
 

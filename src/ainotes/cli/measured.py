@@ -112,13 +112,16 @@ def nccl_text(record: dict) -> str:
 
 
 def ncu_text(record: dict) -> str:
-    """The human table for an ncu record, with the roof columns when a GPU preset was given."""
+    """The human table for an ncu record: each kernel with the precision its FLOPs ran in and, when a GPU preset
+    was given, the roof that holds it; a kernel whose FLOPs mix precisions gets a line of its mix below."""
     with_roof = record["gpu"] is not None
-    header = ["id", "kernel", "GFLOP", "DRAM MB", "time µs", "TFLOP/s", "FLOP/byte"]
+    header = ["id", "kernel", "precision", "GFLOP", "DRAM MB", "time µs", "TFLOP/s", "FLOP/byte"]
     header += ["roof TFLOP/s", "of roof"] if with_roof else []
-    rows = []
+    rows, mixes = [], []
     for kernel in record["kernels"]:
-        cells = [kernel["id"], kernel["name"][:60], _num(kernel["flops"] and kernel["flops"] / 1e9),
+        precision = "—" if not kernel["work"] else (
+            "mixed" if kernel["mixed"] else kernel["held_to"].removesuffix(" (precision assumed)"))
+        cells = [kernel["id"], kernel["name"][:56], precision, _num(kernel["flops"] and kernel["flops"] / 1e9),
                  _num(kernel["dram_bytes"] and kernel["dram_bytes"] / 1e6), _num(kernel["duration_s"] * 1e6),
                  _num(kernel["flops_per_s"] and kernel["flops_per_s"] / 1e12), _num(kernel["intensity"])]
         if with_roof:
@@ -127,9 +130,17 @@ def ncu_text(record: dict) -> str:
             cells += [_num(kernel["roof_flops_per_s"] and kernel["roof_flops_per_s"] / 1e12),
                       ("—" if fraction is None else f"{fraction * 100:.1f} %") + flag]
         rows.append(cells)
-    right = {2, 3, 4, 5, 6, 7, 8}
-    lines = [f"{record['path']}: Nsight Compute ({record['layout']} page), {len(rows)} launches"
-             + (f", roofs of {record['gpu']}" if with_roof else ""), "", shared.table(header, rows, right=right)]
+        if kernel["mixed"]:
+            peak = kernel.get("peak_flops_per_s")
+            mixes.append(f"kernel {kernel['id']} mixes precisions: {kernel['held_to']} of its FLOPs"
+                         + (f"; compute roof ΣF ÷ Σ(F_p ÷ peak_p) = {_num(peak / 1e12)} TFLOP/s" if peak else ""))
+    # A --print-summary CSV has one row per kernel, its figures the average over the kernel's launches.
+    counted = (f"{len(rows)} kernel{'s' if len(rows) != 1 else ''}, each averaged over its launches"
+               if record["layout"] == "summary" else f"{len(rows)} launch{'es' if len(rows) != 1 else ''}")
+    lines = [f"{record['path']}: Nsight Compute ({record['layout']} page), {counted}"
+             + (f", roofs of {record['gpu']}" if with_roof else ""), "",
+             shared.table(header, rows, right={3, 4, 5, 6, 7, 8, 9})]
+    lines += mixes
     lines += [f"note: {note}" for note in record["notes"]]
     return "\n".join(lines)
 

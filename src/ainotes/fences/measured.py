@@ -149,12 +149,12 @@ def _nccl_table(record: dict) -> str:
 def _ncu_table(record: dict) -> str:
     from ainotes.measurements import words as report
 
-    head = ["kernel", "GFLOP", "DRAM MB", "time µs", "TFLOP/s", "FLOP/byte"]
+    head = ["kernel", "precision", "GFLOP", "DRAM MB", "time µs", "TFLOP/s", "FLOP/byte"]
     with_roof = record["gpu"] is not None
     head += ["roof TFLOP/s", "of roof"] if with_roof else []
     rows = []
     for kernel in record["kernels"]:
-        cells = [kernel["name"], report.figure(kernel["flops"] and kernel["flops"] / 1e9),
+        cells = [kernel["name"], kernel["held_to"], report.figure(kernel["flops"] and kernel["flops"] / 1e9),
                  report.figure(kernel["dram_bytes"] and kernel["dram_bytes"] / 1e6),
                  report.figure(kernel["duration_s"] * 1e6),
                  report.figure(kernel["flops_per_s"] and kernel["flops_per_s"] / 1e12),

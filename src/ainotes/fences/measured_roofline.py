@@ -16,7 +16,14 @@ from ainotes.base.errors import InputError
 from ainotes.charts import measured_roofline
 from ainotes.fences.body import BodyReader
 from ainotes.fences.kind import DrawSite
-from ainotes.fences.measured import MeasuredRequest, docs_path, download_url, read_request, resolve_docs_file
+from ainotes.fences.measured import (
+    MeasuredRequest,
+    docs_path,
+    download_url,
+    read_request,
+    resolve_docs_file,
+    summary_lines,
+)
 from ainotes.html import tables
 from ainotes.html.figure import draw_vega_figure
 from ainotes.html.page import Drawn, Page
@@ -59,6 +66,15 @@ def read_shipped(site: DrawSite, request: MeasuredRequest) -> dict[str, Any]:
     return read_request(site, request)
 
 
+def _unbroken(part: str) -> str:
+    """One precision of a mix as HTML that breaks only between its name and its share: ``FP64 vector`` and
+    ``69 %`` each stay whole, so a narrow column reads ``FP64 vector / 69 % +`` and not ``69 / %``."""
+    words = part.split(" ")
+    if len(words) > 2 and words[-1] == "%":
+        return f"{_unbroken(' '.join(words[:-2]))} {escape(words[-2])}&nbsp;%"
+    return "&nbsp;".join(escape(word) for word in words)
+
+
 def fraction_table(record: dict[str, Any]) -> str:
     """One row per kernel, numbered as the chart's points: its rate, intensity, roof and the fraction reached."""
     from ainotes.measurements import words as report
@@ -69,12 +85,12 @@ def fraction_table(record: dict[str, Any]) -> str:
         reached = "—" if fraction is None else f"{fraction * 100:.1f} %"
         if kernel.get("above_roof"):
             reached += f" ({measured_roofline.ABOVE_ROOF_WORDS})"
-        roof = kernel.get("roof")
-        cells = [str(number), kernel["name"], measured_roofline.roof_name(roof) if roof else "—",
+        cells = [str(number), kernel["name"], kernel["held_to"],
                  report.figure(kernel["flops_per_s"] and kernel["flops_per_s"] / 1e12),
                  report.figure(kernel["intensity"]),
                  report.figure(kernel.get("roof_flops_per_s") and kernel["roof_flops_per_s"] / 1e12), reached]
-        rows.append([escape(cells[0]), tables.breakable_html(cells[1]), *(escape(cell) for cell in cells[2:])])
+        held_to = "&nbsp;+ ".join(_unbroken(part) for part in cells[2].split(" + "))
+        rows.append([escape(cells[0]), tables.breakable_html(cells[1]), held_to, *(escape(cell) for cell in cells[3:])])
     head = ["#", "kernel", "held to", "TFLOP/s", "FLOP/byte", "roof TFLOP/s", "of roof"]
     return tables.notes_table(head, rows, "ainotes-measured", numeric_from=3)
 
@@ -95,6 +111,7 @@ def draw_measured_roofline(site: DrawSite, request: Any, page: Page) -> Drawn:
         measured_roofline.measured_roofline_figure(record, preset, title=title, file_name=file_name)))
     link = (f'<a href="{escape(download_url(measured.file, page), quote=True)}" download>'
             f'{escape(file_name)}</a>')
+    notes = "".join(f"<li>{escape(line)}</li>" for line in summary_lines(record))  # e.g. a roof the preset lacks
     below = (f'<div class="ainotes-measured">{fraction_table(record)}<ul class="ainotes-measured__summary">'
-             f'<li>The raw file: {link}.</li></ul></div>')
+             f'{notes}<li>The raw file: {link}.</li></ul></div>')
     return Drawn(drawn.html + below, drawn.chart, drawn.scripts)

@@ -20,11 +20,16 @@ Per launch:
   roofline section uses): Σ over f (FP32), d (FP64), h (FP16) of
   ``sm__sass_thread_inst_executed_op_{p}add_pred_on.sum + …{p}mul… + 2 × …{p}fma…``
   (``smsp__`` counters are summed the same way when the ``sm__`` ones are absent);
-* tensor work from ``sm__inst_executed_pipe_tensor.sum`` (warp-level matrix instructions). How many
-  FLOPs one instruction does depends on its shape, which no counter gives: an ``mma.sync``
-  m16n8k16 does 2·16·8·16 = 4,096, an m16n8k8 2,048, a Hopper ``wgmma`` m64n256k16 524,288 per
-  warpgroup. :data:`FLOPS_PER_TENSOR_INSTRUCTION` assumes m16n8k16 and every such launch is
-  marked ``tensor_flops_assumed``: its FLOP count is an estimate, not a measurement;
+  kept apart per precision (``flops_fp32``, ``flops_fp64``, ``flops_fp16``), because each runs on its own
+  vector roof (a GPU's FP64 rate is half its FP32 rate on an A100, 1/64 of it on a gaming card);
+* tensor work from ``sm__inst_executed_pipe_tensor.sum`` (warp-level matrix instructions). No counter
+  gives their precision or shape, so both come from the kernel's name where it names them
+  (:func:`matrix_precision`: ``fp16``/``__half``, ``bf16``, ``tf32``, ``f64``, ``int8``, ``e4m3``, and a
+  shape code such as ``16816`` or ``1688``), else FP16 m16n8k16 is assumed. FLOPs per instruction are
+  2·m·n·k of the ``mma.sync`` shape (PTX ISA, "Matrix shapes" of ``mma``): m16n8k16 for FP16/BF16 does
+  4,096, TF32's m16n8k8 2,048, FP64's m8n8k4 512, INT8's and FP8's m16n8k32 8,192; a Hopper ``wgmma``
+  m64n256k16 does 524,288 per warpgroup, which no name-based rule can tell. Every launch with matrix
+  instructions is marked ``tensor_flops_assumed``: its FLOP count is an estimate, not a measurement;
   On Ampere the tensor pipe's count also holds ``HFMA2.MMA``, an FP16 FMA the compiler issues on the
   MMA pipe (often as a register move): in the real A100 captures under ``tests/fixtures/measured/ncu``
   every kernel that does no matrix work has a tensor count of exactly its ``hfma`` thread count ÷ 32.
@@ -55,6 +60,20 @@ from ainotes.measurements.source import MeasuredFileError, parse_number, where
 
 #: FLOPs per warp-level tensor instruction, assuming ``mma.sync.m16n8k16`` (2·m·n·k); see the module docstring.
 FLOPS_PER_TENSOR_INSTRUCTION = 2 * 16 * 8 * 16
+#: The ``mma.sync`` shape (m, n, k) per matrix precision (PTX ISA, "Matrix shapes" of ``mma``).
+MMA_SHAPES = {"fp16": (16, 8, 16), "bf16": (16, 8, 16), "tf32": (16, 8, 8), "fp64": (8, 8, 4),
+              "int8": (16, 8, 32), "fp8": (16, 8, 32)}
+#: Shape codes in cuBLAS and CUTLASS kernel names (``s16816gemm``, ``s1688gemm``, ``d884gemm``, ``i16832gemm``).
+_SHAPE_CODES = {"16816": (16, 8, 16), "1688": (16, 8, 8), "884": (8, 8, 4), "16832": (16, 8, 32),
+                "8816": (8, 8, 16)}
+_SHAPE_CODE = re.compile(r"(?<=[a-z])(16816|16832|1688|8816|884)(?=gemm|_|$)")
+#: Name fragments that give a matrix kernel's precision, tried in order (bf16 before the f16 inside it).
+_MATRIX_NAME_PRECISIONS = (("fp8", re.compile(r"e4m3|e5m2|fp8")), ("bf16", re.compile(r"bf16|bfloat16")),
+                           ("tf32", re.compile(r"tf32")), ("fp64", re.compile(r"fp64|f64|d884|dmma")),
+                           ("int8", re.compile(r"int8|imma|i8816|i16832|s8s8|u8u8")),
+                           ("fp16", re.compile(r"fp16|f16|h16816|h1688|hmma|half")))
+#: The vector precisions the SASS counters name, by the letter in their names.
+VECTOR_PRECISIONS = {"f": "fp32", "d": "fp64", "h": "fp16"}
 
 _PRECISIONS = ("f", "d", "h")
 _FLOP_OPS = (("add", 1), ("mul", 1), ("fma", 2))
@@ -75,7 +94,10 @@ _SI_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1
 @dataclass(frozen=True)
 class NcuRun:
     """One ncu CSV: ``kernels`` has ``id``, ``name``, ``flops``, ``tensor_instructions``,
-    ``tensor_flops_assumed``, ``dram_bytes``, ``duration_s``, ``flops_per_s`` and ``intensity``."""
+    ``tensor_flops_assumed``, the FLOPs per precision (``flops_fp32``, ``flops_fp64``, ``flops_fp16`` on the
+    vector units, ``matrix_flops`` on the matrix units at ``matrix_precision``, ``matrix_precision_named``
+    where the kernel's name gave it, ``flops_per_matrix_instruction``), ``dram_bytes``, ``duration_s``,
+    ``flops_per_s`` and ``intensity``."""
 
     path: str
     layout: str
@@ -83,10 +105,28 @@ class NcuRun:
     devices: tuple[str, ...] = ()
 
 
-def flop_metrics(prefix: str = "sm") -> dict[str, int]:
+def flop_metrics(prefix: str = "sm", precisions: tuple[str, ...] = _PRECISIONS) -> dict[str, int]:
     """The SASS counter names that make up the FLOP count, each with its FLOPs per instruction."""
     return {f"{prefix}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": weight
-            for p in _PRECISIONS for op, weight in _FLOP_OPS}
+            for p in precisions for op, weight in _FLOP_OPS}
+
+
+def matrix_precision(name: str) -> tuple[str, int, bool]:
+    """``(precision, FLOPs per instruction, named)`` of a kernel's matrix instructions, from its name: the
+    first precision fragment found (``_MATRIX_NAME_PRECISIONS``) and a shape code where the name has one,
+    else that precision's ``mma`` shape; ``named`` is False where the name gives no precision (FP16 assumed).
+
+    ``ampere_fp16_s16816gemm_fp16_64x64…`` is FP16 at 4,096 FLOPs, ``cutlass_80_tensorop_d884gemm…`` FP64
+    at 2·8·8·4 = 512."""
+    lowered = name.lower()
+    precision, named = "fp16", False
+    for candidate, pattern in _MATRIX_NAME_PRECISIONS:
+        if pattern.search(lowered):
+            precision, named = candidate, True
+            break
+    code = _SHAPE_CODE.search(lowered)
+    m, n, k = _SHAPE_CODES[code.group(1)] if code else MMA_SHAPES[precision]
+    return precision, 2 * m * n * k, named
 
 
 def scale(unit: str, where_text: str, metric: str) -> float:
@@ -213,12 +253,14 @@ def _metric_value(text: str, unit: str, here: str, metric: str) -> float:
     return value * scale(unit, here, metric)
 
 
-def _flops(record: dict) -> float | None:
-    """FMA counted twice, over FP32, FP64 and FP16; ``sm__`` counters first, else ``smsp__``."""
+def _vector_flops(record: dict) -> dict[str, float] | None:
+    """Per vector precision (``fp32``, ``fp64``, ``fp16``), FMA counted twice; ``sm__`` counters first, else
+    ``smsp__``; ``None`` where the launch has neither."""
     for prefix in ("sm", "smsp"):
-        names = flop_metrics(prefix)
-        if any(name in record for name in names):
-            return sum(record.get(name, 0.0) * weight for name, weight in names.items())
+        if any(name in record for name in flop_metrics(prefix)):
+            return {precision: sum(record.get(name, 0.0) * weight
+                                   for name, weight in flop_metrics(prefix, (letter,)).items())
+                    for letter, precision in VECTOR_PRECISIONS.items()}
     return None
 
 
@@ -261,17 +303,22 @@ def _kernels(launches: dict[str, dict], path: str) -> pd.DataFrame:
         duration = _duration_s(record)
         if duration is None:
             raise _no_duration(record, launch_id, here)
-        vector = _flops(record)
+        vector = _vector_flops(record)
         tensor = record.get(TENSOR_METRIC)
         matrix = _matrix_instructions(record)
-        tensor_flops = matrix * FLOPS_PER_TENSOR_INSTRUCTION
-        flops = None if vector is None and tensor is None else (vector or 0.0) + tensor_flops
+        precision, per_instruction, named = matrix_precision(record["name"])
+        tensor_flops = matrix * per_instruction
+        flops = None if vector is None and tensor is None else sum((vector or {}).values()) + tensor_flops
         dram = record.get(DRAM_METRIC)
         if dram is None and all(part in record for part in DRAM_PARTS):
             dram = sum(record[part] for part in DRAM_PARTS)
         rows.append({
             "id": launch_id, "name": record["name"], "line": record["line"], "flops": flops,
             "tensor_instructions": tensor, "tensor_flops_assumed": bool(matrix),
+            **{f"flops_{p}": (math.nan if vector is None else vector[p]) for p in VECTOR_PRECISIONS.values()},
+            "matrix_flops": tensor_flops if tensor is not None else math.nan,
+            "matrix_precision": precision if matrix else None, "matrix_precision_named": bool(matrix and named),
+            "flops_per_matrix_instruction": per_instruction if matrix else None,
             "dram_bytes": dram, "duration_s": duration,
             "flops_per_s": flops / duration if flops is not None and duration > 0 else math.nan,
             "intensity": flops / dram if flops is not None and dram else math.nan,

@@ -13,7 +13,7 @@ from ainotes.base.errors import InputError
 FORMATS = ("nccl-tests", "ncu", "kineto")
 #: Bumped whenever a reader's output changes, so that no table parsed by an older reader is reused
 #: (in this process, :func:`ainotes.measurements.read.read_measured`; on disk, :mod:`ainotes.measurements.kept`).
-READER_VERSION = 2
+READER_VERSION = 3  # 3: ncu FLOPs per precision, matrix precision from the name
 
 
 class MeasuredFileError(InputError):
