@@ -210,3 +210,13 @@ def test_a_compute_bound_mixed_kernel_gets_a_dash_at_its_own_roof(project) -> No
     assert points[0]["own_roof"] is None and points[1]["own_roof"] is None
     assert points[2]["own_roof"] == pytest.approx(2e9 / (1.2e9 / A100_FP64_VECTOR + 0.8e9 / A100_FP32_VECTOR))
     assert "(a dash marks it where that colour's line does not pass)" in _text(html)
+
+
+def test_a_phones_labels_shorten_only_where_the_whole_one_fits_on_neither_side(project) -> None:
+    """On a 300 px chart a label at mid-axis has about 125 px either side; the desk's chart keeps every word."""
+    site = NotesSite(project / "presets")
+    _page(site, "presets: [a100]\nmeasured: docs/measured/fp64.csv\nid: f")
+    points = json.loads(site.embed_files(site.charts["f"])["json"])["datasets"]["points"]
+    assert [p["label"] for p in points] == ["1: above its FP64 vector roof (129 %)", "2: 53 % of FP64 tensor roof",
+                                            "3: 55 % of mixed roof"]
+    assert [p["narrow_label"] for p in points] == ["1: above roof (129 %)", "2: 53 %", "3: 55 % of mixed roof"]

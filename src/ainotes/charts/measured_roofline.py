@@ -127,17 +127,41 @@ _PLOT_PX = (NARROW_WIDTH_PX - 50, NARROW_HEIGHT_PX - 130)
 _LABEL_LINE_PX = 15
 
 
-def _labels_up(points: list[dict[str, Any]], x_domain: tuple[float, float], y_domain: tuple[float, float]) -> None:
-    """Set each point's ``up``: its label above it, as a point over its roof has it, or where the label below
-    would cover another point on a phone's chart (two kernels close together), and above would not."""
+def short_label(number: int, kernel: Mapping[str, Any]) -> str:
+    """``1: 75 %`` or ``3: above roof (140 %)``: the phone's readout where the whole one fits on neither side."""
+    percent = f"{kernel['fraction_of_roof'] * 100:.0f} %"
+    return f"{number}: above roof ({percent})" if kernel.get("above_roof") else f"{number}: {percent}"
+
+
+def _place_labels(points: list[dict[str, Any]], x_domain: tuple[float, float], y_domain: tuple[float, float]
+                  ) -> None:
+    """Where each label goes, checked on a phone's chart (the desk's is wider, its labels as wide):
+
+    * ``right`` (the label left of its point): past the middle of the axis, unless the label only fits on the
+      other side; ``narrow_label`` the whole label where it fits on either side, else :func:`short_label`;
+    * ``up``: above its point, as a point over its roof has it, or where the label below would cover another
+      point (two kernels close together) and above would not."""
     def at(point: Mapping[str, Any]) -> tuple[float, float]:
         return (math.log(point["x"] / x_domain[0]) / math.log(x_domain[1] / x_domain[0]) * _PLOT_PX[0],
                 (1 - math.log(point["y"] / y_domain[0]) / math.log(y_domain[1] / y_domain[0])) * _PLOT_PX[1])
 
+    def width(text: str) -> float:
+        return textsize.width_px(text, 12, "Bold") + 7
+
+    for point in points:
+        x = at(point)[0]
+        fits = {True: width(point["label"]) <= x, False: width(point["label"]) <= _PLOT_PX[0] - x}
+        if not fits[point["right"]] and fits[not point["right"]]:
+            point["right"] = not point["right"]
+        point["narrow_label"] = point["label"] if any(fits.values()) else point["short_label"]
+        if point["narrow_label"] != point["label"] and width(point["narrow_label"]) > (
+                x if point["right"] else _PLOT_PX[0] - x):
+            point["right"] = not point["right"]
+
     def covers(point: Mapping[str, Any], up: bool) -> bool:
         x, y = at(point)
-        width = textsize.width_px(point["label"], 12, "Bold") + 7
-        left, right = (x - width - 6, x + 6) if point["right"] else (x - 6, x + width + 6)
+        wide = width(point["narrow_label"])
+        left, right = (x - wide - 6, x + 6) if point["right"] else (x - 6, x + wide + 6)
         top, bottom = (y - 7 - _LABEL_LINE_PX - 6, y - 4) if up else (y + 4, y + 7 + _LABEL_LINE_PX + 6)
         return any(left <= ox <= right and top <= oy <= bottom
                    for ox, oy in (at(other) for other in points if other is not point))
@@ -170,7 +194,7 @@ def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
         for x in (x_min, found.ridge_flop_per_byte, x_max):
             roof_rows.append({"roof": roof_name(roof), "x": x, "y": roofline.attainable(
                 x, found.peak_flops_per_s, found.memory_bandwidth_bytes_per_s)})
-    points = [{"n": n, "label": point_label(n, k), "held_to": k["held_to"],
+    points = [{"n": n, "label": point_label(n, k), "short_label": short_label(n, k), "held_to": k["held_to"],
                "own_roof": _own_roof(k, ceilings[k["roof"]]) if k["roof"] in ceilings else None,
                "name": k["name"], "roof": roof_name(k["roof"]), "x": k["intensity"], "y": k["flops_per_s"],
                "fraction": k["fraction_of_roof"], "above": bool(k.get("above_roof")),
@@ -180,7 +204,7 @@ def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
     for point in points:  # a mixed kernel's own roof widens the axis like any point
         if point["own_roof"]:
             y_max = max(y_max, point["own_roof"] * MARGIN)
-    _labels_up(points, (x_min, x_max), (y_min, y_max))
+    _place_labels(points, (x_min, x_max), (y_min, y_max))
     return {"points": points, "roofs": roof_rows, "x_domain": [x_min, x_max], "y_domain": [y_min, y_max],
             "left_out": [n for n, k in enumerate(kernels, start=1) if not _drawable(k)],
             "roof_names": [roof_name(r) for r in ceilings]}
@@ -216,12 +240,14 @@ def _build(variant: Hashable) -> dict[str, Any]:
         fill=alt.condition("datum.above", alt.value("transparent"), alt.Color("roof:N", legend=None, scale=roof_scale)),
         shape=alt.condition("datum.above", alt.value("diamond"), alt.value("circle")), tooltip=tips)
     # Below a point under its roof (clear of the roof line), above one over it; on the side with more room.
-    # A label that would cover another point goes above its own (``up``, :func:`_labels_up`).
-    labels = [points.transform_filter(f"{'' if up else '!'}datum.up && {'' if right else '!'}datum.right && "
+    # A label that would cover another point goes above its own, and a phone's chart may shorten it
+    # (``up``, ``narrow_label``: :func:`_place_labels`).
+    labels = [points.transform_calculate(shown=f"width < {NARROW_TITLE_PX} ? datum.narrow_label : datum.label")
+              .transform_filter(f"{'' if up else '!'}datum.up && {'' if right else '!'}datum.right && "
                                       f"{'' if flag else '!'}datum.above")
               .mark_text(align="right" if right else "left", baseline="bottom" if up else "top",
                          dx=-7 if right else 7, dy=-7 if up else 7, style="flag-label" if flag else "point-label")
-              .encode(x="x:Q", y="y:Q", text="label:N")
+              .encode(x="x:Q", y="y:Q", text="shown:N")
               for up in (False, True) for right in (False, True) for flag in (False, True)]
     chart = alt.layer(lines, own, marks, *labels).properties(
         width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
