@@ -57,6 +57,9 @@ def test_ncu_file_against_a_gpu_preset(project):
     html = _page(project, "file: docs/measured/gemm-raw.csv\npreset: a100")
     rows = _cells(html)
     assert rows[0][0] == "ampere_sgemm_128x64_nn" and rows[0][-1].endswith("%")
+    # The precision each launch ran in (its FFMA counts; the FP16 GEMM's name and tensor count), as the command says.
+    assert [row[1] for row in rows] == ["FP32 vector", "FP16 tensor"]
+    assert "Note: a kernel" not in html and "Note: matrix FLOPs assume the mma shape" in unescape(html)
 
 
 @pytest.mark.parametrize(("body", "words"), [
