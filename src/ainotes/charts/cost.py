@@ -395,7 +395,8 @@ class _Parts:
         self.y = alt.Y("time:Q", scale=self.y_scale, title="Time (log scale)",
                        # A label's box is its line (ascent and descent), more than the font size Vega
                        # keeps apart: 3 px more between labels.
-                       axis=alt.Axis(labelExpr=seconds_label, tickCount=8, labelOverlap="greedy",
+                       axis=alt.Axis(labelExpr=seconds_label, tickCount=alt.ExprRef("y_decades[1] - y_decades[0]"),
+                                     labelOverlap="greedy",
                                      labelSeparation=3))
 
     def with_link(self, alt: Any, chart: Any, fields: list[str]) -> Any:
