@@ -2,8 +2,9 @@
 
 The real captures are read by hand (tests/fixtures/measured/SOURCES.md); the roofs are the fixture
 presets' (tests/fixtures/measured/presets), each figure from the datasheet its file cites: the A100
-80GB SXM's FP64 vector 9.7, FP32 vector 19.5 and FP16 tensor 312 TFLOP/s, 2,039 GB/s; the TPU v4 file
-states no vector rate at all.
+80GB SXM's FP64 vector 9.7, FP32 vector 19.5 and FP16 tensor 312 TFLOP/s, 2,039 GB/s, and the A100
+whitepaper's FP16 vector 78 TFLOP/s; the H100 file states no FP16 vector rate, the TPU v4 file no vector
+rate at all.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ NCU = FIXTURES / "ncu"
 PRESETS = FIXTURES / "presets"
 # tests/fixtures/measured/presets/a100.yaml, datasheet A100 80GB SXM column (its source 1).
 A100_FP64_VECTOR, A100_FP32_VECTOR, A100_FP16_TENSOR = 9.7e12, 19.5e12, 312e12
+# Its source 3, the A100 whitepaper's Table 1: Peak FP16 TFLOPS (non-Tensor) 78.
+A100_FP16_VECTOR = 78e12
 A100_BYTES_PER_S = 2.039e12
 # dropout-fp64-launches.csv, launch 0: dfma "655,360", dmul "1,048,576", dadd "0"; ffma "524,288", fadd and
 # fmul "0"; no h* counts, tensor "0"; dram__bytes.sum "4,194,688" byte; gpu__time_duration.sum "11,744" nsecond.
@@ -108,12 +111,57 @@ def test_flash_attention_kernels_keep_their_place_on_the_fp16_tensor_roof(capsys
         ("fp64", "vector", 6_144)]
     assert round(attention["fraction_of_roof"] * 100, 1) == 1.6
     assert round(_kernel(record, "8")["fraction_of_roof"] * 100, 1) == 6.9
-    # Launch 6 (arange): only hfma "3", FP16 on the vector units, a rate no preset states: one line, no roof.
+
+
+def test_fp16_work_on_the_vector_units_meets_the_presets_fp16_vector_roof(capsys) -> None:
+    """Launch 6 (arange): only hfma "3" (6 FLOPs), dram "128" byte, "2,819.48" cycles at "808,337,580.70"
+    cycle/second: FP16 on the vector units, held to the fixture A100's FP16 vector rate (78 TFLOP/s, the
+    whitepaper's Table 1); at 6 / 128 FLOP/byte its roof is the memory one."""
+    record = _json(capsys, NCU / "a100-gpt2-flashmha-fp16-launches.csv", "--preset", "a100")
     arange = _kernel(record, "6")
-    assert arange["held_to"] == "FP16 vector" and arange["roof_flops_per_s"] is None
+    assert (arange["held_to"], arange["roof"], arange["mixed"]) == ("FP16 vector", "fp16 vector", False)
+    assert arange["peak_flops_per_s"] == A100_FP16_VECTOR
+    seconds = 2_819.48 / 808_337_580.70  # 3.488 µs
+    roof = A100_BYTES_PER_S * 6 / 128  # 0.0956 TFLOP/s, far left of the FP16 vector ridge (78 / 2.039 = 38)
+    assert arange["roof_flops_per_s"] == pytest.approx(roof)
+    assert arange["fraction_of_roof"] == pytest.approx(6 / seconds / roof)
+    assert arange["fraction_of_roof"] == pytest.approx(1.80e-5, rel=1e-2) and not arange["above_roof"]
+    assert not any("no roof" in note for note in record["notes"])
+    # Its three HFMA ran as one tensor-pipe instruction (HFMA2.MMA): the record says they may be moves.
     assert any(note.startswith("kernel 6 (void <unnamed>::elementwise_kernel_with_index") and
-               "did 100 % of its FLOPs as FP16 vector work and preset a100 has no FP16 vector roof" in note
-               for note in record["notes"])
+               "HFMA2.MMA" in note and "(100 % of its FLOPs)" in note for note in record["notes"])
+
+
+def test_a_preset_without_the_fp16_vector_rate_gives_the_no_roof_line(capsys) -> None:
+    """The H100 fixture states no FP16 rate off the tensor cores: kernel 6 has no roof, in one line."""
+    record = _json(capsys, NCU / "a100-gpt2-flashmha-fp16-launches.csv", "--preset", "h100")
+    arange = _kernel(record, "6")
+    assert (arange["roof_flops_per_s"], arange["fraction_of_roof"]) == (None, None)
+    line = next(note for note in record["notes"] if note.startswith("kernel 6 "))
+    assert "\n" not in line
+    assert re.fullmatch(r"kernel 6 \(void <unnamed>::elementwise_kernel_with_index<int, at::nati…\) did 100 % of "
+                        r"its FLOPs as FP16 vector work and preset h100 does not give its FP16 vector rate in "
+                        r".*h100\.yaml \(its peaks: .*\): it has no roof", line)
+    assert _kernel(record, "5")["roof_flops_per_s"] is not None  # the others keep their roofs
+
+
+def test_the_fp32_attentions_split_k_reduction_and_softmax_get_their_roofs_back(capsys) -> None:
+    """Launch 7 (split-K reduction): fadd "589,824", fmul "49,152", hfma "196,608"; launch 19 (softmax): fadd
+    "196,608", ffma "270,336", fmul "24,576", hfma "12,288". Each is held to FP32 and FP16 vector in turn."""
+    record = _json(capsys, NCU / "a100-gpt2-mha-fp32-launches.csv", "--preset", "a100")
+    reduce = _kernel(record, "7")
+    fp32, fp16 = 589_824 + 49_152, 2 * 196_608
+    assert reduce["held_to"] == "FP32 vector 62 % + FP16 vector 38 %"
+    assert reduce["peak_flops_per_s"] == pytest.approx((fp32 + fp16) / (fp32 / A100_FP32_VECTOR
+                                                                        + fp16 / A100_FP16_VECTOR))
+    assert round(reduce["peak_flops_per_s"] / 1e12, 1) == 27.3
+    softmax = _kernel(record, "19")
+    assert softmax["held_to"] == "FP32 vector 97 % + FP16 vector 3 %" and softmax["roof_flops_per_s"] is not None
+    assert not any("no roof" in note for note in record["notes"])
+    # Their HFMA are HFMA2.MMA (4 a thread in 49,152 threads; 1 a thread in 12,288): the notes say so.
+    moves = [note for note in record["notes"] if "HFMA2.MMA" in note]
+    assert [note.split(" ", 2)[1] for note in moves] == ["7", "19"]
+    assert "(38 % of its FLOPs)" in moves[0] and "(3 % of its FLOPs)" in moves[1]
 
 
 @pytest.mark.parametrize(("name", "expected"), [

@@ -504,6 +504,9 @@ def test_the_schema_describes_the_new_keys(tmp_path: Path) -> None:
     tensor = schema["$defs"]["peaks"]["properties"]["tensor"]["properties"]
     assert tuple(tensor) == FILE_PRECISIONS["tensor"] == (*UNIT_PRECISIONS["tensor"], "fp32")
     assert tuple(schema["$defs"]["peaks"]["properties"]["vector"]["properties"]) == FILE_PRECISIONS["vector"]
+    # FP16 and BF16 off the matrix units: optional, as NVIDIA prints them for some parts only (A100: 78 and 39).
+    assert FILE_PRECISIONS["vector"] == (*UNIT_PRECISIONS["vector"], "fp16", "bf16")
+    jsonschema.validate(yaml.safe_load(ORIGINAL + "peaks:\n  vector:\n    fp16: 78\n    bf16: 39\n"), schema)
     assert set(PRECISIONS) == set(UNIT_PRECISIONS["tensor"]) | set(UNIT_PRECISIONS["vector"])
 
 

@@ -224,3 +224,37 @@ def test_roofline_precision_reaches_the_chart(capsys: pytest.CaptureFixture[str]
         assert one_line_error(status, err, "roofline") == (
             "ainotes roofline: --precision: this build's roofline chart draws FP16/BF16 only")
         assert not target.exists()
+
+
+MEASURED_PRESETS = Path(__file__).parent / "fixtures" / "measured" / "presets"
+
+
+def test_presets_show_the_optional_fp16_and_bf16_vector_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    """The measured fixtures' A100 states the whitepaper's FP16 and BF16 rates off the tensor cores (78 and 39
+    TFLOP/s); their H100 does not: a column each, 'not given' where the file is silent."""
+    status, out, _ = run(capsys, "presets", presets_dir=MEASURED_PRESETS)
+    assert status == 0
+    table = out.split("dense peak per precision")[1].splitlines()
+    assert table[1].split()[-4:] == ["vector", "FP16", "vector", "BF16"]
+    rows = {line.split()[0]: line.split() for line in table[3:] if line.strip()}
+    assert rows["a100"][-2:] == ["78", "39"]
+    assert rows["h100"][-4:] == ["not", "given", "not", "given"]
+    status, out, _ = run(capsys, "presets", "--json", presets_dir=MEASURED_PRESETS)
+    peaks = {p["id"]: p["peaks"]["vector"] for p in json.loads(out)["presets"]}
+    assert peaks["a100"] == {"fp64": 9.7, "fp32": 19.5, "fp16": 78.0, "bf16": 39.0}
+    assert peaks["h100"] == {"fp64": 33.5, "fp32": 66.9}  # an optional rate a file is silent on is not listed
+
+
+def test_validate_takes_a_vector_fp16_rate_and_names_the_vector_precisions(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text(ORIGINAL + "peaks:\n  vector:\n    fp16: 78\n    bf16: 39\n", encoding="utf-8")
+    status, out, _ = run(capsys, "validate", str(tmp_path / "ok.yaml"), presets_dir=tmp_path)
+    assert status == 0 and out.startswith(f"OK {tmp_path / 'ok.yaml'}")
+    (tmp_path / "bad.yaml").write_text(ORIGINAL + "peaks:\n  vector:\n    fp8: 78\n", encoding="utf-8")
+    line = one_line_error(*run(capsys, "validate", str(tmp_path / "bad.yaml"), presets_dir=tmp_path)[::2], "validate")
+    assert "unknown precision 'peaks.vector.fp8' (tensor units have it: write it under peaks.tensor)" in line
+    assert line.endswith("vector precisions: fp64, fp32, fp16, bf16")
+    sparse = "peaks:\n  vector:\n    fp16: {dense_tflops: 78, sparse_tflops: 156}\n"
+    (tmp_path / "bad.yaml").write_text(ORIGINAL + sparse, encoding="utf-8")
+    line = one_line_error(*run(capsys, "validate", str(tmp_path / "bad.yaml"), presets_dir=tmp_path)[::2], "validate")
+    assert "'peaks.vector.fp16': vector (CUDA-core) rates have no 2:4 sparse path" in line

@@ -300,7 +300,7 @@ def caption_text(record: Mapping[str, Any], preset: Preset, file_name: str) -> s
     parts.append("Each point sits at the kernel's FLOPs ÷ DRAM bytes and FLOPs ÷ duration, as Nsight Compute "
                  "counted them; its roof is min(peak, memory bandwidth × intensity) of the units and precision "
                  "its FLOPs ran in: the matrix units (tensor cores on NVIDIA) at the precision its name gives, "
-                 "the vector units (CUDA cores) at FP32 or FP64 as its FFMA or DFMA counts say.")
+                 "the vector units (CUDA cores) at FP32, FP64 or FP16 as its FFMA, DFMA or HFMA counts say.")
     if points:
         parts.append("Held to: " + "; ".join(f"{p['n']} {p['held_to']}" for p in points) + ".")
     if any(k.get("mixed") for k in record["kernels"]):

@@ -11,8 +11,11 @@ Units: the matrix units (``tensor``: NVIDIA's tensor cores, AMD's Matrix Cores, 
 the vector units (``vector``: CUDA cores, stream processors, VPUs; element-wise and reduction work).
 A precision's ``units`` are those every preset states (a rate, ``none`` or "not given"), the first
 being the unit a bare precision name means; ``optional_units`` are those a file may state only where
-its vendor prints a rate (AMD's FP32 matrix rate, 163.4 TFLOP/s on MI300X), which no kernel meets.
-On NVIDIA parts FP32 matrix work is TF32, so ``fp32`` is a vector precision.
+its vendor prints a rate: AMD's FP32 matrix rate (163.4 TFLOP/s on MI300X), which no modelled kernel
+meets, and the FP16/BF16 rates of the vector units (NVIDIA's "Peak FP16 TFLOPS (non-Tensor)", 78 on
+an A100), which only a measured kernel's HFMA/HADD/HMUL work meets. An optional pair is never one of
+the roofline chart's roofs (:data:`ROOF_ORDER`): a chart that draws one roof per precision draws its
+required units' roofs only. On NVIDIA parts FP32 matrix work is TF32, so ``fp32`` is a vector precision.
 """
 
 from __future__ import annotations
@@ -54,8 +57,8 @@ TABLE: tuple[Precision, ...] = (
     Precision("fp64", "FP64", 8, units=("tensor", "vector"), roof_rank=7),
     Precision("fp32", "FP32", 4, units=("vector",), optional_units=("tensor",), roof_rank=6),
     Precision("tf32", "TF32", 4, units=("tensor",), roof_rank=5),
-    Precision("fp16", "FP16", 2, units=("tensor",), roof_rank=1, fp16_rate=True),
-    Precision("bf16", "BF16", 2, units=("tensor",), roof_rank=0, fp16_rate=True),
+    Precision("fp16", "FP16", 2, units=("tensor",), optional_units=("vector",), roof_rank=1, fp16_rate=True),
+    Precision("bf16", "BF16", 2, units=("tensor",), optional_units=("vector",), roof_rank=0, fp16_rate=True),
     Precision("fp8", "FP8", 1, units=("tensor",), roof_rank=2),
     Precision("fp4", "FP4", 0.5, units=("tensor",), roof_rank=3),
     Precision("int8", "INT8", 1, units=("tensor",), roof_rank=4, integer=True),

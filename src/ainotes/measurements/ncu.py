@@ -34,7 +34,14 @@ Per launch:
   MMA pipe (often as a register move): in the real A100 captures under ``tests/fixtures/measured/ncu``
   every kernel that does no matrix work has a tensor count of exactly its ``hfma`` thread count ÷ 32.
   Those FLOPs are already in the ``hfma`` term, so a launch whose tensor count is no more than
-  ⌈hfma ÷ 32⌉ is taken to have no matrix instructions (``tensor_instructions`` keeps the raw count);
+  ⌈hfma ÷ 32⌉ is taken to have no matrix instructions (``tensor_instructions`` keeps the raw count).
+  Whether such an ``HFMA2.MMA`` is arithmetic or a move no counter says. In those captures they are
+  moves: the split-K reduction (``splitKreduce_kernel<…, float, float, float, float, …>``) runs 4 a
+  thread (196,608 over 49,152 threads), the FP32 softmax 1 a thread (12,288 over 12,288), an ``int``
+  arange 3 in its 64 threads: kernels with no FP16 operand, a fixed count per thread whatever the data.
+  The reader still counts them as FP16 FMAs (two FLOPs, on the vector units' FP16 rate), as ncu's own
+  roofline does, since an FP16 kernel issues ``HFMA2.MMA`` for real arithmetic too; it marks the launch
+  ``hfma_on_tensor_pipe`` so that a record can say what share of its FLOPs may be moves;
 * DRAM bytes ``dram__bytes.sum`` (else ``dram__bytes_read.sum + dram__bytes_write.sum``);
 * duration ``gpu__time_duration.sum``, else elapsed SM cycles ÷ SM cycles per second
   (``sm__cycles_elapsed.avg ÷ sm__cycles_elapsed.avg.per_second``, the time term of the roofline
@@ -94,10 +101,10 @@ _SI_PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1
 @dataclass(frozen=True)
 class NcuRun:
     """One ncu CSV: ``kernels`` has ``id``, ``name``, ``flops``, ``tensor_instructions``,
-    ``tensor_flops_assumed``, the FLOPs per precision (``flops_fp32``, ``flops_fp64``, ``flops_fp16`` on the
-    vector units, ``matrix_flops`` on the matrix units at ``matrix_precision``, ``matrix_precision_named``
-    where the kernel's name gave it, ``flops_per_matrix_instruction``), ``dram_bytes``, ``duration_s``,
-    ``flops_per_s`` and ``intensity``."""
+    ``tensor_flops_assumed``, ``hfma_on_tensor_pipe``, the FLOPs per precision (``flops_fp32``,
+    ``flops_fp64``, ``flops_fp16`` on the vector units, ``matrix_flops`` on the matrix units at
+    ``matrix_precision``, ``matrix_precision_named`` where the kernel's name gave it,
+    ``flops_per_matrix_instruction``), ``dram_bytes``, ``duration_s``, ``flops_per_s`` and ``intensity``."""
 
     path: str
     layout: str
@@ -274,11 +281,15 @@ def _duration_s(record: dict) -> float | None:
     return None
 
 
+def _hfma_threads(record: dict) -> float:
+    """The ``hfma`` thread-instruction count (``sm__`` first, else ``smsp__``); 0 where neither is given."""
+    return next((record[name] for name in HFMA_METRICS if name in record), 0.0)
+
+
 def _matrix_instructions(record: dict) -> float:
     """Tensor-pipe instructions less those that the ``hfma`` thread count explains (``HFMA2.MMA``, see above)."""
     tensor = record.get(TENSOR_METRIC) or 0.0
-    hfma = next((record[name] for name in HFMA_METRICS if name in record), 0.0)
-    hfma_warp_instructions = math.ceil(hfma / THREADS_PER_WARP)
+    hfma_warp_instructions = math.ceil(_hfma_threads(record) / THREADS_PER_WARP)
     return 0.0 if tensor <= hfma_warp_instructions else tensor
 
 
@@ -315,6 +326,8 @@ def _kernels(launches: dict[str, dict], path: str) -> pd.DataFrame:
         rows.append({
             "id": launch_id, "name": record["name"], "line": record["line"], "flops": flops,
             "tensor_instructions": tensor, "tensor_flops_assumed": bool(matrix),
+            # Every HFMA issued on the tensor pipe (HFMA2.MMA): FP16 FMAs or register moves, see the docstring.
+            "hfma_on_tensor_pipe": bool(tensor and not matrix and _hfma_threads(record)),
             **{f"flops_{p}": (math.nan if vector is None else vector[p]) for p in VECTOR_PRECISIONS.values()},
             "matrix_flops": tensor_flops if tensor is not None else math.nan,
             "matrix_precision": precision if matrix else None, "matrix_precision_named": bool(matrix and named),

@@ -115,7 +115,8 @@ def roof_flops_per_s(preset: Preset, intensity: float, precision: str, unit: str
 
 def unit_peak_flops_per_s(preset: Preset, precision: str, unit: str) -> float | None:
     """The preset's dense rate for ``precision`` on ``unit`` in FLOP/s; ``None`` where it gives none (FP16 on the
-    vector units is a rate no preset states: :data:`ainotes.core.precision.FILE_PRECISIONS`)."""
+    vector units is an optional rate, stated only where the vendor prints one: the A100's 78 TFLOP/s;
+    :data:`ainotes.core.precision.FILE_PRECISIONS`)."""
     if precision not in FILE_PRECISIONS[unit]:
         return None
     peak = preset.peak_tflops(precision, unit=unit)
@@ -158,10 +159,26 @@ def held_to_words(work: list[dict], named: bool = True) -> str:
                       for item in work) + assumed
 
 
+def _short_name(kernel: dict) -> str:
+    """A kernel's name for a one-line note: at most 60 characters, cut with an ellipsis."""
+    return kernel["name"] if len(kernel["name"]) <= 60 else kernel["name"][:59] + "…"
+
+
+def _hfma_mma_note(kernel: dict) -> str | None:
+    """The line for a kernel whose HFMA all issued on the tensor pipe (``HFMA2.MMA``): FP16 FMAs or register moves,
+    which no counter tells apart (:mod:`ainotes.measurements.ncu`); ``None`` where it has no FP16 vector work."""
+    fp16 = next((item for item in kernel["work"] if (item["precision"], item["unit"]) == ("fp16", "vector")), None)
+    if fp16 is None:
+        return None
+    return (f"kernel {kernel['id']} ({_short_name(kernel)}): its HFMA ran on the tensor pipe as HFMA2.MMA, which the "
+            f"compiler also uses to move registers; counted as FP16 vector work ({_share(fp16['share_of_flops'])} of "
+            "its FLOPs), as ncu's roofline counts it")
+
+
 def _missing_roof(preset: Preset, kernel: dict, item: dict) -> str:
     """The one line for a kernel whose work needs a roof the preset lacks: the kernel, the precision, the preset."""
     label = precision_label(item["precision"], item["unit"])
-    name = kernel["name"] if len(kernel["name"]) <= 60 else kernel["name"][:59] + "…"
+    name = _short_name(kernel)
     why = (preset.missing_peak(item["precision"], item["unit"]) if item["precision"] in FILE_PRECISIONS[item["unit"]]
            else f"preset {preset.id} has no {label} roof (the preset format has no such rate)")
     return (f"kernel {kernel['id']} ({name}) did {_share(item['share_of_flops'])} of its FLOPs as {label} work and "
@@ -215,6 +232,8 @@ def ncu_record(run: NcuRun, preset: Preset | None) -> dict:
             kernel.update(keys)
             if missing:
                 notes.append(missing)
+        if row.get("hfma_on_tensor_pipe") and (moves := _hfma_mma_note(kernel)):
+            notes.append(moves)
         kernels.append(kernel)
     if any(k["tensor_flops_assumed"] for k in kernels):
         shapes = sorted({(next(item["precision"] for item in k["work"] if item["unit"] == "tensor"),
