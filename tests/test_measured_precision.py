@@ -127,6 +127,11 @@ def test_fp16_work_on_the_vector_units_meets_the_presets_fp16_vector_roof(capsys
     assert arange["fraction_of_roof"] == pytest.approx(6 / seconds / roof)
     assert arange["fraction_of_roof"] == pytest.approx(1.80e-5, rel=1e-2) and not arange["above_roof"]
     assert not any("no roof" in note for note in record["notes"])
+    # A share that would print as 0.0 % keeps two digits: the kernel did work, a little.
+    assert main(["measured", str(NCU / "a100-gpt2-flashmha-fp16-launches.csv"), "--presets-dir", str(PRESETS),
+                 "--preset", "a100"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("6 "))
+    assert row.split()[-1:] == ["%"] and row.split()[-2] == "0.0018"
     # Its three HFMA ran as one tensor-pipe instruction (HFMA2.MMA): the record says they may be moves.
     assert any(note.startswith("kernel 6 (void <unnamed>::elementwise_kernel_with_index") and
                "HFMA2.MMA" in note and "(100 % of its FLOPs)" in note for note in record["notes"])
@@ -268,3 +273,18 @@ def test_a_phones_labels_shorten_only_where_the_whole_one_fits_on_neither_side(p
     assert [p["label"] for p in points] == ["1: above its FP64 vector roof (129 %)", "2: 53 % of FP64 tensor roof",
                                             "3: 55 % of mixed roof"]
     assert [p["narrow_label"] for p in points] == ["1: above roof (129 %)", "2: 53 %", "3: 55 % of mixed roof"]
+
+
+def test_the_fp16_vector_point_is_drawn_on_its_own_roof_with_its_label_clear_of_the_axis(capsys) -> None:
+    """On the chart, launch 6 is point 2, coloured and named by the FP16 vector roof; it sits in the lowest
+    decade, so its label goes above it rather than into the x axis's numbers."""
+    from ainotes.charts.measured_roofline import chart_rows
+    from ainotes.core.hardware import preset_by_id
+    from ainotes.presets.gpus import load_presets
+
+    record = _json(capsys, NCU / "a100-gpt2-flashmha-fp16-launches.csv", "--preset", "a100")
+    rows = chart_rows(record, preset_by_id(load_presets(PRESETS), "a100"))
+    assert rows["roof_names"] == ["FP16 tensor roof", "FP16 vector roof"]
+    point = next(p for p in rows["points"] if p["n"] == 2)
+    assert (point["roof"], point["label"]) == ("FP16 vector roof", "2: 0.0018 % of FP16 vector roof")
+    assert rows["y_domain"][0] <= point["y"] < 10 * rows["y_domain"][0] and point["up"]

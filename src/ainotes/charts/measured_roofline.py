@@ -28,6 +28,7 @@ from ainotes.charts.grammar import Grammar
 from ainotes.charts.theme import COST_PALETTES, ChartTheme, Colours, Theme
 from ainotes.core import roofline
 from ainotes.core.hardware import Preset, precision_label
+from ainotes.measurements.words import roof_percent
 
 # Below this chart width (px) the title wraps, each line within NARROW_TITLE_LINE_PX: a 360 px phone
 # leaves the chart about 320 px.
@@ -109,7 +110,7 @@ def roof_words(kernel: Mapping[str, Any]) -> str:
 
 def point_label(number: int, kernel: Mapping[str, Any]) -> str:
     """``1: 75 % of FP32 vector roof``, or ``3: above its roof (140 %)``: the readout beside each point."""
-    percent = f"{kernel['fraction_of_roof'] * 100:.0f} %"
+    percent = roof_percent(kernel["fraction_of_roof"], 0)
     if kernel.get("above_roof"):
         return f"{number}: above its {roof_words(kernel)} ({percent})"
     return f"{number}: {percent} of {roof_words(kernel)}"
@@ -129,7 +130,7 @@ _LABEL_LINE_PX = 15
 
 def short_label(number: int, kernel: Mapping[str, Any]) -> str:
     """``1: 75 %`` or ``3: above roof (140 %)``: the phone's readout where the whole one fits on neither side."""
-    percent = f"{kernel['fraction_of_roof'] * 100:.0f} %"
+    percent = roof_percent(kernel["fraction_of_roof"], 0)
     return f"{number}: above roof ({percent})" if kernel.get("above_roof") else f"{number}: {percent}"
 
 
@@ -140,7 +141,7 @@ def _place_labels(points: list[dict[str, Any]], x_domain: tuple[float, float], y
     * ``right`` (the label left of its point): past the middle of the axis, unless the label only fits on the
       other side; ``narrow_label`` the whole label where it fits on either side, else :func:`short_label`;
     * ``up``: above its point, as a point over its roof has it, or where the label below would cover another
-      point (two kernels close together) and above would not."""
+      point (two kernels close together) or run past the plot's bottom edge, and above would not."""
     def at(point: Mapping[str, Any]) -> tuple[float, float]:
         return (math.log(point["x"] / x_domain[0]) / math.log(x_domain[1] / x_domain[0]) * _PLOT_PX[0],
                 (1 - math.log(point["y"] / y_domain[0]) / math.log(y_domain[1] / y_domain[0])) * _PLOT_PX[1])
@@ -166,8 +167,12 @@ def _place_labels(points: list[dict[str, Any]], x_domain: tuple[float, float], y
         return any(left <= ox <= right and top <= oy <= bottom
                    for ox, oy in (at(other) for other in points if other is not point))
 
+    def past_bottom(point: Mapping[str, Any]) -> bool:  # a label below would run into the x axis's labels
+        return at(point)[1] + 7 + _LABEL_LINE_PX + 6 > _PLOT_PX[1]
+
     for point in points:
-        point["up"] = point["above"] or (covers(point, up=False) and not covers(point, up=True))
+        point["up"] = point["above"] or ((covers(point, up=False) or past_bottom(point))
+                                         and not covers(point, up=True))
 
 
 def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
@@ -200,7 +205,7 @@ def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
                "fraction": k["fraction_of_roof"], "above": bool(k.get("above_roof")),
                # its label goes left of it past the middle of the axis
                "right": math.log(k["intensity"] / x_min) > math.log(x_max / x_min) / 2,
-               "of_roof": f"{k['fraction_of_roof'] * 100:.1f} % of its roof"} for n, k in drawn]
+               "of_roof": f"{roof_percent(k['fraction_of_roof'])} of its roof"} for n, k in drawn]
     for point in points:  # a mixed kernel's own roof widens the axis like any point
         if point["own_roof"]:
             y_max = max(y_max, point["own_roof"] * MARGIN)
@@ -280,8 +285,8 @@ def measured_roofline_spec(record: Mapping[str, Any], preset: Preset, *, title: 
 
 def fraction_range(fractions: Sequence[float]) -> str:
     """``41–78 %`` (or ``41 %`` for one), whole percent."""
-    low, high = min(fractions) * 100, max(fractions) * 100
-    return f"{low:.0f} %" if round(low) == round(high) else f"{low:.0f}–{high:.0f} %"
+    low, high = roof_percent(min(fractions), 0), roof_percent(max(fractions), 0)
+    return low if low == high else f"{low.removesuffix(' %')}–{high}"
 
 
 def caption_text(record: Mapping[str, Any], preset: Preset, file_name: str) -> str:

@@ -114,6 +114,8 @@ def nccl_text(record: dict) -> str:
 def ncu_text(record: dict) -> str:
     """The human table for an ncu record: each kernel with the precision its FLOPs ran in and, when a GPU preset
     was given, the roof that holds it; a kernel whose FLOPs mix precisions gets a line of its mix below."""
+    from ainotes.measurements.words import roof_percent
+
     with_roof = record["gpu"] is not None
     header = ["id", "kernel", "precision", "GFLOP", "DRAM MB", "time µs", "TFLOP/s", "FLOP/byte"]
     header += ["roof TFLOP/s", "of roof"] if with_roof else []
@@ -128,7 +130,7 @@ def ncu_text(record: dict) -> str:
             fraction = kernel["fraction_of_roof"]
             flag = " ABOVE ROOF" if kernel["above_roof"] else ""
             cells += [_num(kernel["roof_flops_per_s"] and kernel["roof_flops_per_s"] / 1e12),
-                      ("—" if fraction is None else f"{fraction * 100:.1f} %") + flag]
+                      ("—" if fraction is None else roof_percent(fraction)) + flag]
         rows.append(cells)
         if kernel["mixed"]:
             peak = kernel.get("peak_flops_per_s")

@@ -162,7 +162,7 @@ def _ncu_table(record: dict) -> str:
         if with_roof:
             fraction = kernel["fraction_of_roof"]
             cells += [report.figure(kernel["roof_flops_per_s"] and kernel["roof_flops_per_s"] / 1e12),
-                      ("—" if fraction is None else f"{fraction * 100:.1f} %")
+                      ("—" if fraction is None else report.roof_percent(fraction))
                       + (" (above its roof: a units or FLOP-count error)" if kernel["above_roof"] else "")]
         rows.append([tables.breakable_html(cells[0]), *(escape(cell) for cell in cells[1:])])
     return tables.notes_table(head, rows, "ainotes-measured")

@@ -82,7 +82,7 @@ def fraction_table(record: dict[str, Any]) -> str:
     rows = []
     for number, kernel in enumerate(record["kernels"], start=1):
         fraction = kernel.get("fraction_of_roof")
-        reached = "—" if fraction is None else f"{fraction * 100:.1f} %"
+        reached = "—" if fraction is None else report.roof_percent(fraction)
         if kernel.get("above_roof"):
             reached += f" ({measured_roofline.ABOVE_ROOF_WORDS})"
         cells = [str(number), kernel["name"], kernel["held_to"],

@@ -24,6 +24,15 @@ def percent(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:+.1f} %"
 
 
+def roof_percent(fraction: float, decimals: int = 1) -> str:
+    """A share of a roof with ``decimals`` decimals (``14.1 %``), or two significant digits where that would read
+    0 though the kernel did some work (``0.0018 %``: an arange's 6 FLOPs against a memory roof)."""
+    value = fraction * 100
+    if 0 < value < 0.5 * 10.0**-decimals:
+        return f"{value:.2g} %"
+    return f"{value:.{decimals}f} %"
+
+
 def duration(value_s: float) -> str:
     """A time with the unit that keeps it readable: ``4.265 µs``, ``1.515 ms``."""
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
