@@ -103,6 +103,20 @@ def make_fixture(root: Path, pages: dict[str, str], presets: dict[str, str] | No
     return root
 
 
+def site_bytes(site: Path) -> dict[str, bytes]:
+    """Every file of a built site (its path below ``site`` → its bytes), the sitemaps left out (they
+    hold the build's date): what two builds are compared by."""
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
+            if p.is_file() and not p.name.startswith("sitemap")}
+
+
+def edit_file(path: Path, old: str, new: str) -> None:
+    """An author's edit: the first ``old`` in ``path`` replaced by ``new`` (``old`` must be there)."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
 def copy_real_project(dest: Path) -> Path:
     """The repository's own site sources (mkdocs.yml, docs, presets, hooks, overrides) in a temp folder."""
     for name in ("docs", "presets", "hooks", "overrides"):

@@ -22,7 +22,7 @@ from ainotes import render
 from ainotes.base import cache as render_cache
 from ainotes.build import deferred, search, templates
 from ainotes.build.site import NotesSite
-from sitebuild import make_fixture
+from sitebuild import edit_file, make_fixture, site_bytes
 
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("serve_deferred")]
 
@@ -56,21 +56,10 @@ def _build(project: Path, site: str, command: str) -> NotesSite:
     return config.mdx_configs["ainotes.markdown"]["site"]
 
 
-def _files(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
-            if p.is_file() and not p.name.startswith("sitemap")}
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
 def test_a_fence_edit_serves_its_page_first_and_ends_with_a_clean_builds_files(project):
     _build(project, "site", "serve")
     deferred.wait()
-    _edit(project / "docs" / "a.md", "title: Only H100", "title: Only the H100")
+    edit_file(project / "docs" / "a.md", "title: Only H100", "title: Only the H100")
     before = render.SESSION.counts.copy()
     site = _build(project, "site", "serve")
     page = (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
@@ -79,9 +68,9 @@ def test_a_fence_edit_serves_its_page_first_and_ends_with_a_clean_builds_files(p
     deferred.wait()
     # Both stills and the live view with the page, the PNG once its file was written: nothing twice.
     assert render.SESSION.counts - before == Counter({"svg": 2, "vega": 1, "png": 1})
-    served = _files(project / "site")
+    served = site_bytes(project / "site")
     _build(project, "clean", "build")  # a clean build writes everything before it returns
-    assert served == _files(project / "clean")
+    assert served == site_bytes(project / "clean")
     png = served["embed/a-roofline.png"]
     assert png.startswith(b"\x89PNG")
 
@@ -112,16 +101,16 @@ def test_a_rebuild_stops_the_last_ones_embed_files_and_writes_them_itself(projec
     _build(project, "site", "serve")
     assert began.wait(timeout=30) and deferred.pending()
     assert not (project / "site" / "embed" / "manifest.json").exists()
-    _edit(project / "docs" / "b.md", "More prose.", "Other prose.")
+    edit_file(project / "docs" / "b.md", "More prose.", "Other prose.")
     threading.Timer(0.2, release.set).start()  # the second build's on_config stops the work, then waits for it
     site = _build(project, "site", "serve")
     deferred.wait()
     assert events == ["site folder emptied", "embeds stopped", "site folder emptied", "embeds written"]
     assert site.drawing_counts == Counter({"kept": 2, "redrawn": 2})  # figures kept, their files never were
     monkeypatch.undo()
-    served = _files(project / "site")
+    served = site_bytes(project / "site")
     _build(project, "clean", "build")
-    assert served == _files(project / "clean")
+    assert served == site_bytes(project / "clean")
 
 
 def test_a_new_serve_reads_unchanged_pages_search_parses_from_the_cache(project, monkeypatch):
@@ -134,14 +123,14 @@ def test_a_new_serve_reads_unchanged_pages_search_parses_from_the_cache(project,
     parsed: list[int] = []
     close = parser_base.close
     monkeypatch.setattr(parser_base, "close", lambda self: (parsed.append(1), close(self))[1])
-    _edit(project / "docs" / "b.md", "More prose.", "Other prose.")
+    edit_file(project / "docs" / "b.md", "More prose.", "Other prose.")
     _build(project, "site", "serve")
     deferred.wait()
     assert len(parsed) == 1  # b.md's page; the others' sections came from the cache
     monkeypatch.undo()
-    served = _files(project / "site")
+    served = site_bytes(project / "site")
     _build(project, "clean", "build")
-    assert served["search/search_index.json"] == _files(project / "clean")["search/search_index.json"]
+    assert served["search/search_index.json"] == site_bytes(project / "clean")["search/search_index.json"]
     assert "Other prose" in served["search/search_index.json"].decode("utf-8")
 
 
@@ -173,12 +162,12 @@ def test_a_serve_rebuild_compiles_no_template_an_earlier_build_compiled(project,
     _build(project, "site", "serve")
     assert compiled  # the first build compiles Material's templates
     compiled.clear()
-    _edit(project / "docs" / "b.md", "More prose.", "Other prose.")
+    edit_file(project / "docs" / "b.md", "More prose.", "Other prose.")
     config = load_config(config_file=str(project / "mkdocs.yml"), site_dir=str(project / "site"))
     build(config)  # a serve rebuild: on_startup is not called again
     deferred.wait()
     assert compiled == []
-    served = _files(project / "site")
+    served = site_bytes(project / "site")
     monkeypatch.undo()
     _build(project, "clean", "build")
-    assert served == _files(project / "clean")
+    assert served == site_bytes(project / "clean")

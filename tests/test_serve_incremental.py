@@ -21,7 +21,7 @@ from mkdocs.config import load_config
 from ainotes import render
 from ainotes.base import cache as render_cache
 from ainotes.build import deferred
-from sitebuild import make_fixture
+from sitebuild import edit_file, make_fixture, site_bytes
 
 # Whole-site builds: not in make test-fast. One worker runs this file (xdist_group): its Vega bundle is built once.
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("serve_incremental")]
@@ -69,30 +69,18 @@ def rebuild_counting(project: Path) -> tuple[Counter[str], Counter[str]]:
     return render.SESSION.counts - before, site.drawing_counts
 
 
-def site_files(project: Path) -> dict[str, bytes]:
-    site = project / "site"
-    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
-            if p.is_file() and not p.name.startswith("sitemap")}
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
 def test_unchanged_rebuild_renders_nothing(project):
     first = rebuild(project)
     assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 3  # stills at desk and phone size
     assert rebuild(project) == Counter()
     # Prose edits re-render nothing either.
-    edit(project / "docs" / "a.md", "Some prose.", "Some other prose.")
+    edit_file(project / "docs" / "a.md", "Some prose.", "Some other prose.")
     assert rebuild(project) == Counter()
 
 
 def test_editing_one_chart_renders_only_that_chart(project):
     rebuild(project)
-    edit(project / "docs" / "a.md", "title: Only H100", "title: Only the H100")
+    edit_file(project / "docs" / "a.md", "title: Only H100", "title: Only the H100")
     again = rebuild(project)
     assert again == Counter({"svg": 2, "png": 1, "vega": 1})
     assert "Only the H100" in (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
@@ -100,11 +88,11 @@ def test_editing_one_chart_renders_only_that_chart(project):
 
 def test_editing_a_preset_renders_only_the_charts_that_show_it(project):
     rebuild(project)
-    edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
+    edit_file(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
     again = rebuild(project)
     assert again == Counter({"svg": 4, "png": 2, "vega": 2})  # pages b and c; a shows only h100
     page_a_svg = (project / "site" / "embed" / "a-roofline.svg").read_bytes()
-    edit(project / "presets" / "h100.yaml", "memory_bandwidth_tbps: 3.35", "memory_bandwidth_tbps: 3.36")
+    edit_file(project / "presets" / "h100.yaml", "memory_bandwidth_tbps: 3.35", "memory_bandwidth_tbps: 3.36")
     assert rebuild(project) == Counter({"svg": 4, "png": 2, "vega": 2})  # pages a and c
     assert (project / "site" / "embed" / "a-roofline.svg").read_bytes() != page_a_svg
 
@@ -113,7 +101,7 @@ def test_rebuild_with_workers_renders_the_same_count(project, monkeypatch):
     monkeypatch.setenv("AINOTES_RENDER_WORKERS", "2")
     first = rebuild(project)
     assert first["svg"] == 6 and first["png"] == 3 and first["vega"] == 3  # stills at desk and phone size
-    edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
+    edit_file(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
     assert rebuild(project) == Counter({"svg": 4, "png": 2, "vega": 2})
 
 
@@ -149,17 +137,17 @@ def test_site_assets_reports_render_progress_on_stderr(project, monkeypatch, cap
 def test_an_unchanged_chart_is_copied_from_its_kept_drawing(project):
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"drawn": 4})  # three rooflines and a collective
-    before = site_files(project)
+    before = site_bytes(project / "site")
     renders, charts = rebuild_counting(project)
     assert (renders, charts) == (Counter(), Counter({"kept": 4}))
-    assert site_files(project) == before  # the same bytes as drawing them
+    assert site_bytes(project / "site") == before  # the same bytes as drawing them
 
 
 def test_a_preset_edit_draws_again_only_the_charts_that_show_it(project):
     rebuild(project)
-    edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
+    edit_file(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 1.5")
     assert rebuild_counting(project)[1] == Counter({"drawn": 2, "kept": 2})  # b and c; a and the collective kept
-    edit(project / "docs" / "c.md", "op: all-gather", "op: all-gather\nranks: 8")
+    edit_file(project / "docs" / "c.md", "op: all-gather", "op: all-gather\nranks: 8")
     assert rebuild_counting(project)[1] == Counter({"drawn": 1, "kept": 3})
     assert "8 ranks" in (project / "site" / "c" / "index.html").read_text(encoding="utf-8")
 
@@ -174,7 +162,7 @@ def test_a_moved_chart_is_drawn_for_its_new_page(project):
 
 def test_damaged_kept_drawings_are_drawn_again_with_the_same_bytes(project):
     rebuild(project)
-    before = site_files(project)
+    before = site_bytes(project / "site")
     entries = sorted((project.parent / "render-cache").glob("*.entry"))
     assert entries
     for entry in entries:  # flip the last byte of every entry: renders and drawings alike
@@ -184,12 +172,12 @@ def test_damaged_kept_drawings_are_drawn_again_with_the_same_bytes(project):
     render_cache.MEMO.clear()
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"drawn": 4}) and renders["svg"] == 6  # nothing damaged was served
-    assert site_files(project) == before
+    assert site_bytes(project / "site") == before
 
 
 def test_a_lost_files_entry_draws_the_chart_again_for_its_files(project):
     rebuild(project)
-    before = site_files(project)
+    before = site_bytes(project / "site")
     cache = project.parent / "render-cache"
     # A files entry's payload opens with its JSON list of files: [["svg", ...
     files_entries = [p for p in cache.glob("*.entry") if p.read_bytes().split(b"\n", 1)[1].startswith(b'[["')]
@@ -199,5 +187,5 @@ def test_a_lost_files_entry_draws_the_chart_again_for_its_files(project):
     render_cache.MEMO.clear()
     renders, charts = rebuild_counting(project)
     assert charts == Counter({"kept": 4, "redrawn": 4}) and renders == Counter()  # the renders are still cached
-    assert site_files(project) == before
+    assert site_bytes(project / "site") == before
     assert rebuild_counting(project)[1] == Counter({"kept": 4})  # both entries kept again

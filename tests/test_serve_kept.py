@@ -28,7 +28,7 @@ from ainotes.inline import figures
 from ainotes.markdown import extension
 from ainotes.notes import citations
 from ainotes.notes import meta as notes_meta
-from sitebuild import FIXTURE_CONFIG, REPO, make_fixture
+from sitebuild import FIXTURE_CONFIG, REPO, edit_file, make_fixture, site_bytes
 
 pytestmark = [pytest.mark.build, pytest.mark.xdist_group("serve_kept")]
 
@@ -77,11 +77,6 @@ def _build(project: Path, site: str, *, fresh: bool) -> None:
     deferred.wait()  # the embed files are written once the pages are served
 
 
-def _files(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
-            if p.is_file() and not p.name.startswith("sitemap")}
-
-
 class _Calls:
     """How often the readers a kept value stands in for ran during one rebuild."""
 
@@ -107,17 +102,11 @@ def _rebuild_matches_a_clean_build(project: Path, calls: _Calls) -> Counter[str]
     _build(project, "site", fresh=False)
     read = calls.counts.copy()
     _build(project, "clean", fresh=True)
-    served, clean = _files(project / "site"), _files(project / "clean")
+    served, clean = site_bytes(project / "site"), site_bytes(project / "clean")
     assert sorted(served) == sorted(clean)
     assert [name for name in clean if served[name] != clean[name]] == []
     assert [n for n, data in clean.items() if n.endswith(".html") and b"ainotes-error" in data] == []  # no mistake
     return read
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, (path, old)
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 def test_every_rebuild_gives_the_pages_of_a_clean_build_and_reads_only_what_changed(project, monkeypatch):
@@ -125,15 +114,15 @@ def test_every_rebuild_gives_the_pages_of_a_clean_build_and_reads_only_what_chan
     _build(project, "clean", fresh=True)
     docs = project / "docs"
 
-    _edit(docs / "a.md", "holds", "still holds")  # prose: only a.md is read and scanned again
+    edit_file(docs / "a.md", "holds", "still holds")  # prose: only a.md is read and scanned again
     assert _rebuild_matches_a_clean_build(project, calls) == Counter({"note": 1, "scan": 1})
     assert "still holds" in (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
 
-    _edit(docs / "a.md", "tags: [hardware]", "tags: [hardware, training]")  # front matter: lists change
+    edit_file(docs / "a.md", "tags: [hardware]", "tags: [hardware, training]")  # front matter: lists change
     assert _rebuild_matches_a_clean_build(project, calls)["note"] == 1
     assert "training" in (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
 
-    _edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 2")
+    edit_file(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: 2")
     read = _rebuild_matches_a_clean_build(project, calls)  # a preset: figures and scans again, notes kept
     assert read["figure"] == 2 and read["pure fence"] == 1 and read["scan"] == 3 and read["note"] == 0
     assert "50 FLOP/byte" in (project / "site" / "b" / "index.html").read_text(encoding="utf-8")
@@ -146,7 +135,7 @@ def test_every_rebuild_gives_the_pages_of_a_clean_build_and_reads_only_what_chan
     assert _rebuild_matches_a_clean_build(project, calls) == Counter()
     assert 'href="../c/"' not in (project / "site" / "b" / "index.html").read_text(encoding="utf-8")
 
-    _edit(docs / "references.bib", "{PaLM}", "{PaLM, again}")  # the bibliography is read again
+    edit_file(docs / "references.bib", "{PaLM}", "{PaLM, again}")  # the bibliography is read again
     assert _rebuild_matches_a_clean_build(project, calls) == Counter({"bibliography": 1})
     assert "Palm, again" in (project / "site" / "a" / "index.html").read_text(encoding="utf-8")
 
@@ -160,13 +149,13 @@ def test_every_rebuild_gives_the_pages_of_a_clean_build_and_reads_only_what_chan
 
 def test_a_broken_preset_stops_each_rebuild_until_it_is_mended(project, monkeypatch, caplog):
     _build(project, "site", fresh=True)
-    _edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: fast")
+    edit_file(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: 1", "memory_bandwidth_tbps: fast")
     for _ in range(2):  # nothing is kept of a broken folder: the second rebuild says it again
         caplog.clear()
         with pytest.raises(Abort):
             _build(project, "site", fresh=False)
         assert "plain.yaml:3: 'memory_bandwidth_tbps' must be a number" in caplog.text
-    _edit(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: fast", "memory_bandwidth_tbps: 1")
+    edit_file(project / "presets" / "plain.yaml", "memory_bandwidth_tbps: fast", "memory_bandwidth_tbps: 1")
     calls = _Calls(monkeypatch)
     _rebuild_matches_a_clean_build(project, calls)
 
@@ -185,7 +174,7 @@ def test_a_new_serve_reads_what_an_earlier_process_computed(project, monkeypatch
     _build(project, "site", fresh=True)
     start = Counter({"note": 3, "formula": 1, "git log": 1})  # read by every start
     assert calls.counts == start  # not the scans, figures, pure fences, bibliography
-    assert _files(project / "site") == _files(project / "clean")
+    assert site_bytes(project / "site") == site_bytes(project / "clean")
     monkeypatch.setattr(kept, "code_fingerprint", lambda: "other code")
     cache.MEMO.clear()
     _build(project, "site", fresh=True)
@@ -219,14 +208,14 @@ def test_search_parses_only_the_changed_pages_and_indexes_as_a_clean_build(proje
         count = len(parsed)
         forget_search_parses()
         _build(project, "clean", fresh=True)
-        served, clean = _files(project / "site"), _files(project / "clean")
+        served, clean = site_bytes(project / "site"), site_bytes(project / "clean")
         assert sorted(served) == sorted(clean) and [n for n in clean if served[n] != clean[n]] == []
         return count, served["search/search_index.json"].decode("utf-8")
 
-    _edit(docs / "a.md", "holds", "still holds")
+    edit_file(docs / "a.md", "holds", "still holds")
     count, index = rebuild_then_clean()
     assert count == 1 and "still holds" in index
-    _edit(docs / "d.md", "title: Dee", "title: Dum")
+    edit_file(docs / "d.md", "title: Dee", "title: Dum")
     count, index = rebuild_then_clean()
     assert count <= 1 and '"title":"Dum"' in index and '"title":"Dee"' not in index
 
