@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ainotes import render
-from ainotes.charts import cost
+from ainotes.charts import cost, cost_labels
 from ainotes.core import collective_cost as cc
 from ainotes.presets.links import load_links
 from ainotes.render import engine
@@ -26,8 +26,7 @@ BOXES = {"1280": (688, 459), "tablet": (569, 379), "smallest": (503, 335), "360"
 
 MEASURE_JS = """async ([states, slack]) => {
   const view = window.__view, svg = document.querySelector('#chart svg');
-  const found = [];
-  let labels = 0;
+  const found = [], drawn = [];
   for (const state of states) {
     for (const [name, value] of Object.entries(state)) view.signal(name, value);
     await view.runAsync();
@@ -38,7 +37,8 @@ MEASURE_JS = """async ([states, slack]) => {
         if (n.getAttribute('opacity') === '0' || n.getAttribute('fill-opacity') === '0') return false;
       return true;
     }).map(t => ({text: t.textContent, r: t.getBoundingClientRect()})).filter(b => b.r.width && b.r.height);
-    labels += boxes.filter(b => / (→|=) /.test(b.text)).length;
+    drawn.push({labels: boxes.filter(b => / (→|=) /.test(b.text)).length,
+                width: view.signal('width'), height: view.signal('height')});
     const where = JSON.stringify(state);
     boxes.forEach((a, i) => {
       if (a.r.left < frame.left - 1 || a.r.right > frame.right + 1 || a.r.top < frame.top - 1
@@ -51,13 +51,29 @@ MEASURE_JS = """async ([states, slack]) => {
       }
     });
   }
-  return {found, labels};
+  return {found, drawn};
 }"""
+
+
+def _spec() -> dict:
+    return cost.cost_spec(LINKS, op="broadcast", ranks=64, link_id="mid-fabric")
+
+
+def _placed(spec: dict, state: dict, width: float, height: float) -> int:
+    """How many crossover labels the build placed for ``state`` on a plot of this size (cost_labels: one
+    spot per link and size tier, ``-`` where none fits; no tier, no labels)."""
+    tiers = [t for t, tier in enumerate(cost_labels.TIERS) if width >= tier.width_px and height >= tier.height_px]
+    if not tiers:
+        return 0
+    (link,) = [row["index"] for row in spec["datasets"]["links"] if row["link"] == state["link"]]
+    at = link * len(cost_labels.TIERS) + tiers[-1]
+    return sum(1 for row in spec["datasets"]["crossovers"] if row["op"] == state["op"]
+               and row["ranks"] == state["ranks"] and row["places"][at] != cost_labels.NOT_DRAWN)
 
 
 @pytest.fixture(scope="module")
 def chart_page(tmp_path_factory) -> Path:
-    spec = cost.cost_spec(LINKS, op="broadcast", ranks=64, link_id="mid-fabric")
+    spec = _spec()
     compiled = render.vega(render.responsive(spec))
     fonts = engine.fonts_dir().as_uri()
     page = tmp_path_factory.mktemp("cost") / "chart.html"
@@ -94,7 +110,13 @@ def test_every_state_of_the_live_chart_keeps_its_texts_apart(browser, chart_page
     result = page.evaluate(MEASURE_JS, [states, 0.5])
     context.close()
     assert not result["found"], "\n".join(result["found"][:40])
+    drawn = [d["labels"] for d in result["drawn"]]
     if box == "360":
-        assert result["labels"] == 0  # a phone's plot is too narrow for them: the caption names every mark
-    else:
-        assert result["labels"] > len(states) // 2  # the labels that fit are drawn
+        assert sum(drawn) == 0  # a phone's plot is too narrow for them: the caption names every mark
+        return
+    # Every label the build placed for the plot this box gives is drawn, and no other (the live chart
+    # picks the size tier its plot reaches); on a desk's plot most states have one.
+    spec = _spec()
+    placed = [_placed(spec, state, d["width"], d["height"]) for state, d in zip(states, result["drawn"], strict=True)]
+    assert drawn == placed
+    assert sum(drawn) > (len(states) // 2 if box == "1280" else len(states) // 3)

@@ -181,3 +181,21 @@ def test_cost_chart_legends_stay_inside_a_phones_width(project, width, tmp_path_
     labels = {box.text: box for box in boxes}
     for label in (measured_cost.FITTED, measured_cost.MEASURED, "model: ring"):
         assert label in labels and labels[label].right <= width + 0.5, (label, labels.get(label))
+
+
+@pytest.mark.parametrize("dram_bytes", ["as measured", "zero"])
+def test_roofline_still_has_no_unnamed_empty_mark_group(project, dram_bytes):
+    """No mixed kernel (the usual file) leaves the own-roof layer empty, and DRAM bytes of 0 leave no point
+    to draw: Vega would write each such layer as an empty ``role="graphics-symbol"`` group with no name, which
+    a screen reader announces as an unlabelled image (axe-core's svg-img-alt)."""
+    path = project / "docs" / "measured" / "gemm-raw.csv"
+    if dram_bytes == "zero":
+        path.write_text(path.read_text().replace('"51,380,224"', '"0"').replace('"25,690,112"', '"0"'))
+    site = NotesSite(project / "presets")
+    html = _page(site, "roofline", "presets: [a100]\nmeasured: docs/measured/gemm-raw.csv\nid: ncu")
+    assert ("2 measured kernels" in _text(html)) == (dram_bytes == "as measured")
+    svg = site.embed_files(site.charts["ncu"])["svg"]
+    svg = svg if isinstance(svg, str) else svg.decode()
+    groups = re.findall(r'<g class="mark-[^"]*"[^>]*role="graphics-symbol"[^>]*>', svg)
+    assert groups and all("aria-label=" in g or "aria-hidden=" in g for g in groups), groups
+    assert not re.findall(r'<g class="mark-[^"]*"[^>]*role="graphics-symbol"(?![^>]*aria-hidden)[^>]*/>', svg)

@@ -101,20 +101,37 @@ def test_presets_table_lists_every_precision_with_its_source() -> None:
     assert heads(precisions) == ["accelerator", "FP64", "TF32", "FP16/BF16", "FP8", "FP4", "INT8", "FP64", "FP32"]
     groups = re.findall(r'<th scope="colgroup"[^>]*colspan="(\d)">([^<]*)</th>', precisions)
     assert groups == [("6", "matrix units, dense TFLOP/s (TOPS for INT8)"), ("2", "vector units, dense TFLOP/s")]
+    # Each row cites its source once, after the name, where every figure in it has the same one.
     rows = {row[0]: row[1:] for row in cells(precisions)}
-    b200, h100, a100 = (rows[BY_ID[i].name] for i in ("b200", "h100", "a100"))
-    rtx = rows[BY_ID["rtx-4090"].name]
-    assert h100[3] == "1,978.9 [2] 2:4 ×2"  # FP8 tensor: dense, source 2, sparse doubles it
+    b200, h100, a100 = (rows[f"{BY_ID[i].name} [{n}]"] for i, n in (("b200", 1), ("h100", 2), ("a100", 1)))
+    rtx = rows[f"{BY_ID['rtx-4090'].name} [1]"]
+    assert h100[3] == "1,978.9 2:4 ×2"  # FP8 tensor: dense, sparse doubles it
     assert a100[3] == "no path"
     assert rtx[0] == "no path"  # no FP64 tensor path on Ada
-    assert b200[4] == "9,000 [1] 2:4 ×2"
-    assert a100[5] == "624 [1] 2:4 ×2"  # INT8, TOPS
-    assert rtx[6] == "1.3 [1]" and "1/64 of the FP32 rate" in unescape(html)  # the note moves below
+    assert b200[4] == "9,000 2:4 ×2"
+    assert a100[5] == "624 2:4 ×2"  # INT8, TOPS
+    assert rtx[6] == "1.3" and "1/64 of the FP32 rate" in unescape(html)  # the note moves below
     assert 'data-label="FP8 matrix units, TFLOP/s"' in precisions
     assert 'data-label="INT8 matrix units, TOPS"' in precisions
     # Numbered sources, and B200's per-precision derivations from the eight-GPU totals.
     assert "[2] <a href=" in html
     assert "FP4 matrix units: NVIDIA HGX B200 totals ÷ 8 GPUs: 72 PFLOP/s → 9 PFLOP/s" in html
+
+
+def test_a_row_with_two_sources_cites_each_figure(tmp_path: Path) -> None:
+    """The B200's vector FP32 from a second document: no one source for the row, so every figure keeps its
+    own number and the name none."""
+    path = tmp_path / "b200.yaml"
+    path.write_text((PRESETS_DIR / "b200.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    assert text.count("source: 1") > 2 and "sources:\n" in text
+    path.write_text(text.replace("sources:\n", "sources:\n  - title: Second\n    url: https://example.com/b\n", 1)
+                    .replace("source: 1", "source: 2").replace("source: 2", "source: 1", 1), encoding="utf-8")
+    (row,) = cells(tables.precision_table_html([load_preset(path)]))
+    assert not row[0].endswith("]")
+    cited = [cell for cell in row[1:] if cell[0].isdigit()]
+    assert cited and all(re.search(r"\[[12]\]", cell) for cell in cited), row
+    assert sum("[1]" in cell for cell in cited) == 1, row
 
 
 def test_precision_table_says_not_given_and_escapes_names(tmp_path: Path) -> None:
@@ -149,7 +166,7 @@ def test_preset_check_shows_what_the_loader_made_of_a_valid_file() -> None:
     assert verdict == ('"> Valid: AMD Instinct MI300X (192 GB HBM3): FP16/BF16 1.307 PFLOP/s dense on its matrix units '
                        "(Matrix Cores), 5.3 TB/s, 192 GB of memory, ridge 247 FLOP/byte")
     (row,) = cells(html.split('ainotes-precisions">')[1])
-    assert row[:3] == ["AMD Instinct MI300X (192 GB HBM3)", "163.4 [1]", "163.4 [1]"]  # FP64 and FP32 matrix
+    assert row[:3] == ["AMD Instinct MI300X (192 GB HBM3) [1]", "163.4", "163.4"]  # FP64 and FP32 matrix
 
 
 def test_preset_check_shows_the_slip_and_a_confirmed_figures_warning() -> None:

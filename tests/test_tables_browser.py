@@ -100,9 +100,9 @@ def test_at_360_px_each_row_of_a_notes_table_is_a_card_that_names_its_cells(brow
         page.goto(f"{origin}/roofline/")
         card = page.locator(".ainotes-precisions tbody tr").filter(has_text="AMD Instinct MI325X").first
         lines = card.evaluate(CARD_JS)
-        assert lines[0] == "AMD Instinct MI325X (256 GB HBM3E)"
-        assert "FP8 matrix units, TFLOP/s: 2,614.9[1] 2:4 ×2" in lines
-        assert "FP32 matrix units, TFLOP/s: 163.4[1]" in lines  # AMD's FP32 matrix rate, where it prints one
+        assert lines[0] == "AMD Instinct MI325X (256 GB HBM3E)[1]"  # the row's one source
+        assert "FP8 matrix units, TFLOP/s: 2,614.9 2:4 ×2" in lines
+        assert "FP32 matrix units, TFLOP/s: 163.4" in lines  # AMD's FP32 matrix rate, where it prints one
         assert "FP4 matrix units, TFLOP/s: not given" in lines
         assert card.bounding_box()["width"] >= 300  # the card spans the column
         presets = page.locator(".ainotes-presets tbody tr").filter(has_text="AMD Instinct MI325X").first

@@ -216,6 +216,7 @@ def chart_rows(record: Mapping[str, Any], preset: Preset) -> dict[str, Any]:
 
 
 def _build(variant: Hashable) -> dict[str, Any]:
+    """The chart without data; ``variant`` names the datasets with rows (``"roofs"``, ``"points"``)."""
     import altair as alt  # only when the structure is built, not when it is read back
 
     x_scale = alt.Scale(type="log", domain=alt.ExprRef("x_domain"), nice=False)
@@ -236,8 +237,10 @@ def _build(variant: Hashable) -> dict[str, Any]:
     tips = [alt.Tooltip("n:N", title="Kernel"), alt.Tooltip("name:N", title="Name"),
             alt.Tooltip("held_to:N", title="Held to"), alt.Tooltip("of_roof:N", title="Reached")]
     # A mixed kernel's own roof, ΣF ÷ Σ(F_p ÷ peak_p), where its colour's line does not pass through it.
+    # aria=False: the caption and the table state each kernel's roof in words, and the layer is empty for
+    # most files (no mixed kernel), where it would be an unnamed graphics-symbol group.
     own = points.transform_filter("datum.own_roof != null").mark_point(
-        shape="stroke", size=260, strokeWidth=3, opacity=1).encode(
+        shape="stroke", size=260, strokeWidth=3, opacity=1, aria=False).encode(
         x="x:Q", y=alt.Y("own_roof:Q", scale=y_scale), color=alt.Color("roof:N", legend=None, scale=roof_scale),
         tooltip=[alt.Tooltip("n:N", title="Own roof of kernel"), alt.Tooltip("held_to:N", title="Held to")])
     marks = points.mark_point(size=90, strokeWidth=2, opacity=1).encode(
@@ -254,7 +257,11 @@ def _build(variant: Hashable) -> dict[str, Any]:
                          dx=-7 if right else 7, dy=-7 if up else 7, style="flag-label" if flag else "point-label")
               .encode(x="x:Q", y="y:Q", text="shown:N")
               for up in (False, True) for right in (False, True) for flag in (False, True)]
-    chart = alt.layer(lines, own, marks, *labels).properties(
+    # A layer over an empty dataset is left out (``variant`` names the ones with rows): Vega would draw it
+    # as an unnamed, empty graphics-symbol group, which screen readers announce and axe-core flags.
+    present = set(variant) if isinstance(variant, tuple) else set()
+    layers = [*([lines] if "roofs" in present else []), *([own, marks, *labels] if "points" in present else [])]
+    chart = alt.layer(*(layers or [lines.mark_line(opacity=0, aria=False)])).properties(
         width=STATIC_WIDTH_PX, height=STATIC_HEIGHT_PX,
         autosize=alt.AutoSizeParams(type="fit", contains="padding"), padding=8,
     ).add_params(*(alt.param(name=name, value=value) for name, value in (
@@ -274,6 +281,7 @@ def measured_roofline_spec(record: Mapping[str, Any], preset: Preset, *, title: 
     rows = chart_rows(record, preset)
     subtitle = ["Measured kernels, numbered as in the table", f"below, against the roofs of the {preset.name}"]
     return GRAMMAR.spec(
+        variant=tuple(name for name in ("roofs", "points") if rows[name]),
         datasets={"roofs": rows["roofs"], "points": rows["points"]},
         params={"x_domain": rows["x_domain"], "y_domain": rows["y_domain"],
                 "x_ticks": _decades(*rows["x_domain"]), "y_ticks": _decades(*rows["y_domain"]),

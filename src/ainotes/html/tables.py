@@ -23,6 +23,7 @@ from ainotes.core.hardware import (
     PRECISIONS,
     UNITS,
     Preset,
+    Source,
 )
 from ainotes.core.kernels import Kernel
 from ainotes.presets.gpus import load_preset
@@ -163,18 +164,23 @@ def _grouped(value: float) -> str:
     return f"{int(whole):,}{dot}{fraction}"
 
 
-def _peak_cell(preset: Preset, unit: str, precision: str) -> str:
-    """A dense rate in the column's unit (TFLOP/s, TOPS for INT8), its source's number, and "2:4 ×2"
-    where 2:4 sparsity doubles it; "no path" where the part has none, "not given" where its file is silent."""
+def _source_mark(preset: Preset, source: Source) -> str:
+    number = preset.sources.index(source) + 1
+    return f'<sup title="{escape(source.title, quote=True)}">[{number}]</sup>'
+
+
+def _peak_cell(preset: Preset, unit: str, precision: str, row_source: Source | None = None) -> str:
+    """A dense rate in the column's unit (TFLOP/s, TOPS for INT8), its source's number (left out where it
+    is ``row_source``, named once for the row), and "2:4 ×2" where 2:4 sparsity doubles it; "no path" where
+    the part has none, "not given" where its file is silent."""
     path = preset.path(precision, unit)
     if path is None:
         return '<span class="ainotes-peak--not-given">not given</span>'
     if path.dense_tflops is None:
         return '<span class="ainotes-peak--none">no path</span>'
     text = escape(_grouped(path.dense_tflops))
-    if path.source is not None and path.source in preset.sources:
-        number = preset.sources.index(path.source) + 1
-        text += f'<sup title="{escape(path.source.title, quote=True)}">[{number}]</sup>'
+    if path.source is not None and path.source in preset.sources and path.source is not row_source:
+        text += _source_mark(preset, path.source)
     if path.sparse_supported:
         sparse = _grouped(path.dense_tflops * 2)
         text += f'<br><small title="2:4 structured sparsity: {escape(sparse)}">2:4 ×2</small>'
@@ -188,17 +194,42 @@ def _precision_columns(presets: Sequence[Preset]) -> list[tuple[str, str]]:
     return [pair for pair in order if pair in listed and pair != ("tensor", "bf16")]
 
 
-def _fp16_bf16_cell(preset: Preset) -> str:
+def _fp16_bf16_precision(preset: Preset) -> str:
     # FP16 and BF16 are both dense_fp16_tflops (the loader checks it); show the one whose source is cited.
     fp16, bf16 = preset.path("fp16"), preset.path("bf16")
     chosen = bf16 if bf16 is not None and bf16.source is not None else fp16
-    return _peak_cell(preset, "tensor", chosen.precision if chosen is not None else "fp16")
+    return chosen.precision if chosen is not None else "fp16"
+
+
+def _shown_precision(preset: Preset, unit: str, precision: str) -> str:
+    """The precision a column's cell shows: the matrix FP16/BF16 column shows one of the two."""
+    return _fp16_bf16_precision(preset) if (unit, precision) == ("tensor", "fp16") else precision
+
+
+def _row_source(preset: Preset, columns: Sequence[tuple[str, str]]) -> Source | None:
+    """The one source every cited figure of ``preset``'s row has (named once, after its name), else None."""
+    cited: list[Source] = []
+    for unit, precision in columns:
+        path = preset.path(_shown_precision(preset, unit, precision), unit)
+        if path is not None and path.dense_tflops is not None:
+            if path.source is None or path.source not in preset.sources:
+                return None
+            cited.append(path.source)
+    return cited[0] if cited and all(source is cited[0] for source in cited) else None
+
+
+def _precision_row(preset: Preset, columns: Sequence[tuple[str, str]]) -> list[str]:
+    row_source = _row_source(preset, columns)
+    name = escape(preset.name) + (_source_mark(preset, row_source) if row_source is not None else "")
+    return [name, *(_peak_cell(preset, unit, _shown_precision(preset, unit, precision), row_source)
+                    for unit, precision in columns)]
 
 
 def precision_table_html(presets: Sequence[Preset]) -> str:
     """Dense peak of every unit and precision (columns, grouped into matrix and vector units) on every
     preset (rows), in TFLOP/s (TOPS for INT8): "no path" where the part has none, "not given" where its
-    file is silent; [n] is the preset's source n; "2:4 ×2" where 2:4 sparsity doubles the rate."""
+    file is silent; [n] is the preset's source n, once after the name where every figure of the row has it;
+    "2:4 ×2" where 2:4 sparsity doubles the rate."""
     if not presets:
         return ""
     columns = _precision_columns(presets)
@@ -207,14 +238,14 @@ def precision_table_html(presets: Sequence[Preset]) -> str:
         name = "FP16/BF16" if (unit, precision) == ("tensor", "fp16") else PRECISION_LABELS[precision]
         head.append(name.replace("/", "/\u200b"))  # the header may break after the slash
         labels.append(f"{name} {unit_words(unit)}, {'TOPS' if precision == 'int8' else 'TFLOP/s'}")
-    rows = [[escape(p.name), *(_fp16_bf16_cell(p) if pair == ("tensor", "fp16") else _peak_cell(p, *pair)
-                               for pair in columns)] for p in presets]
+    rows = [_precision_row(p, columns) for p in presets]
     groups = [("", 1), *((f"{unit_words(unit)}, dense TFLOP/s" + (" (TOPS for INT8)" if unit == "tensor" else ""),
                           sum(1 for u, _ in columns if u == unit)) for unit in UNITS
                          if any(u == unit for u, _ in columns))]
     table = notes_table(head, rows, "ainotes-precisions", groups=groups, labels=labels)
-    key = ("<p class=\"ainotes-table-key\">Dense peaks per chip; [n]: the preset's source n; 2:4 ×2: 2:4 "
-           "structured sparsity doubles the rate; no path: the part has none; not given: its file is silent.</p>")
+    key = ("<p class=\"ainotes-table-key\">Dense peaks per chip; [n]: the preset's source n (after the name "
+           "where it is the whole row's); 2:4 ×2: 2:4 structured sparsity doubles the rate; no path: the part "
+           "has none; not given: its file is silent.</p>")
     return table.replace("</table></div>", f"</table>{key}</div>")
 
 
