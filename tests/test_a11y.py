@@ -196,6 +196,35 @@ def test_every_chart_and_stepper_control_is_reached_by_tab_with_a_focus_ring(sit
         assert not no_ring, f"/{path}: no visible focus ring on {sorted(set(no_ring))}"
 
 
+# Vega writes a mark layer with no items as an empty group with role "graphics-symbol" and, unless the layer
+# is hidden, no name: a screen reader announces an unlabelled image. A state the selects reach can empty a
+# layer the first view fills (the inference chart's KV-cache rule), so every option of every select is tried.
+UNNAMED_EMPTY_JS = """() => [...document.querySelectorAll('.ainotes-chart__view g[role="graphics-symbol"]')]
+  .filter(g => !g.childElementCount && !g.getAttribute('aria-label') && g.getAttribute('aria-hidden') !== 'true')
+  .map(g => ((g.closest('figure') || {}).id || '?') + ': ' + g.getAttribute('class'))"""
+SELECT_JS = """([i, k]) => { const s = document.querySelectorAll('figure select')[i]; s.selectedIndex = k;
+  s.dispatchEvent(new Event('input', {bubbles: true})); s.dispatchEvent(new Event('change', {bubbles: true})); }"""
+
+
+def test_no_state_a_select_reaches_leaves_an_unnamed_empty_mark_group(site, context):
+    page = context.new_page()
+    found: set[str] = set()
+    moved = 0
+    for path in _chart_pages(site):
+        _settled(page, site.url + path)
+        found.update(f"/{path} first view, {g}" for g in page.evaluate(UNNAMED_EMPTY_JS))
+        counts = page.evaluate("() => [...document.querySelectorAll('figure select')].map(s => s.options.length)")
+        for index, count in enumerate(counts):
+            for option in range(count):
+                page.evaluate(SELECT_JS, [index, option])
+                page.evaluate("() => new Promise(done => setTimeout(done, 60))")
+                moved += 1
+                found.update(f"/{path} select {index} at option {option}, {g}" for g in page.evaluate(UNNAMED_EMPTY_JS))
+            page.evaluate(SELECT_JS, [index, 0])
+    assert moved > 20, "the chart pages' selects"
+    assert not found, "\n".join(sorted(found)[:30])
+
+
 def test_roofline_controls_work_from_the_keyboard(site, context):
     page = context.new_page()
     _settled(page, site.url + "roofline/")

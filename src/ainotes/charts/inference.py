@@ -447,8 +447,10 @@ def _rule_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
         # batches ran through it); in tokens per second the curve climbs from the bottom left corner to
         # the top, so it sits bottom right of its band, left of the B_crit rule (or of the KV cache's).
         # "compute-bound": bottom right.
-        marks.mark_rect(style="band-memory").encode(x=at("start"), x2="bstar_x:Q"),
-        marks.mark_rect(style="band-compute").encode(x=at("bstar_x"), x2="end:Q"),
+        # aria=False on the bands and rules: their labels and the caption say what they mark, and a layer a
+        # state leaves empty (no KV-cache limit on the axis) would be an unnamed graphics-symbol group.
+        marks.mark_rect(style="band-memory", aria=False).encode(x=at("start"), x2="bstar_x:Q"),
+        marks.mark_rect(style="band-compute", aria=False).encode(x=at("bstar_x"), x2="end:Q"),
         marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2} && {metric.name} == 'time'").mark_text(
             style="band-label", align="left", dx=6, baseline="bottom", y=50, text="memory-bound")
         .encode(x=at("start")),
@@ -459,14 +461,14 @@ def _rule_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
         marks.transform_filter(f"datum.bstar < {MAX_BATCH / 2}").mark_text(
             style="band-label", align="right", dx=-6, baseline="bottom", y=alt.ExprRef("height - 6"),
             text="compute-bound").encode(x=at("end")),
-        marks.transform_filter(in_range).mark_rule(style="mark-rule").encode(x=at("bstar")),
+        marks.transform_filter(in_range).mark_rule(style="mark-rule", aria=False).encode(x=at("bstar")),
         *(marks.transform_filter(f"{in_range} && !{cornered} && ({room('bstar_x')}) == {flag}")
           .mark_text(style="mark-label", align=side, dx=5 if side == "left" else -5, baseline="top",
                      y=label_y["bstar"])
           .encode(x=at("bstar_x"), text="bstar_text:N")
           for side, flag in sides),
         # The largest batch whose KV cache fits beside the weights.
-        marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2)
+        marks.transform_filter(fits_shown).mark_rule(style="mark-rule", strokeDash=[1, 2], strokeWidth=2, aria=False)
         .encode(x=at("bmax")),
         *(marks.transform_filter(f"{fits_shown} && !{cornered} && ({room('bmax')}) == {flag}")
           .mark_text(style="mark-label", baseline="top", y=label_y["bmax"], align=side,
