@@ -447,8 +447,7 @@ def _rule_layers(alt: Any, x_scale: Any, metric: Any) -> list[Any]:
         # batches ran through it); in tokens per second the curve climbs from the bottom left corner to
         # the top, so it sits bottom right of its band, left of the B_crit rule (or of the KV cache's).
         # "compute-bound": bottom right.
-        # aria=False on the bands and rules: their labels and the caption say what they mark, and a layer a
-        # state leaves empty (no KV-cache limit on the axis) would be an unnamed graphics-symbol group.
+        # aria=False: labels say what bands and rules mark; an empty layer would be an unnamed graphics-symbol.
         marks.mark_rect(style="band-memory", aria=False).encode(x=at("start"), x2="bstar_x:Q"),
         marks.mark_rect(style="band-compute", aria=False).encode(x=at("bstar_x"), x2="end:Q"),
         marks.transform_filter(f"datum.bstar > {MIN_BATCH * 2} && {metric.name} == 'time'").mark_text(
