@@ -116,6 +116,10 @@ class RenderSummary:
 class Scheduler:
     """Queued renders, the worker pool and the batch's progress.
 
+    A batch runs from the first render queued after a :meth:`drain` (or since the start) to the next
+    :meth:`drain`: one build's renders, however their jobs happen to interleave with the pages, so
+    its progress counts them all ("9 of 9", never a page's "3 of 3" and then "6 of 6").
+
     Jobs run in a spawn-started :class:`ProcessPoolExecutor`; at most one job per wanted
     worker is in flight (one more once all are started), which is also how many processes
     the executor starts. Completions
@@ -145,6 +149,7 @@ class Scheduler:
         self._total = self._finished = self.batch_workers = 0
         self._batch_started = self._last_report = 0.0
         self._reported = False
+        self._batch_open = False
         # Without a pool, queued jobs run in one thread of this process as soon as they are queued (mkdocs serve:
         # RenderSession.render_while_building), else when their result is first asked for (take, drain).
         self.in_background = False
@@ -161,7 +166,7 @@ class Scheduler:
                 job = self._job_for(request)
                 if job is None:
                     continue
-                if not self._jobs and not self._queue:
+                if not self._batch_open:
                     self._new_batch()
                 for key in job.keys:
                     self._jobs[key] = job
@@ -224,6 +229,7 @@ class Scheduler:
         self._total = self._finished = self.batch_workers = 0
         self._batch_started = self._last_report = time.monotonic()
         self._reported = False
+        self._batch_open = True
 
     # -- the pool ------------------------------------------------------------------------
 
@@ -327,7 +333,7 @@ class Scheduler:
             if self._jobs.get(key) is job:
                 del self._jobs[key]
         self._finished += len(job.parts)
-        self._report(final=not self._jobs)
+        self._report(final=False)
         self._lock.notify_all()
 
     def _report(self, *, final: bool) -> None:
@@ -395,6 +401,9 @@ class Scheduler:
                 if not self._queue:
                     while self._runner is not None:  # the render thread's last job
                         self._lock.wait()
+                    if self._batch_open:  # the batch ends here: its last count, if any was given
+                        self._report(final=True)
+                        self._batch_open = False
                     return self.batch_workers
                 job = self._queue.popleft()
                 job.state = "running"
@@ -410,6 +419,7 @@ class Scheduler:
                     if self._jobs.get(key) is job:
                         del self._jobs[key]
             self._queue.clear()
+            self._batch_open = False  # a new build counts its own renders
             self._lock.notify_all()
         return dropped
 
