@@ -194,16 +194,14 @@ def _precision_columns(presets: Sequence[Preset]) -> list[tuple[str, str]]:
     return [pair for pair in order if pair in listed and pair != ("tensor", "bf16")]
 
 
-def _fp16_bf16_precision(preset: Preset) -> str:
-    # FP16 and BF16 are both dense_fp16_tflops (the loader checks it); show the one whose source is cited.
+def _shown_precision(preset: Preset, unit: str, precision: str) -> str:
+    """The precision a column's cell shows. The matrix FP16/BF16 column shows one of the two: both are
+    dense_fp16_tflops (the loader checks it), so the one whose source is cited."""
+    if (unit, precision) != ("tensor", "fp16"):
+        return precision
     fp16, bf16 = preset.path("fp16"), preset.path("bf16")
     chosen = bf16 if bf16 is not None and bf16.source is not None else fp16
     return chosen.precision if chosen is not None else "fp16"
-
-
-def _shown_precision(preset: Preset, unit: str, precision: str) -> str:
-    """The precision a column's cell shows: the matrix FP16/BF16 column shows one of the two."""
-    return _fp16_bf16_precision(preset) if (unit, precision) == ("tensor", "fp16") else precision
 
 
 def _row_source(preset: Preset, columns: Sequence[tuple[str, str]]) -> Source | None:
