@@ -3,6 +3,7 @@ byte-identical to one-at-a-time rendering, with progress; renders are counted, n
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -160,6 +161,7 @@ def test_progress_counts_the_whole_build_when_a_pages_renders_end_before_the_nex
     render.drain()
     assert seen and seen[-1] == (6, 6), seen  # per chart: the SVG with its PNG, and the live view's Vega
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert all(one != two for one, two in itertools.pairwise(seen)), repr(seen)  # each count said once
 
 
 def test_a_bad_spec_fails_in_the_caller_as_it_would_serially(monkeypatch):

@@ -148,7 +148,7 @@ class Scheduler:
         self._progress: Progress | None = None
         self._total = self._finished = self.batch_workers = 0
         self._batch_started = self._last_report = 0.0
-        self._reported = False
+        self._reported: tuple[int, int] | None = None  # the last count given, if any
         self._batch_open = False
         # Without a pool, queued jobs run in one thread of this process as soon as they are queued (mkdocs serve:
         # RenderSession.render_while_building), else when their result is first asked for (take, drain).
@@ -228,7 +228,7 @@ class Scheduler:
     def _new_batch(self) -> None:
         self._total = self._finished = self.batch_workers = 0
         self._batch_started = self._last_report = time.monotonic()
-        self._reported = False
+        self._reported = None
         self._batch_open = True
 
     # -- the pool ------------------------------------------------------------------------
@@ -341,10 +341,12 @@ class Scheduler:
             return
         now = time.monotonic()
         due = now - self._batch_started >= PROGRESS_AFTER_S and now - self._last_report >= PROGRESS_EVERY_S
-        if due or (final and self._reported):
-            self._last_report, self._reported = now, True
+        count = (self._finished, self._total)
+        # A batch's last count when it said anything before, unless that was this count; else every so often.
+        if (self._reported not in (None, count)) if final else due:
+            self._last_report, self._reported = now, count
             try:
-                self._progress(self._finished, self._total)
+                self._progress(*count)
             except Exception as exc:  # a reporting hook must never cost the build
                 log.debug("render: progress callback failed: %s", exc)
 
